@@ -1,0 +1,25 @@
+package libs
+
+import (
+	_ "github.com/FerretDB/FerretDB/ferretdb"
+	_ "github.com/gofiber/fiber/v2"
+	_ "github.com/hashicorp/consul/api"
+	_ "github.com/robfig/cron/v3"
+	_ "github.com/segmentio/kafka-go"
+	_ "github.com/testcontainers/testcontainers-go"
+	_ "github.com/testcontainers/testcontainers-go/modules/consul"
+	_ "github.com/testcontainers/testcontainers-go/modules/kafka"
+	_ "github.com/testcontainers/testcontainers-go/modules/mongodb"
+	_ "github.com/twmb/franz-go/pkg/kfake"
+	_ "go.mongodb.org/mongo-driver/v2/mongo"
+	_ "go.opentelemetry.io/otel"
+	_ "go.opentelemetry.io/otel/sdk/trace"
+	_ "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	_ "go.opentelemetry.io/otel/exporters/prometheus"
+	_ "go.opentelemetry.io/otel/sdk/metric"
+	_ "github.com/prometheus/client_golang/prometheus/promhttp"
+	_ "github.com/stretchr/testify/require"
+	_ "github.com/cloudevents/sdk-go/v2/event"
+	_ "github.com/gofiber/contrib/otelfiber/v2"
+	_ "gopkg.in/yaml.v3"
+)
