@@ -1,0 +1,87 @@
+package embedded
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// defaultPartitions is the partition count of seeded and auto-created topics when
+// KafkaConfig.Partitions is zero.
+const defaultPartitions = 3
+
+// KafkaConfig configures StartKafka.
+type KafkaConfig struct {
+	// Addr is the listen address, "host:port"; port 0 picks a free port. Empty means
+	// "127.0.0.1:0". The broker advertises exactly this host to clients, so it must be
+	// an address they can dial (not 0.0.0.0 when clients are on other machines).
+	Addr string
+	// Partitions is the partition count of seeded topics and of topics created
+	// implicitly (metadata auto-creation, CreateTopics with -1 partitions). Default 3.
+	Partitions int
+	// Topics are created at start.
+	Topics []string
+}
+
+// Kafka is a running in-memory, single-broker Kafka-compatible cluster (franz-go kfake).
+// Messages live in memory only: a restart loses them.
+//
+// Like a broker with auto.create.topics.enable=true, it creates a missing topic (with
+// KafkaConfig.Partitions partitions) on any metadata request naming it: a kafka-go Writer
+// with AllowAutoTopicCreation, kafka.Conn.ReadPartitions, and a consumer-group Reader
+// all do, so a Reader may start before its topic exists.
+type Kafka struct {
+	cluster *kfake.Cluster
+	brokers []string
+}
+
+// StartKafka starts the broker; it accepts connections when StartKafka returns.
+func StartKafka(cfg KafkaConfig) (*Kafka, error) {
+	addr := cfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("start kafka: address %q: %w", addr, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("start kafka: address %q: bad port", addr)
+	}
+	partitions := cfg.Partitions
+	if partitions <= 0 {
+		partitions = defaultPartitions
+	}
+
+	opts := []kfake.Opt{
+		kfake.NumBrokers(1),
+		kfake.Ports(port),
+		kfake.AllowAutoTopicCreation(),
+		kfake.DefaultNumPartitions(partitions),
+		// kfake always listens on 127.0.0.1; honour the configured host instead.
+		kfake.ListenFn(func(network, address string) (net.Listener, error) {
+			_, p, err := net.SplitHostPort(address)
+			if err != nil {
+				return nil, err
+			}
+			return net.Listen(network, net.JoinHostPort(host, p))
+		}),
+	}
+	if len(cfg.Topics) > 0 {
+		opts = append(opts, kfake.SeedTopics(int32(partitions), cfg.Topics...))
+	}
+	cluster, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("start kafka: %w", err)
+	}
+	return &Kafka{cluster: cluster, brokers: cluster.ListenAddrs()}, nil
+}
+
+// Brokers returns the bootstrap addresses ("host:port") of the cluster.
+func (k *Kafka) Brokers() []string { return append([]string(nil), k.brokers...) }
+
+// Close stops the broker and drops all its data. It is safe to call more than once.
+func (k *Kafka) Close() { k.cluster.Close() }

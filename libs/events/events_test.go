@@ -1,0 +1,222 @@
+package events_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/events"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden fixtures under testdata")
+
+// sampleTime is fixed so fixtures do not change from run to run.
+var sampleTime = time.Date(2025, 3, 14, 15, 9, 26, 535000000, time.UTC)
+
+// goldenCase is one payload type pinned by a fixture. decode reads the fixture's data back
+// into the payload type so it can be compared with the sample.
+type goldenCase struct {
+	id      string
+	typ     string
+	subject string
+	data    any
+	decode  func(event.Event) (any, error)
+}
+
+func decodeAs[T any](e event.Event) (any, error) { return events.Decode[T](e) }
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		{
+			id:      "0b8f6f0e-3d2c-4b61-9a2e-5f1d2c3b4a01",
+			typ:     events.TypeTeamCreated,
+			subject: "/team/6650c0ffee0000000000000a",
+			data: events.TeamCreated{
+				ID:           "6650c0ffee0000000000000a",
+				Name:         "platform",
+				DisplayName:  "Platform Team",
+				CreationDate: sampleTime,
+			},
+			decode: decodeAs[events.TeamCreated],
+		},
+		{
+			id:      "0b8f6f0e-3d2c-4b61-9a2e-5f1d2c3b4a02",
+			typ:     events.TypeTeamDeleted,
+			subject: "/team/6650c0ffee0000000000000a",
+			data: events.TeamDeleted{
+				ID:   "6650c0ffee0000000000000a",
+				Name: "platform",
+			},
+			decode: decodeAs[events.TeamDeleted],
+		},
+	}
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range goldenCases() {
+		t.Run(tc.typ, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join("testdata", tc.typ+".json")
+
+			e, err := events.New(tc.id, events.Source("identity"), tc.typ, tc.subject, tc.data)
+			require.NoError(t, err)
+			e.SetTime(sampleTime)
+			raw, err := events.Marshal(e)
+			require.NoError(t, err)
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, raw, "", "  "))
+			pretty.WriteByte('\n')
+
+			if *update {
+				require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test -update to create the fixture")
+			assert.Equal(t, string(want), pretty.String(), "wire form changed; if intended, run go test -update")
+
+			got, err := events.Unmarshal(want)
+			require.NoError(t, err)
+			assert.Equal(t, tc.typ, got.Type())
+			assert.Equal(t, e.ID(), got.ID())
+			assert.Equal(t, "/baton/identity", got.Source())
+			assert.Equal(t, tc.subject, got.Subject())
+			assert.Equal(t, events.DataContentType, got.DataContentType())
+			assert.True(t, sampleTime.Equal(got.Time()))
+			data, err := tc.decode(got)
+			require.NoError(t, err)
+			assert.Equal(t, tc.data, data)
+		})
+	}
+}
+
+// TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
+// pin nothing.
+func TestNoStaleFixtures(t *testing.T) {
+	t.Parallel()
+	covered := map[string]bool{}
+	for _, tc := range goldenCases() {
+		covered[tc.typ+".json"] = true
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(t, err)
+	for _, f := range files {
+		assert.True(t, covered[filepath.Base(f)], "fixture %s has no golden case", f)
+	}
+}
+
+func TestTopic(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, prefix, topic, want, wantDLQ string
+	}{
+		{"default prefix", events.DefaultTopicPrefix, events.TeamEvents, "baton.team.events", "baton.team.events.dlq"},
+		{"custom prefix", "staging.baton.", events.TaskDispatch, "staging.baton.task.dispatch", "staging.baton.task.dispatch.dlq"},
+		{"no prefix", "", events.RunEvents, "run.events", "run.events.dlq"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := events.Topic(tt.prefix, tt.topic)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantDLQ, events.DeadLetter(got))
+		})
+	}
+}
+
+func TestAllTopics(t *testing.T) {
+	t.Parallel()
+	assert.ElementsMatch(t, []string{
+		"team.events", "workflow.events", "run.requests", "run.events", "task.dispatch", "task.updates",
+	}, events.AllTopics)
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		id      string
+		source  string
+		typ     string
+		data    any
+		wantErr bool
+	}{
+		{name: "valid", id: "1", source: "/baton/identity", typ: events.TypeTeamDeleted, data: events.TeamDeleted{ID: "t1"}},
+		{name: "raw json data", id: "1", source: "/baton/identity", typ: events.TypeTeamDeleted, data: json.RawMessage(`{"id":"t1"}`)},
+		{name: "missing id", source: "/baton/identity", typ: events.TypeTeamDeleted, data: events.TeamDeleted{}, wantErr: true},
+		{name: "missing source", id: "1", typ: events.TypeTeamDeleted, data: events.TeamDeleted{}, wantErr: true},
+		{name: "missing type", id: "1", source: "/baton/identity", data: events.TeamDeleted{}, wantErr: true},
+		{name: "unencodable data", id: "1", source: "/baton/identity", typ: events.TypeTeamDeleted, data: make(chan int), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := events.New(tt.id, tt.source, tt.typ, "", tt.data)
+			if tt.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.WithinDuration(t, time.Now(), e.Time(), time.Minute)
+			got, err := events.Decode[events.TeamDeleted](e)
+			require.NoError(t, err)
+			assert.Equal(t, "t1", got.ID)
+		})
+	}
+}
+
+func TestUnmarshalRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		give string
+	}{
+		{"not json", `{{{`},
+		{"empty object", `{}`},
+		{"missing id", `{"specversion":"1.0","source":"/baton/x","type":"t"}`},
+		{"missing type", `{"specversion":"1.0","id":"1","source":"/baton/x"}`},
+		{"unknown spec version", `{"specversion":"9.9","id":"1","source":"/baton/x","type":"t"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := events.Unmarshal([]byte(tt.give))
+			require.Error(t, err)
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
+	noData := event.New()
+	noData.SetID("1")
+	noData.SetSource("/baton/x")
+	noData.SetType(events.TypeTeamDeleted)
+
+	wrongShape, err := events.New("1", "/baton/x", events.TypeTeamDeleted, "", []int{1, 2})
+	require.NoError(t, err)
+
+	tests := []struct {
+		name  string
+		give  event.Event
+		check func(t *testing.T, err error)
+	}{
+		{"no data", noData, func(t *testing.T, err error) { assert.ErrorIs(t, err, events.ErrNoData) }},
+		{"wrong shape", wrongShape, func(t *testing.T, err error) { assert.Error(t, err) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := events.Decode[events.TeamDeleted](tt.give)
+			tt.check(t, err)
+		})
+	}
+}

@@ -1,0 +1,116 @@
+// Package host runs Baton processes: it reads the shared configuration, connects to MongoDB,
+// Kafka and Consul, serves each service's Fiber app with /health, /ready and /metrics,
+// registers it for discovery, and shuts everything down in order on a signal.
+package host
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Env is the configuration every Baton process shares, read from BATON_* variables. The
+// README's configuration table lists the same names and defaults.
+type Env struct {
+	// HTTPAddr is where a service listens (BATON_HTTP_ADDR, default 0.0.0.0:8080).
+	HTTPAddr string
+	// AdvertiseAddr is the host:port other processes use to reach this one
+	// (BATON_ADVERTISE_ADDR, default the listen address, with the hostname for 0.0.0.0).
+	AdvertiseAddr string
+	// MongoURI (BATON_MONGO_URI, default mongodb://localhost:27017).
+	MongoURI string
+	// MongoDBPrefix prefixes each service's database name (BATON_MONGO_DB_PREFIX, default baton_).
+	MongoDBPrefix string
+	// KafkaBrokers (BATON_KAFKA_BROKERS, comma-separated, default localhost:9092).
+	KafkaBrokers []string
+	// TopicPrefix (BATON_KAFKA_TOPIC_PREFIX, default "baton.").
+	TopicPrefix string
+	// ConsulAddr enables Consul registration and discovery (BATON_CONSUL_ADDR, default none).
+	ConsulAddr string
+	// ServiceURLs is the static discovery table used without Consul
+	// (BATON_SERVICE_URLS, "identity=http://identity:8080,workflows=http://...").
+	ServiceURLs map[string][]string
+	// ServiceKey signs principals between processes (BATON_SERVICE_KEY, at least 16 bytes).
+	ServiceKey string
+	// OTLPEndpoint receives traces over OTLP/HTTP (BATON_OTLP_ENDPOINT, default none).
+	OTLPEndpoint string
+	// LogLevel is debug, info, warn or error (BATON_LOG_LEVEL, default info).
+	LogLevel slog.Level
+	// ShutdownTimeout bounds the graceful shutdown (BATON_SHUTDOWN_TIMEOUT, default 20s).
+	ShutdownTimeout time.Duration
+	// Getenv reads service-specific variables.
+	Getenv func(string) string
+}
+
+// LoadEnv reads the shared configuration through getenv.
+func LoadEnv(getenv func(string) string) (Env, error) {
+	get := func(key, def string) string {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			return v
+		}
+		return def
+	}
+	env := Env{
+		HTTPAddr:      get("BATON_HTTP_ADDR", "0.0.0.0:8080"),
+		AdvertiseAddr: get("BATON_ADVERTISE_ADDR", ""),
+		MongoURI:      get("BATON_MONGO_URI", "mongodb://localhost:27017"),
+		MongoDBPrefix: get("BATON_MONGO_DB_PREFIX", "baton_"),
+		KafkaBrokers:  SplitList(get("BATON_KAFKA_BROKERS", "localhost:9092")),
+		TopicPrefix:   get("BATON_KAFKA_TOPIC_PREFIX", "baton."),
+		ConsulAddr:    get("BATON_CONSUL_ADDR", ""),
+		ServiceKey:    get("BATON_SERVICE_KEY", ""),
+		OTLPEndpoint:  get("BATON_OTLP_ENDPOINT", ""),
+		Getenv:        getenv,
+	}
+	var err error
+	if env.ServiceURLs, err = parseServiceURLs(get("BATON_SERVICE_URLS", "")); err != nil {
+		return Env{}, err
+	}
+	if err := env.LogLevel.UnmarshalText([]byte(get("BATON_LOG_LEVEL", "info"))); err != nil {
+		return Env{}, fmt.Errorf("BATON_LOG_LEVEL: %w", err)
+	}
+	if env.ShutdownTimeout, err = time.ParseDuration(get("BATON_SHUTDOWN_TIMEOUT", "20s")); err != nil {
+		return Env{}, fmt.Errorf("BATON_SHUTDOWN_TIMEOUT: %w", err)
+	}
+	return env, nil
+}
+
+// SplitList splits a comma-separated value, dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+func parseServiceURLs(s string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, item := range SplitList(s) {
+		name, raw, ok := strings.Cut(item, "=")
+		if !ok {
+			return nil, fmt.Errorf("BATON_SERVICE_URLS: %q is not name=url", item)
+		}
+		if _, err := url.Parse(raw); err != nil {
+			return nil, fmt.Errorf("BATON_SERVICE_URLS: %q: %w", item, err)
+		}
+		out[strings.TrimSpace(name)] = append(out[strings.TrimSpace(name)], strings.TrimRight(strings.TrimSpace(raw), "/"))
+	}
+	return out, nil
+}
+
+// RandomKey returns a fresh 32-byte key, hex-encoded: standalone mode's service key when
+// none is configured.
+func RandomKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random key: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

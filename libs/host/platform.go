@@ -1,0 +1,127 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	consul "github.com/hashicorp/consul/api"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/mongox"
+	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/telemetry"
+)
+
+// Platform is what a process connects to once and its services share: the Mongo client,
+// the Kafka producer, discovery, the service-key signer, telemetry and the logger.
+type Platform struct {
+	Env       Env
+	Logger    *slog.Logger
+	Mongo     *mongo.Client
+	Kafka     kafkax.Config
+	Producer  *kafkax.Producer
+	Signer    *auth.Signer
+	Resolver  registry.Resolver
+	Telemetry *telemetry.Telemetry
+	// Static is the standalone resolver, filled as units start; nil with Consul.
+	Static *registry.Static
+	// Consul is the agent client when BATON_CONSUL_ADDR is set.
+	Consul *consul.Client
+}
+
+// Options adjust Connect.
+type Options struct {
+	// NoMongo and NoKafka skip connections a process does not need (the gateway).
+	NoMongo, NoKafka bool
+}
+
+// Connect builds the Platform of a process called name from env.
+func Connect(ctx context.Context, name string, env Env, opts Options) (p *Platform, err error) {
+	p = &Platform{Env: env, Logger: telemetry.NewLogger(os.Stderr, env.LogLevel).With("service", name)}
+	defer func() {
+		if err != nil {
+			p.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if p.Telemetry, err = telemetry.Setup(ctx, telemetry.Config{ServiceName: name, Version: Version, OTLPEndpoint: env.OTLPEndpoint}); err != nil {
+		return nil, err
+	}
+	if env.ServiceKey == "" {
+		return nil, errors.New("BATON_SERVICE_KEY is required: the secret Baton's processes share to trust each other")
+	}
+	if p.Signer, err = auth.NewSigner([]byte(env.ServiceKey)); err != nil {
+		return nil, fmt.Errorf("BATON_SERVICE_KEY: %w", err)
+	}
+	if env.ConsulAddr != "" {
+		if p.Consul, err = registry.NewConsulClient(env.ConsulAddr); err != nil {
+			return nil, err
+		}
+		p.Resolver = registry.NewConsulResolver(p.Consul, 0)
+	} else {
+		p.Static = registry.NewStatic(env.ServiceURLs)
+		p.Resolver = p.Static
+	}
+	if !opts.NoMongo {
+		if p.Mongo, err = mongox.Connect(ctx, env.MongoURI); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.NoKafka {
+		p.Kafka = kafkax.Config{Brokers: env.KafkaBrokers, TopicPrefix: env.TopicPrefix, ClientID: "baton-" + name}
+		if err = kafkax.EnsureTopics(ctx, p.Kafka, DefaultPartitions, events.AllTopics...); err != nil {
+			return nil, err
+		}
+		p.Producer = kafkax.NewProducer(p.Kafka)
+	}
+	return p, nil
+}
+
+// DefaultPartitions is the partition count of topics Baton creates itself; deployments
+// that create topics beforehand choose their own.
+const DefaultPartitions = 6
+
+// Version is the build's version, set with -ldflags "-X .../host.Version=...".
+var Version = "dev"
+
+// Database returns the service's own database.
+func (p *Platform) Database(service string) *mongo.Database {
+	return p.Mongo.Database(p.Env.MongoDBPrefix + service)
+}
+
+// Checks returns the readiness checks of a service using this platform: its database and
+// its broker must be reachable.
+func (p *Platform) Checks() map[string]func(context.Context) error {
+	checks := map[string]func(context.Context) error{}
+	if p.Mongo != nil {
+		checks["mongo"] = func(ctx context.Context) error { return mongox.Ping(ctx, p.Mongo) }
+	}
+	if p.Producer != nil {
+		checks["kafka"] = func(ctx context.Context) error { return kafkax.Ping(ctx, p.Kafka) }
+	}
+	return checks
+}
+
+// Close releases what Connect opened, last opened first, after the services have stopped.
+func (p *Platform) Close(ctx context.Context) {
+	if p.Producer != nil {
+		if err := p.Producer.Close(); err != nil {
+			p.Logger.Error("close kafka producer", "error", err)
+		}
+	}
+	if p.Mongo != nil {
+		if err := p.Mongo.Disconnect(ctx); err != nil {
+			p.Logger.Error("disconnect mongo", "error", err)
+		}
+	}
+	if p.Telemetry != nil {
+		if err := p.Telemetry.Shutdown(ctx); err != nil {
+			p.Logger.Error("flush telemetry", "error", err)
+		}
+	}
+}

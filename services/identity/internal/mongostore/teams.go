@@ -1,0 +1,219 @@
+// Package mongostore keeps identity's records in its own MongoDB database and turns driver
+// errors into domain errors.
+package mongostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/mongox"
+	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/services/identity/internal/domain"
+)
+
+// TeamsCollection is the collection name of teams.
+const TeamsCollection = "teams"
+
+// teamDoc is a team as stored. `key` holds the name while the team lives and is unique; a
+// deleted team keeps its record as a tombstone, with key `~deleted/<id>`, until its
+// `team.deleted` event is published, so the name is free again at once.
+type teamDoc struct {
+	ID           bson.ObjectID     `bson:"_id"`
+	Key          string            `bson:"key"`
+	Name         string            `bson:"name"`
+	DisplayName  string            `bson:"displayName"`
+	Status       string            `bson:"status"`
+	Labels       map[string]string `bson:"labels,omitempty"`
+	ExternalRef  string            `bson:"externalRef,omitempty"`
+	CreationDate time.Time         `bson:"creationDate"`
+	Version      int64             `bson:"version"`
+	Deleted      bool              `bson:"deleted"`
+	Outbox       []outbox.Entry    `bson:"outbox"`
+}
+
+func toDoc(t domain.Team) (teamDoc, error) {
+	id, err := bson.ObjectIDFromHex(t.ID)
+	if err != nil {
+		return teamDoc{}, fmt.Errorf("team id %q: %w", t.ID, err)
+	}
+	return teamDoc{
+		ID: id, Key: t.Name, Name: t.Name, DisplayName: t.DisplayName, Status: string(t.Status),
+		Labels: t.Labels, ExternalRef: t.ExternalRef, CreationDate: t.CreationDate, Version: t.Version,
+		Outbox: []outbox.Entry{},
+	}, nil
+}
+
+func (d teamDoc) team() domain.Team {
+	return domain.Team{
+		ID: d.ID.Hex(), Name: d.Name, DisplayName: d.DisplayName, Status: domain.TeamStatus(d.Status),
+		Labels: d.Labels, ExternalRef: d.ExternalRef, CreationDate: d.CreationDate.UTC(), Version: d.Version,
+	}
+}
+
+// Teams is the Mongo TeamStore.
+type Teams struct {
+	coll *mongo.Collection
+}
+
+// NewTeams returns the store over db, creating its indexes.
+func NewTeams(ctx context.Context, db *mongo.Database) (*Teams, error) {
+	coll := db.Collection(TeamsCollection)
+	err := mongox.EnsureIndexes(ctx, coll,
+		mongo.IndexModel{Keys: bson.D{{Key: "key", Value: 1}}, Options: options.Index().SetUnique(true)},
+		mongo.IndexModel{Keys: bson.D{{Key: "deleted", Value: 1}, {Key: "name", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "deleted", Value: 1}, {Key: "creationDate", Value: 1}}},
+	)
+	if err != nil {
+		return nil, fmt.Errorf("team indexes: %w", err)
+	}
+	return &Teams{coll: coll}, nil
+}
+
+// Collection is the teams collection, for the outbox relay.
+func (s *Teams) Collection() *mongo.Collection { return s.coll }
+
+// TombstoneFilter selects deleted teams, which the relay purges once their events left.
+var TombstoneFilter = bson.M{"deleted": true}
+
+// CreateTeam stores t with the events it owes.
+func (s *Teams) CreateTeam(ctx context.Context, t domain.Team, owed []outbox.Entry) error {
+	doc, err := toDoc(t)
+	if err != nil {
+		return err
+	}
+	doc.Outbox = owed
+	if _, err := s.coll.InsertOne(ctx, doc); err != nil {
+		if mongox.IsDuplicateKey(err) {
+			return domain.TeamNameTaken(t.Name)
+		}
+		return fmt.Errorf("insert team %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// FindTeamByName returns the live team called name.
+func (s *Teams) FindTeamByName(ctx context.Context, name string) (domain.Team, error) {
+	doc, err := mongox.FindOne[teamDoc](ctx, s.coll, bson.M{"key": name})
+	if errors.Is(err, mongox.ErrNotFound) {
+		return domain.Team{}, domain.TeamNotFound(name)
+	}
+	if err != nil {
+		return domain.Team{}, fmt.Errorf("find team %s: %w", name, err)
+	}
+	return doc.team(), nil
+}
+
+// maxAttempts bounds retries of an update that lost a race with another writer.
+const maxAttempts = 5
+
+// UpdateTeam applies fn and writes the result conditionally on the version read.
+func (s *Teams) UpdateTeam(ctx context.Context, name string, fn func(*domain.Team) error) (domain.Team, error) {
+	for range maxAttempts {
+		t, err := s.FindTeamByName(ctx, name)
+		if err != nil {
+			return domain.Team{}, err
+		}
+		if err := fn(&t); err != nil {
+			return domain.Team{}, err
+		}
+		set := bson.M{"displayName": t.DisplayName, "status": string(t.Status), "labels": t.Labels, "externalRef": t.ExternalRef}
+		err = mongox.UpdateVersioned(ctx, s.coll, bson.M{"key": name}, t.Version, bson.M{"$set": set})
+		if errors.Is(err, mongox.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return domain.Team{}, fmt.Errorf("update team %s: %w", name, err)
+		}
+		t.Version++
+		return t, nil
+	}
+	return domain.Team{}, apperr.New(apperr.ConcurrentModification, "Team '%s' is being changed by others; try again.", name)
+}
+
+// DeleteTeam turns the team into a tombstone carrying the events owed for its removal.
+func (s *Teams) DeleteTeam(ctx context.Context, name string, owed func(domain.Team) ([]outbox.Entry, error)) error {
+	for range maxAttempts {
+		t, err := s.FindTeamByName(ctx, name)
+		if err != nil {
+			return err
+		}
+		entries, err := owed(t)
+		if err != nil {
+			return err
+		}
+		update := bson.M{
+			"$set":  bson.M{"deleted": true, "key": "~deleted/" + t.ID},
+			"$push": bson.M{outbox.Field: bson.M{"$each": entries}},
+		}
+		err = mongox.UpdateVersioned(ctx, s.coll, bson.M{"key": name}, t.Version, update)
+		if errors.Is(err, mongox.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("delete team %s: %w", name, err)
+		}
+		return nil
+	}
+	return apperr.New(apperr.ConcurrentModification, "Team '%s' is being changed by others; try again.", name)
+}
+
+var teamSortKeys = map[string]string{"name": "name", "creationDate": "creationDate", "status": "status"}
+
+// FindTeams returns one page of live teams matching f, and how many match in all.
+func (s *Teams) FindTeams(ctx context.Context, f domain.TeamFilter, p page.Request) ([]domain.Team, int64, error) {
+	filter := bson.M{"deleted": false}
+	if len(f.Names) > 0 {
+		filter["key"] = bson.M{"$in": f.Names}
+	}
+	if len(f.Statuses) > 0 {
+		filter["status"] = bson.M{"$in": f.Statuses}
+	}
+	for k, v := range f.Labels {
+		filter["labels."+k] = v
+	}
+	total, err := s.coll.CountDocuments(ctx, filter)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count teams: %w", err)
+	}
+	dir := 1
+	if p.Desc {
+		dir = -1
+	}
+	sortKey, ok := teamSortKeys[p.Sort]
+	if !ok {
+		sortKey = "name"
+	}
+	opts := options.Find().
+		SetSort(bson.D{{Key: sortKey, Value: dir}, {Key: "_id", Value: dir}}).
+		SetSkip(p.Offset()).SetLimit(int64(p.Size))
+	cur, err := s.coll.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find teams: %w", err)
+	}
+	var docs []teamDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, 0, fmt.Errorf("read teams: %w", err)
+	}
+	teams := make([]domain.Team, len(docs))
+	for i, d := range docs {
+		teams[i] = d.team()
+	}
+	return teams, total, nil
+}
+
+// TeamNameTaken reports whether a live team is called name.
+func (s *Teams) TeamNameTaken(ctx context.Context, name string) (bool, error) {
+	n, err := s.coll.CountDocuments(ctx, bson.M{"key": name}, options.Count().SetLimit(1))
+	if err != nil {
+		return false, fmt.Errorf("check team name %s: %w", name, err)
+	}
+	return n > 0, nil
+}
