@@ -23,6 +23,10 @@ import (
 // mongoReadyTimeout bounds how long StartMongo waits for the server to answer a ping.
 const mongoReadyTimeout = 10 * time.Second
 
+// ferretNewMu serialises ferretdb.New, which writes a package-level variable (the
+// version's Package field) without synchronisation.
+var ferretNewMu sync.Mutex
+
 // MongoConfig configures StartMongo.
 type MongoConfig struct {
 	// Dir is the SQLite data directory, one file per database. It is created if missing.
@@ -94,12 +98,14 @@ func StartMongo(ctx context.Context, cfg MongoConfig) (*Mongo, error) {
 	// FerretDB wants a directory URI ending in "/"; building it as a URL escapes odd
 	// characters in the path.
 	sqliteURL := (&url.URL{Scheme: "file", Path: dir + "/", OmitHost: true}).String()
+	ferretNewMu.Lock()
 	srv, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
 		Logger:    logger,
 		Handler:   "sqlite",
 		SQLiteURL: sqliteURL,
 	})
+	ferretNewMu.Unlock()
 	if err != nil {
 		_ = ln.Close()
 		return nil, fmt.Errorf("start mongo: %w", err)

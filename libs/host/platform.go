@@ -42,8 +42,8 @@ type Options struct {
 }
 
 // Connect builds the Platform of a process called name from env.
-func Connect(ctx context.Context, name string, env Env, opts Options) (p *Platform, err error) {
-	p = &Platform{Env: env, Logger: telemetry.NewLogger(os.Stderr, env.LogLevel).With("service", name)}
+func Connect(ctx context.Context, name string, env Env, opts Options) (_ *Platform, err error) {
+	p := &Platform{Env: env, Logger: telemetry.NewLogger(os.Stderr, env.LogLevel).With("service", name)}
 	defer func() {
 		if err != nil {
 			p.Close(context.WithoutCancel(ctx))

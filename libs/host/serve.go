@@ -204,8 +204,19 @@ func register(ctx context.Context, p *Platform, r *running) error {
 	r.regID = fmt.Sprintf("%s-%s-%d", r.unit.Name, host, port)
 	return registry.NewRegistrar(p.Consul).Register(ctx, registry.Registration{
 		ID: r.regID, Name: r.unit.Name, Address: host, Port: port,
-		CheckURL: r.baseURL + "/ready",
+		CheckURL: r.baseURL + "/ready", Passing: r.checksPass(ctx),
 	})
+}
+
+func (r *running) checksPass(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for _, check := range r.unit.Checks {
+		if check(ctx) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // shutdown withdraws every unit from discovery before draining any, so no new request is

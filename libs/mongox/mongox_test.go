@@ -275,6 +275,19 @@ func TestUpdateVersioned(t *testing.T) {
 	}
 }
 
+func TestUpdateVersionedMatchesAnyIntegerWidth(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	coll := collection(t)
+	// A Go int small enough is stored as a BSON int32; the int64 filter must still match.
+	_, err := coll.InsertOne(ctx, bson.M{"_id": "x", "version": int32(1)})
+	require.NoError(t, err)
+	require.NoError(t, mongox.UpdateVersioned(ctx, coll, bson.M{"_id": "x"}, 1, bson.M{}))
+	got, err := mongox.FindOne[item](ctx, coll, bson.M{"_id": "x"})
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, got.Version)
+}
+
 // errAny stands for "some error other than the sentinels" in table tests.
 var errAny = errors.New("any error")
 

@@ -34,6 +34,9 @@ type Registration struct {
 	CheckURL string
 	// CheckInterval defaults to 5 seconds.
 	CheckInterval time.Duration
+	// Passing starts the check as passing, for an instance that has just checked itself:
+	// Consul would otherwise hold it critical until its first check, up to an interval.
+	Passing bool
 }
 
 // Registrar announces instances to a Consul agent and withdraws them.
@@ -63,6 +66,9 @@ func (g *Registrar) Register(ctx context.Context, r Registration) error {
 			Timeout:                        "2s",
 			DeregisterCriticalServiceAfter: "1m",
 		},
+	}
+	if r.Passing {
+		reg.Check.Status = consul.HealthPassing
 	}
 	opts := consul.ServiceRegisterOpts{}.WithContext(ctx)
 	if err := g.client.Agent().ServiceRegisterOpts(reg, opts); err != nil {

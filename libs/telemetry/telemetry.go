@@ -46,7 +46,7 @@ type Telemetry struct {
 // Setup creates the providers and installs them, with the TraceContext and Baggage
 // propagators, as the process globals: OTel's default global propagator does nothing.
 func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
-	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
 		semconv.ServiceName(cfg.ServiceName), semconv.ServiceVersion(cfg.Version)))
 	if err != nil {
 		return nil, fmt.Errorf("telemetry resource: %w", err)

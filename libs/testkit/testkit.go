@@ -111,12 +111,12 @@ func Database(t testing.TB) string {
 	return fmt.Sprintf("t%s_%d", runID, seq.Add(1))
 }
 
-// TopicPrefix returns a prefix such as "t1a2b_12." no other test in this binary gets.
+// TopicPrefix returns a prefix such as "t1a2b-12." no other test in this binary gets.
 // Prefix topic names and consumer-group IDs with it so tests sharing the broker do not
-// see each other's messages.
+// see each other's messages. (No "_": Kafka treats "." and "_" in topic names as one.)
 func TopicPrefix(t testing.TB) string {
 	t.Helper()
-	return fmt.Sprintf("t%s_%d.", runID, seq.Add(1))
+	return fmt.Sprintf("t%s-%d.", runID, seq.Add(1))
 }
 
 var (

@@ -3,6 +3,7 @@ package testkit
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,5 +46,26 @@ func TestFreePortsDistinct(t *testing.T) {
 	for _, p := range ports {
 		assert.False(t, seen[p], "port %d twice", p)
 		seen[p] = true
+	}
+}
+
+func TestRemoveOrphanMongoDirs(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)  // os.TempDir reads it: keep real temp dirs out of this
+	dirs := map[string]bool{ // name → wants to survive
+		mongoDirPrefix + "99999999-123":                     false, // no such process
+		mongoDirPrefix + strconv.Itoa(os.Getpid()) + "-456": true,
+		mongoDirPrefix + "notapid":                          true,
+		"unrelated-99999999-1":                              true,
+	}
+	for name := range dirs {
+		require.NoError(t, os.Mkdir(filepath.Join(tmp, name), 0o700))
+	}
+
+	removeOrphanMongoDirs()
+
+	for name, survive := range dirs {
+		_, err := os.Stat(filepath.Join(tmp, name))
+		assert.Equal(t, survive, err == nil, name)
 	}
 }

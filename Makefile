@@ -1,0 +1,57 @@
+# Baton: `make run` starts everything in one process; `make test` runs every test.
+SHELL := /bin/bash
+GO ?= go
+
+TOOLS_BIN := $(CURDIR)/.tools/bin
+CONSUL    := $(TOOLS_BIN)/consul
+# `go test ./...` does not work at a go.work root: name every module's packages instead.
+PKGS       = $(shell $(GO) list -m -f '{{.Path}}/...')
+TEST_FLAGS ?= -count=1 -timeout 18m
+
+.PHONY: run build test test-integration lint bench tools up down clean
+
+## run: start the gateway and every service in one process on embedded MongoDB and Kafka
+run:
+	$(GO) run ./gateway/cmd/standalone
+
+## build: build every binary into bin/
+build:
+	@mkdir -p bin
+	$(GO) build -o bin/ ./gateway/cmd/... $(foreach s,$(wildcard services/*),./$(s)/cmd/...)
+
+## test: lint, then every test of every module (builds the tools first when missing)
+test: tools lint
+	BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
+
+## test-integration: the end-to-end tests only (gateway → services → Mongo → Kafka)
+test-integration: tools
+	BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) -run 'Integration' $(PKGS)
+
+## lint: gofmt, go vet, and domain packages free of Fiber, Mongo and Kafka
+lint:
+	@out=$$(gofmt -l gateway libs services deploy); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	@bad=$$($(GO) list -f '{{.ImportPath}}: {{join .Deps " "}}' $$($(GO) list $(PKGS) | grep '/internal/domain') \
+		| grep -E 'gofiber/fiber|mongo-driver|segmentio/kafka-go' | cut -d: -f1); \
+	if [ -n "$$bad" ]; then echo "domain packages must not import Fiber, Mongo or Kafka:"; echo "$$bad"; exit 1; fi
+
+## bench: benchmarks, printing their numbers
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## tools: a Consul agent built from its Go module, for tests (into .tools/bin)
+tools: $(CONSUL)
+
+$(CONSUL): libs/testkit/consulagent/go.mod
+	@mkdir -p $(TOOLS_BIN)
+	cd libs/testkit/consulagent && GOWORK=off GOFLAGS=-mod=mod GONOSUMDB=github.com/hashicorp/consul-awsauth \
+		$(GO) build -o $(CONSUL) github.com/hashicorp/consul
+
+## up / down: the distributed deployment with Docker Compose
+up:
+	docker compose up -d --build
+down:
+	docker compose down
+
+clean:
+	rm -rf bin .tools

@@ -1,0 +1,61 @@
+package telemetry_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/baton-flow/baton/libs/telemetry"
+)
+
+// Setup installs real providers: spans get trace IDs, logs carry them, and metrics reach
+// the Prometheus endpoint.
+func TestSetup(t *testing.T) {
+	ctx := context.Background()
+	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "test", Version: "1"})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, tel.Shutdown(ctx)) }()
+
+	ctx, span := otel.Tracer("test").Start(ctx, "work")
+	require.True(t, span.SpanContext().IsValid())
+	var buf bytes.Buffer
+	telemetry.NewLogger(&buf, slog.LevelInfo).InfoContext(ctx, "hello")
+	span.End()
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &rec))
+	assert.Equal(t, span.SpanContext().TraceID().String(), rec["trace_id"])
+
+	counter, err := otel.Meter("test").Int64Counter("baton_test_things", metric.WithDescription("things"))
+	require.NoError(t, err)
+	counter.Add(ctx, 3)
+	rr := httptest.NewRecorder()
+	tel.MetricsHandler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rr.Body)
+	assert.Contains(t, string(body), "baton_test_things")
+	assert.Contains(t, string(body), "go_goroutines")
+
+	carrier := map[string]string{}
+	otel.GetTextMapPropagator().Inject(ctx, propagationCarrier(carrier))
+	assert.Contains(t, carrier, "traceparent")
+}
+
+type propagationCarrier map[string]string
+
+func (c propagationCarrier) Get(k string) string { return c[k] }
+func (c propagationCarrier) Set(k, v string)     { c[k] = v }
+func (c propagationCarrier) Keys() []string {
+	out := make([]string, 0, len(c))
+	for k := range c {
+		out = append(out, k)
+	}
+	return out
+}
