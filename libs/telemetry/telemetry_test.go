@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/baton-flow/baton/libs/telemetry"
 )
@@ -44,18 +45,6 @@ func TestSetup(t *testing.T) {
 	assert.Contains(t, string(body), "go_goroutines")
 
 	carrier := map[string]string{}
-	otel.GetTextMapPropagator().Inject(ctx, propagationCarrier(carrier))
+	otel.GetTextMapPropagator().Inject(ctx, propagation.MapCarrier(carrier))
 	assert.Contains(t, carrier, "traceparent")
-}
-
-type propagationCarrier map[string]string
-
-func (c propagationCarrier) Get(k string) string { return c[k] }
-func (c propagationCarrier) Set(k, v string)     { c[k] = v }
-func (c propagationCarrier) Keys() []string {
-	out := make([]string, 0, len(c))
-	for k := range c {
-		out = append(out, k)
-	}
-	return out
 }
