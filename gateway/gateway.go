@@ -1,0 +1,288 @@
+// Package gateway is Baton's public entry point for /api/v2: it matches each request
+// against the one routing table, authenticates it (unless the route is open), applies the
+// per-client rate limit and the route's body limit, and proxies it to a healthy instance of
+// the owning service with the caller's principal signed into its headers.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/baton-flow/baton/gateway/internal/authn"
+	"github.com/baton-flow/baton/gateway/internal/proxy"
+	"github.com/baton-flow/baton/gateway/internal/ratelimit"
+	"github.com/baton-flow/baton/gateway/internal/routes"
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/host"
+	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/registry"
+)
+
+// Name is the gateway's unit name.
+const Name = "gateway"
+
+// Defaults of Config (API.md §8).
+const (
+	DefaultRateLimit       = 50.0
+	DefaultRateBurst       = 100
+	DefaultUpstreamTimeout = proxy.DefaultTimeout
+)
+
+const (
+	// maxRateLimitKeys bounds the rate limiter's memory (a few MB at most).
+	maxRateLimitKeys = 100_000
+	// sweepEvery is how often idle rate-limit buckets and upstream clients are dropped.
+	sweepEvery = 30 * time.Second
+)
+
+// Config is the gateway's own configuration. Zero fields take their defaults.
+type Config struct {
+	// Addr is where the gateway listens (BATON_GATEWAY_ADDR); empty leaves it to the host's
+	// BATON_HTTP_ADDR.
+	Addr string
+	// RateLimit is the average requests a second one client may send (BATON_RATE_LIMIT,
+	// default 50); negative turns rate limiting off.
+	RateLimit float64
+	// RateBurst is how many requests one client may send at once (BATON_RATE_BURST,
+	// default 100).
+	RateBurst int
+	// UpstreamTimeout bounds each proxied request (BATON_UPSTREAM_TIMEOUT, default 30s);
+	// a followed task-run log has no total timeout.
+	UpstreamTimeout time.Duration
+	// BootstrapToken is the admin token that exists before any other
+	// (BATON_BOOTSTRAP_TOKEN); empty means it authenticates nothing.
+	BootstrapToken string
+}
+
+// LogValue keeps the bootstrap token out of logs.
+func (c Config) LogValue() slog.Value {
+	token := ""
+	if c.BootstrapToken != "" {
+		token = "********"
+	}
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.Float64("rateLimit", c.RateLimit),
+		slog.Int("rateBurst", c.RateBurst),
+		slog.Duration("upstreamTimeout", c.UpstreamTimeout),
+		slog.String("bootstrapToken", token),
+	)
+}
+
+// ConfigFromEnv reads the gateway's variables through getenv. BATON_RATE_LIMIT=0 turns
+// rate limiting off.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	get := func(key string) string { return strings.TrimSpace(getenv(key)) }
+	cfg := Config{
+		Addr:            get("BATON_GATEWAY_ADDR"),
+		RateLimit:       DefaultRateLimit,
+		RateBurst:       DefaultRateBurst,
+		UpstreamTimeout: DefaultUpstreamTimeout,
+		// A token is taken exactly as configured: trimming could change a secret.
+		BootstrapToken: getenv("BATON_BOOTSTRAP_TOKEN"),
+	}
+	if v := get("BATON_RATE_LIMIT"); v != "" {
+		rate, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(rate) || math.IsInf(rate, 0) {
+			return Config{}, fmt.Errorf("BATON_RATE_LIMIT: %q is not a number of requests a second", v)
+		}
+		if rate <= 0 {
+			rate = -1
+		}
+		cfg.RateLimit = rate
+	}
+	if v := get("BATON_RATE_BURST"); v != "" {
+		burst, err := strconv.Atoi(v)
+		if err != nil || burst < 1 {
+			return Config{}, fmt.Errorf("BATON_RATE_BURST: %q is not a positive whole number", v)
+		}
+		cfg.RateBurst = burst
+	}
+	if v := get("BATON_UPSTREAM_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("BATON_UPSTREAM_TIMEOUT: %q is not a positive duration such as 30s", v)
+		}
+		cfg.UpstreamTimeout = d
+	}
+	return cfg, nil
+}
+
+// Authenticator resolves a request's credential to its principal; see New.
+type Authenticator = authn.Authenticator
+
+// Deps are what the gateway needs from its process.
+type Deps struct {
+	// Resolver finds healthy instances of the services.
+	Resolver registry.Resolver
+	// Authenticator checks credentials; nil accepts only Config.BootstrapToken.
+	Authenticator Authenticator
+	// Signer signs the principal headers services trust.
+	Signer *auth.Signer
+	// Logger receives upstream failures; slog.Default when nil.
+	Logger *slog.Logger
+}
+
+// Gateway serves /api/v2 by proxying to the owning services.
+type Gateway struct {
+	table   *routes.Table
+	authn   Authenticator
+	limiter *ratelimit.Limiter // nil when rate limiting is off
+	proxy   *proxy.Proxy
+}
+
+// New returns a Gateway; Resolver and Signer are required.
+func New(cfg Config, deps Deps) (*Gateway, error) {
+	if deps.Resolver == nil {
+		return nil, errors.New("gateway: Deps.Resolver is required")
+	}
+	if deps.Signer == nil {
+		return nil, errors.New("gateway: Deps.Signer is required")
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = DefaultRateLimit
+	}
+	if cfg.RateBurst == 0 {
+		cfg.RateBurst = DefaultRateBurst
+	}
+	if cfg.UpstreamTimeout == 0 {
+		cfg.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if cfg.UpstreamTimeout < 0 || cfg.RateBurst < 0 {
+		return nil, errors.New("gateway: UpstreamTimeout and RateBurst must not be negative")
+	}
+	table, err := routes.New(routes.Declared())
+	if err != nil {
+		return nil, fmt.Errorf("gateway: routing table: %w", err)
+	}
+	px, err := proxy.New(proxy.Config{
+		Resolver: deps.Resolver,
+		Signer:   deps.Signer,
+		Timeout:  cfg.UpstreamTimeout,
+		Logger:   deps.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &Gateway{table: table, authn: deps.Authenticator, proxy: px}
+	if g.authn == nil {
+		g.authn = authn.NewBootstrap(cfg.BootstrapToken)
+	}
+	if cfg.RateLimit > 0 {
+		g.limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst, maxRateLimitKeys)
+	}
+	return g, nil
+}
+
+// Build makes the gateway's unit from a connected platform, for cmd/gateway and the
+// standalone launcher. The gateway is not discoverable: nothing inside Baton calls it.
+func Build(_ context.Context, p *host.Platform) (host.Unit, error) {
+	cfg, err := ConfigFromEnv(p.Env.Getenv)
+	if err != nil {
+		return host.Unit{}, err
+	}
+	g, err := New(cfg, Deps{Resolver: p.Resolver, Signer: p.Signer, Logger: p.Logger})
+	if err != nil {
+		return host.Unit{}, err
+	}
+	return host.Unit{Name: Name, Service: g, Addr: cfg.Addr, BodyLimit: httpx.LargeBodyLimit}, nil
+}
+
+// Routes registers the gateway's handler for everything under /api/v2. The app must accept
+// bodies up to httpx.LargeBodyLimit; each route's own limit is checked here.
+func (g *Gateway) Routes(r fiber.Router) {
+	r.All("/api/v2", g.handle)
+	r.All("/api/v2/*", g.handle)
+}
+
+// Run drops idle rate-limit buckets and upstream clients until ctx ends, then closes the
+// log streams still open (the app's graceful shutdown does not wait for them).
+func (g *Gateway) Run(ctx context.Context) error {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			g.proxy.CloseStreams()
+			return nil
+		case now := <-t.C:
+			if g.limiter != nil {
+				g.limiter.Sweep(now)
+			}
+			g.proxy.Sweep(now)
+		}
+	}
+}
+
+// handle is the whole request path: match, authenticate, rate limit, body limit, proxy.
+func (g *Gateway) handle(c *fiber.Ctx) error {
+	route, params, err := g.table.Match(c.Method(), c.Path())
+	if err != nil {
+		if errors.Is(err, routes.ErrMethodNotAllowed) {
+			c.Set(fiber.HeaderAllow, strings.Join(g.table.Allowed(c.Path()), ", "))
+			return apperr.New(apperr.MethodNotAllowed, "Method %s is not allowed on %s.", c.Method(), c.Path())
+		}
+		return apperr.New(apperr.RouteNotFound, "No endpoint %s %s.", c.Method(), c.Path())
+	}
+
+	credential := auth.Credential(c, route.QueryToken)
+	var principal *auth.Principal
+	if credential != "" || !route.Open {
+		p, err := g.authn.Authenticate(c.UserContext(), credential)
+		if err != nil {
+			// Failed attempts count against the caller's address, so guessing tokens is
+			// throttled like anonymous traffic.
+			if limited := g.limit(g.addrKey(c)); limited != nil {
+				return limited
+			}
+			return err
+		}
+		principal = &p
+	}
+
+	if g.limiter != nil {
+		var key uint64
+		if credential != "" {
+			key = g.limiter.CredentialKey(credential)
+		} else {
+			key = g.addrKey(c)
+		}
+		if limited := g.limit(key); limited != nil {
+			return limited
+		}
+	}
+
+	if len(c.Request().Body()) > route.BodyLimit {
+		return apperr.New(apperr.RequestTooLarge, "The request body is larger than %d bytes.", route.BodyLimit)
+	}
+	return g.proxy.Forward(c, route, &params, principal)
+}
+
+func (g *Gateway) addrKey(c *fiber.Ctx) uint64 {
+	if g.limiter == nil {
+		return 0
+	}
+	return g.limiter.AddrKey(c.IP())
+}
+
+// limit takes a token from key's bucket; it returns the 429 to answer when there is none.
+func (g *Gateway) limit(key uint64) error {
+	if g.limiter == nil {
+		return nil
+	}
+	ok, wait := g.limiter.Allow(key, time.Now())
+	if ok {
+		return nil
+	}
+	return apperr.New(apperr.RateLimited, "Too many requests; retry in %d s.", int(math.Ceil(wait.Seconds()))).
+		WithRetryAfter(wait)
+}

@@ -1,0 +1,63 @@
+package proxy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/auth"
+)
+
+func TestPrincipalCache(t *testing.T) {
+	t.Parallel()
+	signer, err := auth.NewSigner([]byte("a-service-key-for-proxy-tests"))
+	require.NoError(t, err)
+	cache := newPrincipalCache(signer)
+	tests := []struct {
+		name string
+		p    auth.Principal
+	}{
+		{"admin", auth.Principal{Type: "global", ID: "bootstrap", Roles: []string{"admin"}}},
+		{"same admin again", auth.Principal{Type: "global", ID: "bootstrap", Roles: []string{"admin"}}},
+		{"other roles", auth.Principal{Type: "global", ID: "bootstrap", Roles: []string{"operator"}}},
+		{"roles as permissions", auth.Principal{Type: "global", ID: "bootstrap", Permissions: []string{"admin"}}},
+		{"fields shifted", auth.Principal{Type: "globalb", ID: "ootstrap", Roles: []string{"admin"}}},
+		{"token", auth.Principal{Type: "workflow", ID: "infra/build", TokenID: "t1", Permissions: []string{"workflow/read"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := signer.Decode(setHeaders(t, cache, &tt.p))
+			require.NoError(t, err)
+			assert.Equal(t, tt.p, got)
+		})
+	}
+
+	// A cached entry does not share the caller's slices.
+	p := auth.Principal{Type: "user", ID: "u1", Roles: []string{"admin"}}
+	setHeaders(t, cache, &p)
+	p.Roles[0] = "reader"
+	got, err := signer.Decode(setHeaders(t, cache, &p))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"reader"}, got.Roles)
+}
+
+func TestPrincipalCacheIsBounded(t *testing.T) {
+	t.Parallel()
+	signer, err := auth.NewSigner([]byte("a-service-key-for-proxy-tests"))
+	require.NoError(t, err)
+	cache := newPrincipalCache(signer)
+	for i := range maxEncodedPrincipals + 10 {
+		setHeaders(t, cache, &auth.Principal{Type: "user", ID: string(rune('a' + i%26)), Name: string(rune(i))})
+	}
+	assert.LessOrEqual(t, len(cache.entries), maxEncodedPrincipals)
+}
+
+// setHeaders returns the principal header and signature the cache writes for p.
+func setHeaders(t *testing.T, cache *principalCache, p *auth.Principal) (header, signature string) {
+	t.Helper()
+	got := map[string]string{}
+	require.NoError(t, cache.setHeaders(p, func(k, v string) { got[k] = v }))
+	require.Len(t, got, 2)
+	return got[auth.HeaderPrincipal], got[auth.HeaderSignature]
+}

@@ -1,0 +1,36 @@
+package proxy
+
+import (
+	"net/url"
+	"strings"
+)
+
+// redacted replaces secret query values in logs.
+const redacted = "REDACTED"
+
+// RedactedURI returns path and query for a log line, with the value of every access_token
+// parameter replaced: query tokens are credentials and never reach a log (API.md §2).
+func RedactedURI(path string, query []byte) string {
+	if len(query) == 0 {
+		return path
+	}
+	var b strings.Builder
+	b.Grow(len(path) + 1 + len(query))
+	b.WriteString(path)
+	b.WriteByte('?')
+	for i, pair := range strings.Split(string(query), "&") {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		key, _, hasValue := strings.Cut(pair, "=")
+		// Compare the decoded key, so access%5Ftoken cannot slip through.
+		if k, err := url.QueryUnescape(key); hasValue && (err != nil || strings.EqualFold(k, "access_token")) {
+			b.WriteString(key)
+			b.WriteByte('=')
+			b.WriteString(redacted)
+			continue
+		}
+		b.WriteString(pair)
+	}
+	return b.String()
+}

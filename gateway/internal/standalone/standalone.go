@@ -1,0 +1,157 @@
+// Package standalone runs the gateway and every Baton service in one process: on embedded
+// FerretDB and an in-process Kafka-protocol broker unless real servers are configured. The
+// parts still talk over HTTP, the Mongo wire protocol and the Kafka protocol, so what works
+// here works distributed for the same reasons.
+package standalone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/baton-flow/baton/gateway"
+	"github.com/baton-flow/baton/libs/embedded"
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/host"
+	"github.com/baton-flow/baton/services/identity"
+	"github.com/baton-flow/baton/services/integrations"
+	"github.com/baton-flow/baton/services/runner"
+	"github.com/baton-flow/baton/services/runs"
+	"github.com/baton-flow/baton/services/schedules"
+	"github.com/baton-flow/baton/services/tasks"
+	"github.com/baton-flow/baton/services/workflows"
+)
+
+// services are every service the process runs besides the gateway.
+var services = []host.Builder{
+	identity.Build, workflows.Build, tasks.Build, runs.Build, runner.Build, schedules.Build, integrations.Build,
+}
+
+// Defaults of the standalone-only variables.
+const (
+	DefaultDataDir     = ".baton"
+	DefaultGatewayAddr = "127.0.0.1:8080"
+	tokenFile          = "admin-token"
+)
+
+// Run starts everything and serves until ctx ends. It prints the API's URL and the admin
+// token to stdout once the gateway is ready.
+func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+	dataDir := valueOr(getenv("BATON_DATA_DIR"), DefaultDataDir)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir %s: %w", dataDir, err)
+	}
+	token, err := adminToken(dataDir, getenv("BATON_BOOTSTRAP_TOKEN"))
+	if err != nil {
+		return err
+	}
+	serviceKey := getenv("BATON_SERVICE_KEY")
+	if serviceKey == "" {
+		// Only this process's parts use the key, so a fresh one per start is enough.
+		if serviceKey, err = host.RandomKey(); err != nil {
+			return err
+		}
+	}
+	overrides := map[string]string{
+		"BATON_BOOTSTRAP_TOKEN": token,
+		"BATON_SERVICE_KEY":     serviceKey,
+		"BATON_GATEWAY_ADDR":    valueOr(getenv("BATON_GATEWAY_ADDR"), DefaultGatewayAddr),
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	if getenv("BATON_MONGO_URI") == "" {
+		m, err := embedded.StartMongo(ctx, embedded.MongoConfig{Dir: filepath.Join(dataDir, "mongo"), Addr: "127.0.0.1:0", Logger: quiet})
+		if err != nil {
+			return fmt.Errorf("embedded mongo: %w", err)
+		}
+		defer m.Close()
+		overrides["BATON_MONGO_URI"] = m.URI()
+	}
+	if getenv("BATON_KAFKA_BROKERS") == "" {
+		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)
+		var topics []string
+		for _, t := range events.AllTopics {
+			topics = append(topics, events.Topic(prefix, t), events.DeadLetter(events.Topic(prefix, t)))
+		}
+		k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics})
+		if err != nil {
+			return fmt.Errorf("embedded kafka: %w", err)
+		}
+		defer k.Close()
+		overrides["BATON_KAFKA_BROKERS"] = strings.Join(k.Brokers(), ",")
+	}
+	env := func(key string) string {
+		if v, ok := overrides[key]; ok {
+			return v
+		}
+		return getenv(key)
+	}
+
+	cfg, err := host.LoadEnv(env)
+	if err != nil {
+		return err
+	}
+	p, err := host.Connect(ctx, "baton", cfg, host.Options{})
+	if err != nil {
+		return err
+	}
+	defer p.Close(context.WithoutCancel(ctx))
+
+	units := make([]host.Unit, 0, len(services)+1)
+	for _, build := range services {
+		u, err := build(ctx, p)
+		if err != nil {
+			return err
+		}
+		// Services listen on free loopback ports; only the gateway is public.
+		u.Addr, u.AdvertiseAddr = "127.0.0.1:0", ""
+		units = append(units, u)
+	}
+	gw, err := gateway.Build(ctx, p)
+	if err != nil {
+		return err
+	}
+	gw.OnServing = func(addr net.Addr) {
+		fmt.Fprintf(stdout, "Baton is running at http://%s/api/v2\nAdmin token: %s\n", addr, token)
+	}
+	units = append(units, gw)
+	return host.Serve(ctx, p, units...)
+}
+
+// adminToken returns the configured token, else the one kept in dataDir, else a new one it
+// keeps there (readable only by this user), so scripts keep working across restarts.
+func adminToken(dataDir, configured string) (string, error) {
+	if configured != "" {
+		return configured, nil
+	}
+	path := filepath.Join(dataDir, tokenFile)
+	raw, err := os.ReadFile(path)
+	if err == nil && strings.TrimSpace(string(raw)) != "" {
+		return strings.TrimSpace(string(raw)), nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read admin token: %w", err)
+	}
+	token, err := host.RandomKey()
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("keep admin token: %w", err)
+	}
+	return token, nil
+}
+
+func valueOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
