@@ -235,7 +235,9 @@ func (g *Gateway) handle(c *fiber.Ctx) error {
 	}
 
 	credential := auth.Credential(c, route.QueryToken)
-	var principal *auth.Principal
+	// Open endpoints called without credentials still carry a signed principal, the
+	// anonymous one, so services know the request came through the gateway.
+	principal := &auth.Anonymous
 	if credential != "" || !route.Open {
 		p, err := g.authn.Authenticate(c.UserContext(), credential)
 		if err != nil {

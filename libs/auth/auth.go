@@ -35,7 +35,14 @@ const (
 	TypeGlobal   = "global"
 	// TypeService is a Baton service acting on its own behalf (schedules firing runs).
 	TypeService = "service"
+	// TypeAnonymous is a caller without credentials on an open endpoint (activation, chat,
+	// code-host deliveries verified by their signatures instead).
+	TypeAnonymous = "anonymous"
 )
+
+// Anonymous is the principal the gateway forwards for open endpoints called without
+// credentials, so services still know the request came through the gateway.
+var Anonymous = Principal{Type: TypeAnonymous, ID: "anonymous"}
 
 // Principal is who a request acts for, resolved once at the gateway.
 type Principal struct {
@@ -157,12 +164,21 @@ func FromContext(ctx context.Context) (Principal, bool) {
 }
 
 // Middleware authenticates service requests: the principal headers must verify with the
-// service key, else 401. The principal is put into the request's user context.
-func (s *Signer) Middleware() fiber.Handler {
+// service key and name an authenticated caller, else 401. The principal is put into the
+// request's user context.
+func (s *Signer) Middleware() fiber.Handler { return s.middleware(false) }
+
+// OpenMiddleware is Middleware for open endpoints: it also admits the Anonymous principal.
+func (s *Signer) OpenMiddleware() fiber.Handler { return s.middleware(true) }
+
+func (s *Signer) middleware(allowAnonymous bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		p, err := s.Decode(c.Get(HeaderPrincipal), c.Get(HeaderSignature))
 		if err != nil {
 			return err
+		}
+		if p.Type == TypeAnonymous && !allowAnonymous {
+			return apperr.New(apperr.Unauthenticated, "Authentication is required.")
 		}
 		c.SetUserContext(WithPrincipal(c.UserContext(), p))
 		return c.Next()

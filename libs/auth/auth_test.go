@@ -114,4 +114,23 @@ func TestMiddleware(t *testing.T) {
 	resp, err = app.Test(req)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// The anonymous principal of open endpoints is refused everywhere else.
+	req = httptest.NewRequest(http.MethodGet, "/", nil)
+	require.NoError(t, s.SetHeaders(auth.Anonymous, req.Header.Set))
+	resp, err = app.Test(req)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	open := fiber.New()
+	open.Use(s.OpenMiddleware())
+	open.Get("/", func(c *fiber.Ctx) error {
+		p, _ := auth.FromContext(c.UserContext())
+		return c.SendString(p.Type)
+	})
+	req = httptest.NewRequest(http.MethodGet, "/", nil)
+	require.NoError(t, s.SetHeaders(auth.Anonymous, req.Header.Set))
+	resp, err = open.Test(req)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }

@@ -55,13 +55,16 @@ func NewApp(cfg Config) *fiber.App {
 		cfg.Logger = slog.Default()
 	}
 	app := fiber.New(fiber.Config{
-		AppName:               cfg.Name,
-		BodyLimit:             cfg.BodyLimit,
-		ReadTimeout:           orDefault(cfg.ReadTimeout, 30*time.Second),
-		WriteTimeout:          orDefault(cfg.WriteTimeout, 60*time.Second),
-		IdleTimeout:           orDefault(cfg.IdleTimeout, 60*time.Second),
-		ErrorHandler:          ErrorHandler(cfg.Logger),
-		DisableStartupMessage: true,
+		AppName:      cfg.Name,
+		BodyLimit:    cfg.BodyLimit,
+		ReadTimeout:  orDefault(cfg.ReadTimeout, 30*time.Second),
+		WriteTimeout: orDefault(cfg.WriteTimeout, 60*time.Second),
+		IdleTimeout:  orDefault(cfg.IdleTimeout, 60*time.Second),
+		ErrorHandler: ErrorHandler(cfg.Logger),
+		// No proxy in front is trusted: X-Forwarded-* from clients never change what
+		// c.IP(), c.Protocol() or c.Hostname() report.
+		EnableTrustedProxyCheck: true,
+		DisableStartupMessage:   true,
 		// Proxied paths must reach handlers exactly as sent.
 		UnescapePath:  false,
 		StrictRouting: false,
