@@ -58,6 +58,12 @@ type Principal struct {
 	Roles []string `json:"roles,omitempty"`
 	// Permissions are `<resource>/<action>` grants of a token.
 	Permissions []string `json:"permissions,omitempty"`
+	// Teams maps the teams a user belongs to onto their role there.
+	Teams map[string]string `json:"teams,omitempty"`
+	// Team is the team of a team or workflow token.
+	Team string `json:"team,omitempty"`
+	// Workflow is the workflow of a workflow token.
+	Workflow string `json:"workflow,omitempty"`
 	// TokenID is the id of the token that authenticated the request, if any.
 	TokenID string `json:"tokenId,omitempty"`
 }
