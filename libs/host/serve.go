@@ -52,7 +52,6 @@ type running struct {
 	regID     string
 	ready     atomic.Bool
 	stopped   chan struct{}
-	serveErr  error
 	baseURL   string
 	advertise string
 }
@@ -136,7 +135,6 @@ func start(ctx context.Context, p *Platform, u Unit, fail context.CancelCauseFun
 	go func() {
 		defer close(r.stopped)
 		if err := r.app.Listener(ln); err != nil {
-			r.serveErr = err
 			fail(fmt.Errorf("%s: serve: %w", u.Name, err))
 		}
 	}()

@@ -65,9 +65,6 @@ func NewApp(cfg Config) *fiber.App {
 		// c.IP(), c.Protocol() or c.Hostname() report.
 		EnableTrustedProxyCheck: true,
 		DisableStartupMessage:   true,
-		// Proxied paths must reach handlers exactly as sent.
-		UnescapePath:  false,
-		StrictRouting: false,
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(requestid.New(requestid.Config{Header: HeaderRequestID}))
