@@ -55,11 +55,14 @@ var gatewayEnv = []string{
 }
 
 // secretEnv must never have a literal value in the Kubernetes manifests.
-var secretEnv = []string{"BATON_SERVICE_KEY", "BATON_BOOTSTRAP_TOKEN"}
+var secretEnv = []string{"BATON_SERVICE_KEY", "BATON_BOOTSTRAP_TOKEN", "BATON_SECRET_KEY", "BATON_ACTIVATION_CODE"}
 
 func requiredEnv(service string) []string {
-	if service == "gateway" {
+	switch service {
+	case "gateway":
 		return append(slices.Clone(sharedEnv), gatewayEnv...)
+	case "identity":
+		return append(slices.Clone(sharedEnv), "BATON_SECRET_KEY")
 	}
 	return sharedEnv
 }
