@@ -1,6 +1,7 @@
 // Package gateway is Baton's public entry point for /api/v2: it matches each request
-// against the one routing table, authenticates it (unless the route is open), applies the
-// per-client rate limit and the route's body limit, and proxies it to a healthy instance of
+// against the one routing table, authenticates it (unless the route is open) with the
+// bootstrap token or through the identity service, applies the per-client rate limit, the
+// route's coarse authorization and its body limit, and proxies it to a healthy instance of
 // the owning service with the caller's principal signed into its headers.
 package gateway
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/baton-flow/baton/gateway/internal/activation"
 	"github.com/baton-flow/baton/gateway/internal/authn"
 	"github.com/baton-flow/baton/gateway/internal/proxy"
 	"github.com/baton-flow/baton/gateway/internal/ratelimit"
@@ -35,6 +37,11 @@ const (
 	DefaultRateLimit       = 50.0
 	DefaultRateBurst       = 100
 	DefaultUpstreamTimeout = proxy.DefaultTimeout
+	// DefaultAuthCacheTTL is how long an answer of identity is reused: a revoked token
+	// stops working within it.
+	DefaultAuthCacheTTL = authn.DefaultCacheTTL
+	// DefaultAuthCacheSize bounds the credentials whose answers are kept.
+	DefaultAuthCacheSize = authn.DefaultCacheSize
 )
 
 const (
@@ -61,6 +68,13 @@ type Config struct {
 	// BootstrapToken is the admin token that exists before any other
 	// (BATON_BOOTSTRAP_TOKEN); empty means it authenticates nothing.
 	BootstrapToken string
+	// AuthCacheTTL is how long identity's answer about a credential is reused
+	// (BATON_AUTH_CACHE_TTL, default 5s); a revoked or expired token stops working within
+	// it. BATON_AUTH_CACHE_TTL=0 asks identity on every request.
+	AuthCacheTTL time.Duration
+	// AuthCacheSize bounds how many credentials' answers are kept (BATON_AUTH_CACHE_SIZE,
+	// default 10000).
+	AuthCacheSize int
 }
 
 // LogValue keeps the bootstrap token out of logs.
@@ -75,6 +89,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("rateBurst", c.RateBurst),
 		slog.Duration("upstreamTimeout", c.UpstreamTimeout),
 		slog.String("bootstrapToken", token),
+		slog.Duration("authCacheTTL", c.AuthCacheTTL),
+		slog.Int("authCacheSize", c.AuthCacheSize),
 	)
 }
 
@@ -89,6 +105,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		UpstreamTimeout: DefaultUpstreamTimeout,
 		// A token is taken exactly as configured: trimming could change a secret.
 		BootstrapToken: getenv("BATON_BOOTSTRAP_TOKEN"),
+		AuthCacheTTL:   DefaultAuthCacheTTL,
+		AuthCacheSize:  DefaultAuthCacheSize,
 	}
 	if v := get("BATON_RATE_LIMIT"); v != "" {
 		rate, err := strconv.ParseFloat(v, 64)
@@ -114,11 +132,46 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		cfg.UpstreamTimeout = d
 	}
+	if v := get("BATON_AUTH_CACHE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return Config{}, fmt.Errorf("BATON_AUTH_CACHE_TTL: %q is not a duration such as 5s (0 turns caching off)", v)
+		}
+		if d == 0 {
+			d = -1
+		}
+		cfg.AuthCacheTTL = d
+	}
+	if v := get("BATON_AUTH_CACHE_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return Config{}, fmt.Errorf("BATON_AUTH_CACHE_SIZE: %q is not a positive whole number", v)
+		}
+		cfg.AuthCacheSize = n
+	}
 	return cfg, nil
 }
 
 // Authenticator resolves a request's credential to its principal; see New.
 type Authenticator = authn.Authenticator
+
+// NewAuthenticator returns what Build authenticates with: the bootstrap token first
+// (compared in constant time, and never sent anywhere), then the identity service, found
+// through resolver and asked as the gateway's service principal, its answers cached as cfg
+// says.
+func NewAuthenticator(cfg Config, resolver registry.Resolver, signer *auth.Signer, logger *slog.Logger) (Authenticator, error) {
+	identity, err := authn.NewIdentity(authn.IdentityConfig{
+		Resolver:  resolver,
+		Signer:    signer,
+		TTL:       cfg.AuthCacheTTL,
+		CacheSize: cfg.AuthCacheSize,
+		Logger:    logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return authn.Chain{authn.NewBootstrap(cfg.BootstrapToken), identity}, nil
+}
 
 // Deps are what the gateway needs from its process.
 type Deps struct {
@@ -130,14 +183,18 @@ type Deps struct {
 	Signer *auth.Signer
 	// Logger receives upstream failures; slog.Default when nil.
 	Logger *slog.Logger
+	// Activation keeps a locked installation closed (423 INSTANCE_LOCKED but on open
+	// routes); nil lets every request through. Build always sets it.
+	Activation interface{ Check(context.Context) error }
 }
 
 // Gateway serves /api/v2 by proxying to the owning services.
 type Gateway struct {
-	table   *routes.Table
-	authn   Authenticator
-	limiter *ratelimit.Limiter // nil when rate limiting is off
-	proxy   *proxy.Proxy
+	table      *routes.Table
+	authn      Authenticator
+	limiter    *ratelimit.Limiter // nil when rate limiting is off
+	proxy      *proxy.Proxy
+	activation interface{ Check(context.Context) error } // nil: no activation check
 }
 
 // New returns a Gateway; Resolver and Signer are required.
@@ -174,6 +231,7 @@ func New(cfg Config, deps Deps) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g := &Gateway{table: table, authn: deps.Authenticator, proxy: px}
+	g.activation = deps.Activation
 	if g.authn == nil {
 		g.authn = authn.NewBootstrap(cfg.BootstrapToken)
 	}
@@ -190,7 +248,15 @@ func Build(_ context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	g, err := New(cfg, Deps{Resolver: p.Resolver, Signer: p.Signer, Logger: p.Logger})
+	authenticator, err := NewAuthenticator(cfg, p.Resolver, p.Signer, p.Logger)
+	if err != nil {
+		return host.Unit{}, err
+	}
+	locked, err := activation.New(activation.Config{Resolver: p.Resolver, Signer: p.Signer, Logger: p.Logger})
+	if err != nil {
+		return host.Unit{}, err
+	}
+	g, err := New(cfg, Deps{Resolver: p.Resolver, Signer: p.Signer, Logger: p.Logger, Authenticator: authenticator, Activation: locked})
 	if err != nil {
 		return host.Unit{}, err
 	}
@@ -204,8 +270,9 @@ func (g *Gateway) Routes(r fiber.Router) {
 	r.All("/api/v2/*", g.handle)
 }
 
-// Run drops idle rate-limit buckets and upstream clients until ctx ends, then closes the
-// log streams still open (the app's graceful shutdown does not wait for them).
+// Run drops idle rate-limit buckets, upstream clients and expired authentication answers
+// until ctx ends, then closes the log streams still open (the app's graceful shutdown does
+// not wait for them).
 func (g *Gateway) Run(ctx context.Context) error {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
@@ -218,12 +285,16 @@ func (g *Gateway) Run(ctx context.Context) error {
 			if g.limiter != nil {
 				g.limiter.Sweep(now)
 			}
+			if s, ok := g.authn.(interface{ Sweep(time.Time) }); ok {
+				s.Sweep(now)
+			}
 			g.proxy.Sweep(now)
 		}
 	}
 }
 
-// handle is the whole request path: match, authenticate, rate limit, body limit, proxy.
+// handle is the whole request path: match, authenticate, rate limit, authorize, body
+// limit, proxy.
 func (g *Gateway) handle(c *fiber.Ctx) error {
 	route, params, err := g.table.Match(c.Method(), c.Path())
 	if err != nil {
@@ -232,6 +303,13 @@ func (g *Gateway) handle(c *fiber.Ctx) error {
 			return apperr.New(apperr.MethodNotAllowed, "Method %s is not allowed on %s.", c.Method(), c.Path())
 		}
 		return apperr.New(apperr.RouteNotFound, "No endpoint %s %s.", c.Method(), c.Path())
+	}
+
+	// A locked installation answers 423 to all but the open routes, activation among them.
+	if !route.Open && g.activation != nil {
+		if err := g.activation.Check(c.UserContext()); err != nil {
+			return err
+		}
 	}
 
 	credential := auth.Credential(c, route.QueryToken)
@@ -261,6 +339,11 @@ func (g *Gateway) handle(c *fiber.Ctx) error {
 		if limited := g.limit(key); limited != nil {
 			return limited
 		}
+	}
+
+	// After the rate limit, so refused requests are throttled too.
+	if err := route.Authorize(principal, &params); err != nil {
+		return err
 	}
 
 	if len(c.Request().Body()) > route.BodyLimit {

@@ -517,24 +517,37 @@ func TestAccessTokenNeverLogged(t *testing.T) {
 
 func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
+	defaults := gateway.Config{RateLimit: 50, RateBurst: 100, UpstreamTimeout: 30 * time.Second, AuthCacheTTL: 5 * time.Second, AuthCacheSize: 10000}
+	with := func(f func(*gateway.Config)) gateway.Config {
+		c := defaults
+		f(&c)
+		return c
+	}
 	tests := []struct {
 		name    string
 		env     map[string]string
 		want    gateway.Config
 		wantErr string
 	}{
-		{name: "defaults", want: gateway.Config{RateLimit: 50, RateBurst: 100, UpstreamTimeout: 30 * time.Second}},
+		{name: "defaults", want: defaults},
 		{name: "everything set", env: map[string]string{
 			"BATON_GATEWAY_ADDR": "0.0.0.0:9090", "BATON_RATE_LIMIT": "7.5", "BATON_RATE_BURST": "15",
-			"BATON_UPSTREAM_TIMEOUT": "2m", "BATON_BOOTSTRAP_TOKEN": "tok",
-		}, want: gateway.Config{Addr: "0.0.0.0:9090", RateLimit: 7.5, RateBurst: 15, UpstreamTimeout: 2 * time.Minute, BootstrapToken: "tok"}},
+			"BATON_UPSTREAM_TIMEOUT": "2m", "BATON_BOOTSTRAP_TOKEN": "tok", "BATON_AUTH_CACHE_TTL": "250ms",
+			"BATON_AUTH_CACHE_SIZE": "50",
+		}, want: gateway.Config{Addr: "0.0.0.0:9090", RateLimit: 7.5, RateBurst: 15, UpstreamTimeout: 2 * time.Minute,
+			BootstrapToken: "tok", AuthCacheTTL: 250 * time.Millisecond, AuthCacheSize: 50}},
 		{name: "rate limit off", env: map[string]string{"BATON_RATE_LIMIT": "0"},
-			want: gateway.Config{RateLimit: -1, RateBurst: 100, UpstreamTimeout: 30 * time.Second}},
+			want: with(func(c *gateway.Config) { c.RateLimit = -1 })},
+		{name: "auth cache off", env: map[string]string{"BATON_AUTH_CACHE_TTL": "0"},
+			want: with(func(c *gateway.Config) { c.AuthCacheTTL = -1 })},
 		{name: "bad rate", env: map[string]string{"BATON_RATE_LIMIT": "fast"}, wantErr: "BATON_RATE_LIMIT"},
 		{name: "infinite rate", env: map[string]string{"BATON_RATE_LIMIT": "Inf"}, wantErr: "BATON_RATE_LIMIT"},
 		{name: "zero burst", env: map[string]string{"BATON_RATE_BURST": "0"}, wantErr: "BATON_RATE_BURST"},
 		{name: "timeout without unit", env: map[string]string{"BATON_UPSTREAM_TIMEOUT": "30"}, wantErr: "BATON_UPSTREAM_TIMEOUT"},
 		{name: "negative timeout", env: map[string]string{"BATON_UPSTREAM_TIMEOUT": "-1s"}, wantErr: "BATON_UPSTREAM_TIMEOUT"},
+		{name: "auth cache ttl without unit", env: map[string]string{"BATON_AUTH_CACHE_TTL": "5"}, wantErr: "BATON_AUTH_CACHE_TTL"},
+		{name: "negative auth cache ttl", env: map[string]string{"BATON_AUTH_CACHE_TTL": "-1s"}, wantErr: "BATON_AUTH_CACHE_TTL"},
+		{name: "zero auth cache size", env: map[string]string{"BATON_AUTH_CACHE_SIZE": "0"}, wantErr: "BATON_AUTH_CACHE_SIZE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

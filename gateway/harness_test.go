@@ -67,6 +67,7 @@ func startUpstream(t testing.TB, name string, behave http.HandlerFunc) *upstream
 	u := &upstream{name: name, calls: make(chan call, 1024)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		select {
 		case u.calls <- call{Service: name, Method: r.Method, RequestURI: r.RequestURI, Header: r.Header.Clone(), Body: body}:
 		default:
@@ -126,6 +127,13 @@ type harness struct {
 
 func newHarness(t testing.TB, cfg gateway.Config) *harness {
 	t.Helper()
+	return newHarnessWith(t, cfg, nil)
+}
+
+// newHarnessWith is newHarness with the authenticator authn makes from the harness's
+// resolver and signer; nil keeps the bootstrap token alone.
+func newHarnessWith(t testing.TB, cfg gateway.Config, authn func(h *harness) gateway.Authenticator) *harness {
+	t.Helper()
 	if cfg.BootstrapToken == "" {
 		cfg.BootstrapToken = testToken
 	}
@@ -144,7 +152,11 @@ func newHarness(t testing.TB, cfg gateway.Config) *harness {
 		h.resolver.Set(name, u.url)
 	}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h.base = serveGateway(t, cfg, gateway.Deps{Resolver: h.resolver, Signer: signer, Logger: logger},
+	var a gateway.Authenticator
+	if authn != nil {
+		a = authn(h)
+	}
+	h.base = serveGateway(t, cfg, gateway.Deps{Resolver: h.resolver, Signer: signer, Logger: logger, Authenticator: a},
 		httpx.Config{Name: gateway.Name, BodyLimit: httpx.LargeBodyLimit, Logger: logger})
 	t.Cleanup(h.client.CloseIdleConnections)
 	return h

@@ -70,6 +70,8 @@ var (
 
 	UserNotFound   = Reason{"USER_NOT_FOUND", 1901, KindNotFound}
 	InstanceLocked = Reason{"INSTANCE_LOCKED", 1902, KindLocked}
+	UserEmailTaken = Reason{"USER_EMAIL_TAKEN", 1903, KindConflict}
+	TokenNotFound  = Reason{"TOKEN_NOT_FOUND", 1911, KindNotFound}
 
 	IntegrationInvalidSignature = Reason{"INTEGRATION_INVALID_SIGNATURE", 2001, KindUnauthenticated}
 	IntegrationNotLinked        = Reason{"INTEGRATION_NOT_LINKED", 2002, KindNotFound}
@@ -92,6 +94,6 @@ var Catalogue = []Reason{
 	ActionUnableToAction, ActionNotFound,
 	ScheduleInvalidReq, ScheduleInvalidRunOnce, ScheduleInvalidCron, ScheduleNotFound,
 	ParamsNotFound, ParamsNonUniqueReference,
-	UserNotFound, InstanceLocked,
+	UserNotFound, InstanceLocked, UserEmailTaken, TokenNotFound,
 	IntegrationInvalidSignature, IntegrationNotLinked,
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -15,7 +17,9 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/identity/internal/app"
+	"github.com/baton-flow/baton/services/identity/internal/domain"
 	"github.com/baton-flow/baton/services/identity/internal/httpapi"
 	"github.com/baton-flow/baton/services/identity/internal/mongostore"
 )
@@ -27,10 +31,66 @@ const Name = "identity"
 type Config struct {
 	// Outbox tunes the relay publishing team events.
 	Outbox outbox.Config
+	// SecretKey seals password parameters and secured settings at rest (BATON_SECRET_KEY,
+	// 32 bytes hex or base64; required by ConfigFromEnv). Empty (tests only): storing or
+	// reading a secret fails.
+	SecretKey string
+	// ActivationCode is the installation's one-time code (BATON_ACTIVATION_CODE).
+	ActivationCode string
+	// ActivationCodeFile receives a generated code when none is configured
+	// (BATON_ACTIVATION_CODE_FILE, default DefaultActivationCodeFile). Empty: no code is
+	// generated.
+	ActivationCodeFile string
+	// AutoActivate unlocks the installation at start (BATON_AUTO_ACTIVATE; standalone).
+	AutoActivate bool
 }
 
-// ConfigFromEnv reads identity's configuration. It has no variables of its own yet.
-func ConfigFromEnv(func(string) string) (Config, error) { return Config{}, nil }
+// DefaultActivationCodeFile is where a generated activation code is written.
+const DefaultActivationCodeFile = "/var/lib/baton/activation-code"
+
+// LogValue keeps the secret key and the activation code out of logs.
+func (c Config) LogValue() slog.Value {
+	hidden := func(v string) string {
+		if v == "" {
+			return ""
+		}
+		return secrets.Mask
+	}
+	return slog.GroupValue(
+		slog.String("secretKey", hidden(c.SecretKey)),
+		slog.String("activationCode", hidden(c.ActivationCode)),
+		slog.String("activationCodeFile", c.ActivationCodeFile),
+		slog.Bool("autoActivate", c.AutoActivate),
+	)
+}
+
+// ConfigFromEnv reads identity's configuration through getenv.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	cfg := Config{
+		// Secrets are taken exactly as configured: trimming could change them.
+		SecretKey:          getenv(secrets.EnvKey),
+		ActivationCode:     getenv("BATON_ACTIVATION_CODE"),
+		ActivationCodeFile: strings.TrimSpace(getenv("BATON_ACTIVATION_CODE_FILE")),
+	}
+	if cfg.SecretKey == "" {
+		return Config{}, fmt.Errorf("%s is required: identity encrypts password parameters and secured settings with it "+
+			"(32 bytes, hex or base64, e.g. `openssl rand -hex 32`)", secrets.EnvKey)
+	}
+	if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
+	}
+	if cfg.ActivationCodeFile == "" {
+		cfg.ActivationCodeFile = DefaultActivationCodeFile
+	}
+	if v := strings.TrimSpace(getenv("BATON_AUTO_ACTIVATE")); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("BATON_AUTO_ACTIVATE: %q is not true or false", v)
+		}
+		cfg.AutoActivate = on
+	}
+	return cfg, nil
+}
 
 // Deps are what identity needs from its process.
 type Deps struct {
@@ -42,9 +102,18 @@ type Deps struct {
 
 // Service is the identity service.
 type Service struct {
-	teams  *app.Teams
-	relay  *outbox.Relay
-	signer *auth.Signer
+	teams *app.Teams
+	users *app.Users
+	// principals builds the principals of users, for token introspection and sign-ins.
+	principals *app.Principals
+	tokens     *app.Tokens // mints, lists and revokes tokens; authenticates their secrets
+	relay      *outbox.Relay
+	signer     *auth.Signer
+	// params, system and activation: global parameters; settings, features, context and
+	// navigation; the installation's lock.
+	params     *app.Params
+	system     *app.System
+	activation *app.Activation
 }
 
 // New wires the service and prepares its database.
@@ -57,16 +126,99 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	rcfg.Purge = mongostore.TombstoneFilter
 	rcfg.Logger = deps.Logger
 	relay := outbox.NewRelay(store.Collection(), deps.Publisher, rcfg)
+	userStore, err := mongostore.NewUsers(ctx, deps.DB)
+	if err != nil {
+		return nil, fmt.Errorf("identity user store: %w", err)
+	}
+	newID := func() string { return bson.NewObjectID().Hex() }
+	tokenStore, err := mongostore.NewTokens(ctx, deps.DB)
+	if err != nil {
+		return nil, fmt.Errorf("identity token store: %w", err)
+	}
+	var sealer app.Sealer = app.NoSealer{}
+	if cfg.SecretKey != "" {
+		box, err := secrets.FromString(cfg.SecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", secrets.EnvKey, err)
+		}
+		sealer = box
+	}
+	system, params, activation, err := newSystem(ctx, cfg, deps, sealer)
+	if err != nil {
+		return nil, err
+	}
+	principals := app.NewPrincipals(userStore, store)
+	tokens := app.NewTokens(tokenStore, mongostore.NewTokenTeams(deps.DB), principals, newID)
+	users := app.NewUsers(userStore, store, newID)
+	users.OnUserDeleted = tokens.RevokeUserTokens
+	teams := app.NewTeams(store, userStore, relay, newID)
+	// Team password parameters are sealed like global ones, and the quotas of teams
+	// without their own come from the settings.
+	teams.Secrets = sealer
+	teams.QuotaDefaults = func(ctx context.Context) (domain.TeamQuotas, error) {
+		settings, err := system.ResolvedSettings(ctx)
+		if err != nil {
+			return domain.TeamQuotas{}, err
+		}
+		return domain.QuotasFrom(settings), nil
+	}
 	return &Service{
-		teams:  app.NewTeams(store, relay, func() string { return bson.NewObjectID().Hex() }),
-		relay:  relay,
-		signer: deps.Signer,
+		teams:      teams,
+		users:      users,
+		principals: principals,
+		tokens:     tokens,
+		relay:      relay,
+		signer:     deps.Signer,
+		params:     params,
+		system:     system,
+		activation: activation,
 	}, nil
 }
 
-// Routes registers identity's endpoints under /api/v2; every one needs a signed principal.
+// Routes registers identity's endpoints under /api/v2, where every one but PUT /activate
+// needs a signed principal, and those for Baton's own services under /internal/v1.
 func (s *Service) Routes(r fiber.Router) {
-	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.teams)
+	// Open routes first: the authenticated group's middleware below refuses the anonymous
+	// principal, and routes registered before it are matched before it runs.
+	httpapi.ActivationRoutes(r.Group("/api/v2"), s.signer.OpenMiddleware(), s.activation)
+	api := r.Group("/api/v2", s.signer.Middleware())
+	httpapi.Routes(api, s.teams, s.users)
+	httpapi.ParamRoutes(api, s.params)
+	httpapi.SystemRoutes(api, s.system)
+	httpapi.TokenRoutes(api, s.tokens)
+	internal := r.Group("/internal/v1", s.signer.Middleware(), httpapi.RequireService)
+	httpapi.ActivationInternalRoutes(internal, s.activation)
+	httpapi.InternalRoutes(internal, s.tokens, s.principals)
+}
+
+// newSystem wires the global parameters, settings and activation: it seeds the settings
+// and, for a locked installation without a configured code, generates one and writes it
+// to the configured file (never to a log).
+func newSystem(ctx context.Context, cfg Config, deps Deps, sealer app.Sealer) (*app.System, *app.Params, *app.Activation, error) {
+	systemStore := mongostore.NewSystem(deps.DB)
+	system := app.NewSystem(systemStore, sealer, host.Version)
+	if err := system.SeedSettings(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	acfg := app.ActivationConfig{Code: cfg.ActivationCode, AutoActivate: cfg.AutoActivate}
+	if path := cfg.ActivationCodeFile; path != "" {
+		acfg.Publish = func(code string) error {
+			if err := secrets.WriteFile(path, code); err != nil {
+				return fmt.Errorf("%w (set BATON_ACTIVATION_CODE, or BATON_ACTIVATION_CODE_FILE to a writable path)", err)
+			}
+			return nil
+		}
+	}
+	activation := app.NewActivation(systemStore, acfg)
+	generated, err := activation.Prepare(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if generated && deps.Logger != nil {
+		deps.Logger.Warn("this installation is locked: unlock it with PUT /api/v2/activate and the one-time code written to the file",
+			"file", cfg.ActivationCodeFile)
+	}
+	return system, app.NewParams(mongostore.NewParams(deps.DB), sealer), activation, nil
 }
 
 // Run publishes owed team events until ctx ends.

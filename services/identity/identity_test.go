@@ -22,6 +22,7 @@ import (
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/mongox"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/services/identity"
 )
@@ -48,7 +49,9 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	svc, err := identity.New(ctx, identity.Config{}, identity.Deps{
+	key, err := secrets.GenerateKey()
+	require.NoError(t, err)
+	svc, err := identity.New(ctx, identity.Config{SecretKey: key}, identity.Deps{
 		DB: client.Database(testkit.Database(t)), Publisher: producer, Signer: signer, Logger: logger,
 	})
 	require.NoError(t, err)

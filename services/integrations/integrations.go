@@ -41,9 +41,11 @@ func New(_ context.Context, _ Config, deps Deps) (*Service, error) {
 }
 
 // Routes registers the service's endpoints under /api/v2; every one needs a signed
-// principal. Its endpoints arrive with its capability; until then they answer 404.
+// principal, the anonymous one included: chat requests, code-host deliveries and the
+// install landing are open and verified by their own signatures. Its endpoints arrive
+// with its capability; until then they answer 404.
 func (s *Service) Routes(r fiber.Router) {
-	r.Group("/api/v2", s.signer.Middleware())
+	r.Group("/api/v2", s.signer.OpenMiddleware())
 }
 
 // Run does the service's background work until ctx ends; it has none yet.

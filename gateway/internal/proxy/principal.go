@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"hash/maphash"
+	"maps"
 	"slices"
 	"sync"
 
@@ -59,11 +60,13 @@ func (c *principalCache) setHeaders(p *auth.Principal, set func(name, value stri
 	return nil
 }
 
+// hash covers every field of the principal: two principals that differ anywhere (a
+// user's role in one team, a token's team) must never share signed headers.
 func (c *principalCache) hash(p *auth.Principal) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	// A separator after each field keeps ("ab","c") and ("a","bc") apart.
-	for _, s := range [...]string{p.Type, p.ID, p.Name, p.Email, p.TokenID} {
+	for _, s := range [...]string{p.Type, p.ID, p.Name, p.Email, p.TokenID, p.Team, p.Workflow} {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}
@@ -76,18 +79,37 @@ func (c *principalCache) hash(p *auth.Principal) uint64 {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}
+	// Map order varies, so each team and role is hashed alone and the hashes summed.
+	var teams uint64
+	for team, role := range p.Teams {
+		var e maphash.Hash
+		e.SetSeed(c.seed)
+		e.WriteString(team)
+		e.WriteByte(0)
+		e.WriteString(role)
+		teams += e.Sum64()
+	}
+	h.WriteByte(2)
+	var buf [8]byte
+	for i := range buf {
+		buf[i] = byte(teams >> (8 * i))
+	}
+	h.Write(buf[:])
 	return h.Sum64()
 }
 
 func samePrincipal(a, b *auth.Principal) bool {
 	return a.Type == b.Type && a.ID == b.ID && a.Name == b.Name && a.Email == b.Email &&
-		a.TokenID == b.TokenID && slices.Equal(a.Roles, b.Roles) && slices.Equal(a.Permissions, b.Permissions)
+		a.TokenID == b.TokenID && a.Team == b.Team && a.Workflow == b.Workflow &&
+		slices.Equal(a.Roles, b.Roles) && slices.Equal(a.Permissions, b.Permissions) &&
+		maps.Equal(a.Teams, b.Teams)
 }
 
-// clonePrincipal copies p's slices, which the caller may reuse.
+// clonePrincipal copies p's slices and map, which the caller may reuse.
 func clonePrincipal(p *auth.Principal) auth.Principal {
 	c := *p
 	c.Roles = slices.Clone(p.Roles)
 	c.Permissions = slices.Clone(p.Permissions)
+	c.Teams = maps.Clone(p.Teams)
 	return c
 }

@@ -24,6 +24,13 @@ func TestPrincipalCache(t *testing.T) {
 		{"roles as permissions", auth.Principal{Type: "global", ID: "bootstrap", Permissions: []string{"admin"}}},
 		{"fields shifted", auth.Principal{Type: "globalb", ID: "ootstrap", Roles: []string{"admin"}}},
 		{"token", auth.Principal{Type: "workflow", ID: "infra/build", TokenID: "t1", Permissions: []string{"workflow/read"}}},
+		{"workflow token's workflow", auth.Principal{Type: "workflow", ID: "infra/build", Team: "infra", Workflow: "build", TokenID: "t1", Permissions: []string{"workflow/read"}}},
+		{"team token", auth.Principal{Type: "team", ID: "infra", Team: "infra", TokenID: "t2", Permissions: []string{"**/read"}}},
+		{"team token, other team", auth.Principal{Type: "team", ID: "infra", Team: "ops", TokenID: "t2", Permissions: []string{"**/read"}}},
+		{"user", auth.Principal{Type: "user", ID: "u1", Teams: map[string]string{"infra": "reader", "ops": "owner"}}},
+		{"user's role changed", auth.Principal{Type: "user", ID: "u1", Teams: map[string]string{"infra": "owner", "ops": "owner"}}},
+		{"roles swapped between teams", auth.Principal{Type: "user", ID: "u1", Teams: map[string]string{"infra": "owner", "ops": "reader"}}},
+		{"user left a team", auth.Principal{Type: "user", ID: "u1", Teams: map[string]string{"ops": "owner"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,6 +47,14 @@ func TestPrincipalCache(t *testing.T) {
 	got, err := signer.Decode(setHeaders(t, cache, &p))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"reader"}, got.Roles)
+
+	// Nor the caller's map: a role changed in place is a different principal.
+	u := auth.Principal{Type: "user", ID: "u2", Teams: map[string]string{"infra": "owner"}}
+	setHeaders(t, cache, &u)
+	u.Teams["infra"] = "reader"
+	got, err = signer.Decode(setHeaders(t, cache, &u))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"infra": "reader"}, got.Teams)
 }
 
 func TestPrincipalCacheIsBounded(t *testing.T) {

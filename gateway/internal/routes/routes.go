@@ -12,8 +12,41 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
 )
+
+// Access is how the gateway authorizes a route's requests before proxying them. It is a
+// first, coarse check from the path alone: services keep their own (defence in depth).
+type Access uint8
+
+const (
+	// Check (the default) requires principal.Can(scope, Resource, Action). The scope is the
+	// {team} parameter, with {name} as the workflow on Workflow routes; routes without
+	// {team} are checked instance-wide.
+	Check Access = iota
+	// Authenticated admits every authenticated caller: the route answers all of them alike
+	// (features, roles, a cron check) or the service filters the answer to the caller.
+	Authenticated
+	// ServiceDecides passes every authenticated request on: the decision needs data the
+	// gateway lacks (whose profile, which team a task run belongs to, the team named in a
+	// body or query, a run's callback token, who may create teams). The owning service
+	// decides with auth.Require.
+	ServiceDecides
+)
+
+func (a Access) String() string {
+	switch a {
+	case Check:
+		return "check"
+	case Authenticated:
+		return "authenticated"
+	case ServiceDecides:
+		return "service decides"
+	}
+	return fmt.Sprintf("Access(%d)", uint8(a))
+}
 
 // Route is one method and path pattern of the surface, with the service that answers it.
 type Route struct {
@@ -41,8 +74,23 @@ type Route struct {
 	// RewriteMethod is the method sent upstream; empty sends the request's own.
 	RewriteMethod string
 
+	// Access, Resource and Action are the gateway's authorization of the route (see
+	// Access). Open routes are not authorized at the gateway and leave them empty.
+	Access   Access
+	Resource string
+	Action   string
+	// Workflow routes act on the workflow {name} of {team}, so the check is in that
+	// workflow's scope and the workflow's own tokens may pass.
+	Workflow bool
+	// InWorkflow routes act on something of one workflow that the path does not name (a
+	// run): a workflow token of {team} holding the permission passes on to the service,
+	// which checks it against the workflow the thing belongs to.
+	InWorkflow bool
+
 	params  []string // parameter names of Pattern, in order
 	rewrite []part   // RewritePath compiled
+	team    int      // index of {team} in params, or -1
+	name    int      // index of {name} in params, or -1
 }
 
 // part is one piece of a compiled rewrite: a literal, or the value of parameter index.
@@ -199,6 +247,10 @@ func (t *Table) add(r *Route) error {
 	}
 	if len(r.params) > maxParams {
 		return fmt.Errorf("more than %d parameters", maxParams)
+	}
+	r.team, r.name = slices.Index(r.params, "team"), slices.Index(r.params, "name")
+	if err := r.checkAccess(); err != nil {
+		return err
 	}
 	if n.routes[m] != nil {
 		return errors.New("declared twice")
@@ -385,6 +437,74 @@ func (r *Route) AppendUpstreamPath(dst []byte, path string, p *Params) []byte {
 		}
 	}
 	return dst
+}
+
+// checkAccess refuses a route without a sound authorization decision.
+func (r *Route) checkAccess() error {
+	if r.Open {
+		if r.Access != Check || r.Resource != "" || r.Action != "" || r.Workflow || r.InWorkflow {
+			return errors.New("open routes are not authorized at the gateway: give no access rule")
+		}
+		return nil
+	}
+	switch r.Access {
+	case Check:
+		if r.Resource == "" && r.Action == "" {
+			return errors.New("no authorization decision: give Resource and Action, or an Access")
+		}
+		if !slices.Contains(auth.Resources, r.Resource) {
+			return fmt.Errorf("unknown resource %q", r.Resource)
+		}
+		if !slices.Contains(auth.Actions, r.Action) {
+			return fmt.Errorf("unknown action %q", r.Action)
+		}
+	case Authenticated, ServiceDecides:
+		if r.Resource != "" || r.Action != "" || r.Workflow || r.InWorkflow {
+			return fmt.Errorf("access %q checks nothing at the gateway: give no resource, action or scope", r.Access)
+		}
+	default:
+		return fmt.Errorf("unknown access %d", r.Access)
+	}
+	if r.Workflow && (r.team < 0 || r.name < 0) {
+		return errors.New("a workflow route needs {team} and {name}")
+	}
+	if r.InWorkflow && r.team < 0 {
+		return errors.New("an in-workflow route needs {team}")
+	}
+	return nil
+}
+
+// Authorize checks that p may make a request that matched r with params: 403
+// PERMISSION_DENIED when it may not. It does not allocate when p may.
+//
+// Path values are compared as the client sent them (still percent-encoded), as services
+// read them: an encoded team name never matches a team a caller belongs to.
+func (r *Route) Authorize(p *auth.Principal, params *Params) error {
+	if r.Open || r.Access != Check {
+		return nil
+	}
+	var scope auth.Scope
+	if r.team >= 0 && r.team < params.n {
+		scope.Team = params.values[r.team]
+	}
+	if r.Workflow && r.name >= 0 && r.name < params.n {
+		scope.Workflow = params.values[r.name]
+	}
+	if p.Can(scope, r.Resource, r.Action) {
+		return nil
+	}
+	if r.InWorkflow && p.Type == auth.TypeWorkflow && scope.Team != "" && p.Team == scope.Team &&
+		slices.ContainsFunc(p.Permissions, func(g string) bool { return auth.Grants(g, r.Resource, r.Action) }) {
+		return nil
+	}
+	where := "this instance"
+	switch {
+	case scope.Workflow != "":
+		where = "workflow '" + scope.Team + "/" + scope.Workflow + "'"
+	case scope.Team != "":
+		where = "team '" + scope.Team + "'"
+	}
+	return apperr.New(apperr.PermissionDenied, "Not allowed to %s %s in %s.", r.Action, r.Resource, where)
 }
 
 // UpstreamMethod returns the method to send upstream for a request with method.

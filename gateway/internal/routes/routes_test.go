@@ -334,7 +334,7 @@ func TestAllowed(t *testing.T) {
 
 func TestNewRejectsBrokenTables(t *testing.T) {
 	t.Parallel()
-	ok := Route{Method: "GET", Pattern: "/api/v2/a/{x}", Service: "s"}
+	ok := Route{Method: "GET", Pattern: "/api/v2/a/{x}", Service: "s", Access: Authenticated}
 	with := func(f func(*Route)) []Route {
 		r := ok
 		f(&r)
@@ -357,6 +357,18 @@ func TestNewRejectsBrokenTables(t *testing.T) {
 		{"rewrite of unknown parameter", with(func(r *Route) { r.RewritePath = "/api/{y}" }), "lacks"},
 		{"unknown rewrite method", with(func(r *Route) { r.RewriteMethod = "FETCH" }), "unknown rewrite method"},
 		{"negative body limit", with(func(r *Route) { r.BodyLimit = -1 }), "negative body limit"},
+		{"no authorization decision", with(func(r *Route) { r.Access = Check }), "no authorization decision"},
+		{"unknown resource", with(func(r *Route) { r.Access, r.Resource, r.Action = Check, "spaceship", "read" }), "unknown resource"},
+		{"wildcard resource", with(func(r *Route) { r.Access, r.Resource, r.Action = Check, "**", "read" }), "unknown resource"},
+		{"unknown action", with(func(r *Route) { r.Access, r.Resource, r.Action = Check, "workflow", "fly" }), "unknown action"},
+		{"no action", with(func(r *Route) { r.Access, r.Resource = Check, "workflow" }), "unknown action"},
+		{"resource on a service-decided route", with(func(r *Route) { r.Access, r.Resource = ServiceDecides, "workflow" }), "checks nothing"},
+		{"unknown access", with(func(r *Route) { r.Access = 9 }), "unknown access"},
+		{"open with a rule", with(func(r *Route) { r.Open, r.Access = true, ServiceDecides }), "open routes"},
+		{"workflow scope without a team", with(func(r *Route) {
+			r.Access, r.Resource, r.Action, r.Workflow, r.Pattern = Check, "workflow", "read", true, "/api/v2/a/{name}"
+		}), "needs {team} and {name}"},
+		{"run scope without a team", with(func(r *Route) { r.Access, r.Resource, r.Action, r.InWorkflow = Check, "workflowrun", "read", true }), "needs {team}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

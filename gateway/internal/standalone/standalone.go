@@ -20,6 +20,7 @@ import (
 	"github.com/baton-flow/baton/libs/embedded"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/identity"
 	"github.com/baton-flow/baton/services/integrations"
 	"github.com/baton-flow/baton/services/runner"
@@ -39,6 +40,8 @@ const (
 	DefaultDataDir     = ".baton"
 	DefaultGatewayAddr = "127.0.0.1:8080"
 	tokenFile          = "admin-token"
+	secretKeyFile      = "secret-key"
+	activationCodeFile = "activation-code"
 )
 
 // Run starts everything and serves until ctx ends. It prints the API's URL and the admin
@@ -59,10 +62,23 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 			return err
 		}
 	}
+	secretKey := getenv(secrets.EnvKey)
+	if secretKey == "" {
+		// Kept in the data directory, unlike the service key: what one start seals (password
+		// parameters, secured settings) the next must open.
+		if secretKey, err = secrets.LoadOrCreateKey(filepath.Join(dataDir, secretKeyFile)); err != nil {
+			return err
+		}
+	}
 	overrides := map[string]string{
-		"BATON_BOOTSTRAP_TOKEN": token,
-		"BATON_SERVICE_KEY":     serviceKey,
-		"BATON_GATEWAY_ADDR":    valueOr(getenv("BATON_GATEWAY_ADDR"), DefaultGatewayAddr),
+		secrets.EnvKey: secretKey,
+		// Development mode unlocks itself; BATON_AUTO_ACTIVATE=false tries the lock, with the
+		// generated code kept in the data directory.
+		"BATON_AUTO_ACTIVATE":        valueOr(getenv("BATON_AUTO_ACTIVATE"), "true"),
+		"BATON_ACTIVATION_CODE_FILE": valueOr(getenv("BATON_ACTIVATION_CODE_FILE"), filepath.Join(dataDir, activationCodeFile)),
+		"BATON_BOOTSTRAP_TOKEN":      token,
+		"BATON_SERVICE_KEY":          serviceKey,
+		"BATON_GATEWAY_ADDR":         valueOr(getenv("BATON_GATEWAY_ADDR"), DefaultGatewayAddr),
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 

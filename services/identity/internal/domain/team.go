@@ -2,6 +2,11 @@
 package domain
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -32,8 +37,34 @@ type Team struct {
 	Labels       map[string]string
 	ExternalRef  string
 	CreationDate time.Time
+	// Members are the team's people, by user id, each with one role.
+	Members []Member
+	// ApproverGroups name sets of members who may decide approvals.
+	ApproverGroups []ApproverGroup
+	// Parameters are the team's parameters; secret values are kept sealed as stored.
+	Parameters []TeamParam
+	// QuotaOverrides are the quota limits set for this team; the rest come from defaults.
+	QuotaOverrides TeamQuotaOverrides
 	// Version increases with every change; updates are conditional on it.
 	Version int64
+}
+
+// Clone returns a deep copy of t, so a change can be compared with what it started from.
+func (t Team) Clone() Team {
+	c := t
+	c.Labels = maps.Clone(t.Labels)
+	c.Members = slices.Clone(t.Members)
+	c.ApproverGroups = make([]ApproverGroup, len(t.ApproverGroups))
+	for i, g := range t.ApproverGroups {
+		g.Approvers = slices.Clone(g.Approvers)
+		c.ApproverGroups[i] = g
+	}
+	c.Parameters = make([]TeamParam, len(t.Parameters))
+	for i, p := range t.Parameters {
+		c.Parameters[i] = p.clone()
+	}
+	c.QuotaOverrides = t.QuotaOverrides.clone()
+	return c
 }
 
 // TeamChanges is a partial update; nil fields are left alone.
@@ -43,6 +74,14 @@ type TeamChanges struct {
 	// Labels are merged: a nil value removes the key.
 	Labels      map[string]*string
 	ExternalRef *string
+	// Members are upserted by user id.
+	Members []MemberChange
+	// ApproverGroups are upserted by name, after Members.
+	ApproverGroups []ApproverGroupChange
+	// Parameters are upserted by name.
+	Parameters []TeamParam
+	// Quotas' non-nil fields override the team's limits.
+	Quotas *TeamQuotaOverrides
 }
 
 // MaxNameLength bounds slugs.
@@ -131,6 +170,20 @@ func (t *Team) Apply(ch TeamChanges) error {
 		}
 		t.Labels[k] = *v
 	}
+	if err := t.UpsertMembers(ch.Members); err != nil {
+		return err
+	}
+	if err := t.UpsertApproverGroups(ch.ApproverGroups); err != nil {
+		return err
+	}
+	if err := t.UpsertParams(ch.Parameters); err != nil {
+		return err
+	}
+	if ch.Quotas != nil {
+		if err := t.QuotaOverrides.apply(*ch.Quotas); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -139,7 +192,139 @@ type TeamFilter struct {
 	Names    []string
 	Statuses []TeamStatus
 	Labels   map[string]string
+	// MemberID keeps only the teams this user belongs to.
+	MemberID string
 }
 
 // TeamSortFields are the fields a team search may sort by.
 var TeamSortFields = []string{"name", "creationDate", "status"}
+
+// TeamSecretMask replaces secret parameter values in every answer. A write that sends it
+// back (or omits the value) keeps the stored value.
+const TeamSecretMask = "********"
+
+// TeamParamPassword is the parameter type whose values are secret.
+const TeamParamPassword = "password"
+
+// TeamParam is one team parameter (the contract's AbstractParam), stored as given. Default
+// and Value hold any JSON value (text, number, list, object).
+type TeamParam struct {
+	Name           string
+	Label          string
+	Description    string
+	Type           string
+	Default        json.RawMessage
+	Value          json.RawMessage
+	Required       bool
+	Placeholder    string
+	HelperText     string
+	Options        []TeamParamOption
+	MinValueLength *int
+	MaxValueLength *int
+	ReadOnly       bool
+	HiddenValue    bool
+}
+
+// TeamParamOption is one choice of a select or multiselect parameter.
+type TeamParamOption struct {
+	Key   string
+	Value string
+}
+
+// Secret reports whether the parameter's values must never be shown.
+func (p TeamParam) Secret() bool { return p.Type == TeamParamPassword }
+
+// Masked returns p as callers may see it: secret values replaced by TeamSecretMask.
+func (p TeamParam) Masked() TeamParam {
+	if !p.Secret() {
+		return p
+	}
+	mask, _ := json.Marshal(TeamSecretMask)
+	if !IsAbsentValue(p.Value) {
+		p.Value = mask
+	}
+	if !IsAbsentValue(p.Default) {
+		p.Default = mask
+	}
+	return p
+}
+
+func (p TeamParam) clone() TeamParam {
+	p.Default = bytes.Clone(p.Default)
+	p.Value = bytes.Clone(p.Value)
+	p.Options = slices.Clone(p.Options)
+	return p
+}
+
+// IsAbsentValue reports whether a parameter value is missing or JSON null.
+func IsAbsentValue(v json.RawMessage) bool {
+	trimmed := bytes.TrimSpace(v)
+	return len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null"))
+}
+
+// IsMaskedValue reports whether v is absent or the mask: a secret value the caller did not
+// change.
+func IsMaskedValue(v json.RawMessage) bool {
+	if IsAbsentValue(v) {
+		return true
+	}
+	var s string
+	return json.Unmarshal(v, &s) == nil && s == TeamSecretMask
+}
+
+// Param returns the parameter called name.
+func (t Team) Param(name string) (TeamParam, bool) {
+	for _, p := range t.Parameters {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return TeamParam{}, false
+}
+
+// UpsertParams adds or replaces parameters by name. A secret value that is absent or the
+// mask keeps the stored one, so clients can send back what they read.
+func (t *Team) UpsertParams(params []TeamParam) error {
+	for i, p := range params {
+		p.Name = strings.TrimSpace(p.Name)
+		if p.Name == "" {
+			return apperr.Invalid(apperr.TeamInvalidReq, "Every team parameter needs a name.",
+				apperr.FieldError{Field: fmt.Sprintf("parameters[%d].name", i), Message: "required"})
+		}
+		if p.MinValueLength != nil && p.MaxValueLength != nil && *p.MinValueLength > *p.MaxValueLength {
+			return apperr.Invalid(apperr.TeamInvalidReq,
+				fmt.Sprintf("Parameter '%s': minValueLength exceeds maxValueLength.", p.Name),
+				apperr.FieldError{Field: fmt.Sprintf("parameters[%d].minValueLength", i), Message: "exceeds maxValueLength"})
+		}
+		p = p.clone()
+		idx := slices.IndexFunc(t.Parameters, func(q TeamParam) bool { return q.Name == p.Name })
+		if p.Secret() {
+			var old TeamParam // a new parameter has nothing to keep: the mask is not a value
+			if idx >= 0 {
+				old = t.Parameters[idx]
+			}
+			if IsMaskedValue(p.Value) {
+				p.Value = old.Value
+			}
+			if IsMaskedValue(p.Default) {
+				p.Default = old.Default
+			}
+		}
+		if idx >= 0 {
+			t.Parameters[idx] = p
+		} else {
+			t.Parameters = append(t.Parameters, p)
+		}
+	}
+	return nil
+}
+
+// RemoveParam deletes the parameter called name.
+func (t *Team) RemoveParam(name string) error {
+	idx := slices.IndexFunc(t.Parameters, func(p TeamParam) bool { return p.Name == name })
+	if idx < 0 {
+		return apperr.New(apperr.ParamsNotFound, "Team '%s' has no parameter '%s'.", t.Name, name)
+	}
+	t.Parameters = slices.Delete(t.Parameters, idx, idx+1)
+	return nil
+}

@@ -4,6 +4,7 @@ package mongostore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -34,9 +35,116 @@ type teamDoc struct {
 	Labels       map[string]string `bson:"labels,omitempty"`
 	ExternalRef  string            `bson:"externalRef,omitempty"`
 	CreationDate time.Time         `bson:"creationDate"`
-	Version      int64             `bson:"version"`
-	Deleted      bool              `bson:"deleted"`
-	Outbox       []outbox.Entry    `bson:"outbox"`
+	// Members hold user ids; `members.userId` finds a user's teams.
+	Members        []memberDoc        `bson:"members,omitempty"`
+	ApproverGroups []approverGroupDoc `bson:"approverGroups,omitempty"`
+	Parameters     []teamParamDoc     `bson:"parameters,omitempty"`
+	Quotas         quotaOverridesDoc  `bson:"quotas"`
+	Version        int64              `bson:"version"`
+	Deleted        bool               `bson:"deleted"`
+	Outbox         []outbox.Entry     `bson:"outbox"`
+}
+
+type memberDoc struct {
+	UserID string `bson:"userId"`
+	Role   string `bson:"role"`
+}
+
+type approverGroupDoc struct {
+	ID        string   `bson:"id"`
+	Name      string   `bson:"name"`
+	Approvers []string `bson:"approvers"`
+}
+
+// teamParamDoc keeps default and value as JSON text: decoded into an interface, the driver
+// would turn objects into ordered key lists and lose the shape clients sent.
+type teamParamDoc struct {
+	Name           string           `bson:"name"`
+	Label          string           `bson:"label,omitempty"`
+	Description    string           `bson:"description,omitempty"`
+	Type           string           `bson:"type,omitempty"`
+	Default        string           `bson:"default,omitempty"`
+	Value          string           `bson:"value,omitempty"`
+	Required       bool             `bson:"required,omitempty"`
+	Placeholder    string           `bson:"placeholder,omitempty"`
+	HelperText     string           `bson:"helperText,omitempty"`
+	Options        []paramOptionDoc `bson:"options,omitempty"`
+	MinValueLength *int             `bson:"minValueLength,omitempty"`
+	MaxValueLength *int             `bson:"maxValueLength,omitempty"`
+	ReadOnly       bool             `bson:"readOnly,omitempty"`
+	HiddenValue    bool             `bson:"hiddenValue,omitempty"`
+}
+
+type paramOptionDoc struct {
+	Key   string `bson:"key"`
+	Value string `bson:"value"`
+}
+
+type quotaOverridesDoc struct {
+	MaxWorkflowCount       *int `bson:"maxWorkflowCount,omitempty"`
+	MaxWorkflowRunMonthly  *int `bson:"maxWorkflowRunMonthly,omitempty"`
+	MaxWorkflowStorage     *int `bson:"maxWorkflowStorage,omitempty"`
+	MaxWorkflowRunStorage  *int `bson:"maxWorkflowRunStorage,omitempty"`
+	MaxWorkflowRunDuration *int `bson:"maxWorkflowRunDuration,omitempty"`
+	MaxConcurrentRuns      *int `bson:"maxConcurrentRuns,omitempty"`
+}
+
+func toMemberDocs(t domain.Team) []memberDoc {
+	out := make([]memberDoc, len(t.Members))
+	for i, m := range t.Members {
+		out[i] = memberDoc{UserID: m.UserID, Role: m.Role}
+	}
+	return out
+}
+
+func toApproverGroupDocs(t domain.Team) []approverGroupDoc {
+	out := make([]approverGroupDoc, len(t.ApproverGroups))
+	for i, g := range t.ApproverGroups {
+		approvers := g.Approvers
+		if approvers == nil {
+			approvers = []string{}
+		}
+		out[i] = approverGroupDoc{ID: g.ID, Name: g.Name, Approvers: approvers}
+	}
+	return out
+}
+
+func toTeamParamDocs(t domain.Team) []teamParamDoc {
+	out := make([]teamParamDoc, len(t.Parameters))
+	for i, p := range t.Parameters {
+		opts := make([]paramOptionDoc, len(p.Options))
+		for j, o := range p.Options {
+			opts[j] = paramOptionDoc(o)
+		}
+		out[i] = teamParamDoc{
+			Name: p.Name, Label: p.Label, Description: p.Description, Type: p.Type,
+			Default: string(p.Default), Value: string(p.Value), Required: p.Required,
+			Placeholder: p.Placeholder, HelperText: p.HelperText, Options: opts,
+			MinValueLength: p.MinValueLength, MaxValueLength: p.MaxValueLength,
+			ReadOnly: p.ReadOnly, HiddenValue: p.HiddenValue,
+		}
+	}
+	return out
+}
+
+func (d teamParamDoc) param() domain.TeamParam {
+	var opts []domain.TeamParamOption
+	for _, o := range d.Options {
+		opts = append(opts, domain.TeamParamOption(o))
+	}
+	raw := func(s string) json.RawMessage {
+		if s == "" {
+			return nil
+		}
+		return json.RawMessage(s)
+	}
+	return domain.TeamParam{
+		Name: d.Name, Label: d.Label, Description: d.Description, Type: d.Type,
+		Default: raw(d.Default), Value: raw(d.Value), Required: d.Required,
+		Placeholder: d.Placeholder, HelperText: d.HelperText, Options: opts,
+		MinValueLength: d.MinValueLength, MaxValueLength: d.MaxValueLength,
+		ReadOnly: d.ReadOnly, HiddenValue: d.HiddenValue,
+	}
 }
 
 func toDoc(t domain.Team) (teamDoc, error) {
@@ -47,15 +155,27 @@ func toDoc(t domain.Team) (teamDoc, error) {
 	return teamDoc{
 		ID: id, Key: t.Name, Name: t.Name, DisplayName: t.DisplayName, Status: string(t.Status),
 		Labels: t.Labels, ExternalRef: t.ExternalRef, CreationDate: t.CreationDate, Version: t.Version,
-		Outbox: []outbox.Entry{},
+		Members: toMemberDocs(t), ApproverGroups: toApproverGroupDocs(t), Parameters: toTeamParamDocs(t),
+		Quotas: quotaOverridesDoc(t.QuotaOverrides), Outbox: []outbox.Entry{},
 	}, nil
 }
 
 func (d teamDoc) team() domain.Team {
-	return domain.Team{
+	t := domain.Team{
 		ID: d.ID.Hex(), Name: d.Name, DisplayName: d.DisplayName, Status: domain.TeamStatus(d.Status),
 		Labels: d.Labels, ExternalRef: d.ExternalRef, CreationDate: d.CreationDate.UTC(), Version: d.Version,
+		QuotaOverrides: domain.TeamQuotaOverrides(d.Quotas),
 	}
+	for _, m := range d.Members {
+		t.Members = append(t.Members, domain.Member{UserID: m.UserID, Role: m.Role})
+	}
+	for _, g := range d.ApproverGroups {
+		t.ApproverGroups = append(t.ApproverGroups, domain.ApproverGroup{ID: g.ID, Name: g.Name, Approvers: g.Approvers})
+	}
+	for _, p := range d.Parameters {
+		t.Parameters = append(t.Parameters, p.param())
+	}
+	return t
 }
 
 // Teams is the Mongo TeamStore.
@@ -70,6 +190,7 @@ func NewTeams(ctx context.Context, db *mongo.Database) (*Teams, error) {
 		mongo.IndexModel{Keys: bson.D{{Key: "key", Value: 1}}, Options: options.Index().SetUnique(true)},
 		mongo.IndexModel{Keys: bson.D{{Key: "deleted", Value: 1}, {Key: "name", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "deleted", Value: 1}, {Key: "creationDate", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "members.userId", Value: 1}}},
 	)
 	if err != nil {
 		return nil, fmt.Errorf("team indexes: %w", err)
@@ -124,7 +245,11 @@ func (s *Teams) UpdateTeam(ctx context.Context, name string, fn func(*domain.Tea
 		if err := fn(&t); err != nil {
 			return domain.Team{}, err
 		}
-		set := bson.M{"displayName": t.DisplayName, "status": string(t.Status), "labels": t.Labels, "externalRef": t.ExternalRef}
+		set := bson.M{
+			"displayName": t.DisplayName, "status": string(t.Status), "labels": t.Labels, "externalRef": t.ExternalRef,
+			"members": toMemberDocs(t), "approverGroups": toApproverGroupDocs(t), "parameters": toTeamParamDocs(t),
+			"quotas": quotaOverridesDoc(t.QuotaOverrides),
+		}
 		err = mongox.UpdateVersioned(ctx, s.coll, bson.M{"key": name}, t.Version, bson.M{"$set": set})
 		if errors.Is(err, mongox.ErrConflict) {
 			continue
@@ -179,6 +304,10 @@ func (s *Teams) FindTeams(ctx context.Context, f domain.TeamFilter, p page.Reque
 	for k, v := range f.Labels {
 		filter["labels."+k] = v
 	}
+	if f.MemberID != "" {
+		// FerretDB v1 answers $elemMatch with nothing; a dotted path into the array works on both.
+		filter["members.userId"] = f.MemberID
+	}
 	total, err := s.coll.CountDocuments(ctx, filter)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count teams: %w", err)
@@ -216,4 +345,22 @@ func (s *Teams) TeamNameTaken(ctx context.Context, name string) (bool, error) {
 		return false, fmt.Errorf("check team name %s: %w", name, err)
 	}
 	return n > 0, nil
+}
+
+// FindTeamsByMember returns every live team userID belongs to, by name.
+func (s *Teams) FindTeamsByMember(ctx context.Context, userID string) ([]domain.Team, error) {
+	cur, err := s.coll.Find(ctx, bson.M{"deleted": false, "members.userId": userID},
+		options.Find().SetSort(bson.D{{Key: "name", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("find teams of user %s: %w", userID, err)
+	}
+	var docs []teamDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read teams of user %s: %w", userID, err)
+	}
+	teams := make([]domain.Team, len(docs))
+	for i, d := range docs {
+		teams[i] = d.team()
+	}
+	return teams, nil
 }
