@@ -1,55 +1,131 @@
-// Package tasks is Baton's tasks service: the catalogue of task definitions, global and per team, and their versions.
+// Package tasks is Baton's tasks service: the catalogue of task definitions, global and per
+// team, and their versions, in JSON or Tekton YAML. It seeds the global catalogue at start
+// and answers the workflows service's task references; a deleted team's tasks go with it.
 package tasks
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/services/tasks/internal/app"
+	"github.com/baton-flow/baton/services/tasks/internal/domain"
+	"github.com/baton-flow/baton/services/tasks/internal/eventsub"
+	"github.com/baton-flow/baton/services/tasks/internal/httpapi"
+	"github.com/baton-flow/baton/services/tasks/internal/mongostore"
+	"github.com/baton-flow/baton/services/tasks/internal/usage"
 )
 
 // Name is the service's name in discovery and its database name.
 const Name = "tasks"
 
 // Config is the service's own configuration.
-type Config struct{}
+type Config struct {
+	// GroupID is the consumer group of the service's replicas on the team topic; default
+	// "baton-tasks".
+	GroupID string
+}
 
-// ConfigFromEnv reads the service's configuration. It has no variables of its own yet.
-func ConfigFromEnv(func(string) string) (Config, error) { return Config{}, nil }
+// ConfigFromEnv reads the service's configuration. It has no variables of its own.
+func ConfigFromEnv(func(string) string) (Config, error) { return Config{GroupID: "baton-" + Name}, nil }
+
+// UsageChecker tells which workflows use a team task; deleting a task in use is refused.
+type UsageChecker interface {
+	WorkflowsUsing(ctx context.Context, team, task string) ([]string, error)
+}
 
 // Deps are what the service needs from its process.
 type Deps struct {
 	DB     *mongo.Database
-	Kafka  kafkax.Config
 	Signer *auth.Signer
 	Logger *slog.Logger
+	// Kafka is where team deletions are followed; without brokers (tests of the API
+	// alone) they are not.
+	Kafka kafkax.Config
+	// Resolver finds the workflows service, asked before a team task is deleted whether
+	// a workflow uses it. Required unless Usage is set.
+	Resolver registry.Resolver
+	// Usage, when set, answers that question instead (tests).
+	Usage UsageChecker
 }
 
 // Service is the tasks service.
 type Service struct {
+	tasks  *app.Tasks
 	signer *auth.Signer
+	// teamEvents follows team deletions; nil without brokers.
+	teamEvents *kafkax.Consumer
 }
 
-// New wires the service.
-func New(_ context.Context, _ Config, deps Deps) (*Service, error) {
-	return &Service{signer: deps.Signer}, nil
+// New wires the service, prepares its database and seeds the global catalogue (tasks that
+// exist are left as they are).
+func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
+	if deps.Signer == nil {
+		return nil, errors.New("tasks: Deps.Signer is required")
+	}
+	var checker app.UsageChecker
+	switch {
+	case deps.Usage != nil:
+		checker = usageAdapter{deps.Usage}
+	case deps.Resolver != nil:
+		checker = usage.NewChecker(deps.Resolver, deps.Signer, deps.Logger)
+	default:
+		return nil, errors.New("tasks: Deps.Resolver (or Deps.Usage) is required")
+	}
+	store, err := mongostore.NewTasks(ctx, deps.DB)
+	if err != nil {
+		return nil, fmt.Errorf("tasks store: %w", err)
+	}
+	tasks := app.NewTasks(store, checker)
+	created, err := tasks.Seed(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("seed the task catalogue: %w", err)
+	}
+	if created > 0 && deps.Logger != nil {
+		deps.Logger.Info("seeded the task catalogue", "tasks", created)
+	}
+	svc := &Service{tasks: tasks, signer: deps.Signer}
+	if len(deps.Kafka.Brokers) > 0 {
+		if cfg.GroupID == "" {
+			cfg.GroupID = "baton-" + Name
+		}
+		svc.teamEvents = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+			GroupID: cfg.GroupID, Topic: events.TeamEvents, Handler: eventsub.TeamEvents(tasks, deps.Logger), Logger: deps.Logger,
+		})
+	}
+	return svc, nil
 }
 
-// Routes registers the service's endpoints under /api/v2; every one needs a signed
-// principal. Its endpoints arrive with its capability; until then they answer 404.
+// usageAdapter turns the exported UsageChecker into the use cases' one.
+type usageAdapter struct{ UsageChecker }
+
+func (u usageAdapter) WorkflowsUsing(ctx context.Context, ref domain.Ref) ([]string, error) {
+	return u.UsageChecker.WorkflowsUsing(ctx, ref.Team, ref.Name)
+}
+
+// Routes registers the catalogue under /api/v2, where every endpoint needs a signed
+// principal, and the endpoints for Baton's own services under /internal/v1.
 func (s *Service) Routes(r fiber.Router) {
-	r.Group("/api/v2", s.signer.Middleware())
+	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.tasks)
+	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware(), httpapi.RequireService), s.tasks)
 }
 
-// Run does the service's background work until ctx ends; it has none yet.
+// Run follows the team topic until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	<-ctx.Done()
-	return nil
+	if s.teamEvents == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return s.teamEvents.Run(ctx)
 }
 
 // Build makes the service's unit from a connected platform.
@@ -58,7 +134,9 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Signer: p.Signer, Logger: p.Logger})
+	svc, err := New(ctx, cfg, Deps{
+		DB: p.Database(Name), Signer: p.Signer, Logger: p.Logger, Kafka: p.Kafka, Resolver: p.Resolver,
+	})
 	if err != nil {
 		return host.Unit{}, err
 	}

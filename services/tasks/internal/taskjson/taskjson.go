@@ -1,0 +1,441 @@
+// Package taskjson is the JSON form of a task: the API's body (API.md §3, Task) and, with
+// its read-only fields, the form the store keeps. Fields Baton does not know are kept at
+// every level that has them (task, spec, params, results) and written back after the
+// known ones.
+package taskjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/services/tasks/internal/domain"
+)
+
+// TimeFormat is RFC 3339 in UTC with milliseconds, the contract's format for times.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Task is a task as JSON carries it.
+type Task struct {
+	Name         string                     `json:"name,omitempty"`
+	DisplayName  string                     `json:"displayName,omitempty"`
+	Description  string                     `json:"description,omitempty"`
+	Type         string                     `json:"type,omitempty"`
+	Version      int                        `json:"version,omitempty"`
+	Status       string                     `json:"status,omitempty"`
+	Scope        string                     `json:"scope,omitempty"`
+	Team         string                     `json:"team,omitempty"`
+	CreationDate string                     `json:"creationDate,omitempty"`
+	Category     string                     `json:"category,omitempty"`
+	Icon         string                     `json:"icon,omitempty"`
+	Verified     bool                       `json:"verified"`
+	Labels       map[string]string          `json:"labels,omitempty"`
+	Annotations  map[string]json.RawMessage `json:"annotations,omitempty"`
+	Changelog    *Changelog                 `json:"changelog,omitempty"`
+	Spec         Spec                       `json:"spec"`
+	Extra        map[string]json.RawMessage `json:"-"`
+}
+
+// Changelog is one version's changelog; on input only Reason is read.
+type Changelog struct {
+	Version int    `json:"version,omitempty"`
+	Author  string `json:"author,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Date    string `json:"date,omitempty"`
+}
+
+// Spec is the task's step.
+type Spec struct {
+	Image      string                     `json:"image,omitempty"`
+	Command    []string                   `json:"command,omitempty"`
+	Arguments  []string                   `json:"arguments,omitempty"`
+	Script     string                     `json:"script,omitempty"`
+	WorkingDir string                     `json:"workingDir,omitempty"`
+	Envs       []Env                      `json:"envs,omitempty"`
+	Params     []Param                    `json:"params,omitempty"`
+	Results    []Result                   `json:"results,omitempty"`
+	Workspaces []Workspace                `json:"workspaces,omitempty"`
+	StepName   string                     `json:"stepName,omitempty"`
+	Extra      map[string]json.RawMessage `json:"-"`
+}
+
+// Env is an environment variable.
+type Env struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Param is the contract's AbstractParam. `helpertext`, as older clients spell it, is read
+// too: JSON names match regardless of case.
+type Param struct {
+	Name           string                     `json:"name"`
+	Label          string                     `json:"label,omitempty"`
+	Description    string                     `json:"description,omitempty"`
+	Type           string                     `json:"type,omitempty"`
+	Default        json.RawMessage            `json:"default,omitempty"`
+	Value          json.RawMessage            `json:"value,omitempty"`
+	Required       bool                       `json:"required"`
+	Placeholder    string                     `json:"placeholder,omitempty"`
+	HelperText     string                     `json:"helperText,omitempty"`
+	Options        []ParamOption              `json:"options,omitempty"`
+	MinValueLength *int                       `json:"minValueLength,omitempty"`
+	MaxValueLength *int                       `json:"maxValueLength,omitempty"`
+	ReadOnly       bool                       `json:"readOnly"`
+	HiddenValue    bool                       `json:"hiddenValue"`
+	Extra          map[string]json.RawMessage `json:"-"`
+}
+
+// ParamOption is one choice of a select parameter.
+type ParamOption struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Result is one output.
+type Result struct {
+	Name        string                     `json:"name"`
+	Description string                     `json:"description,omitempty"`
+	Type        string                     `json:"type,omitempty"`
+	Extra       map[string]json.RawMessage `json:"-"`
+}
+
+// Workspace is a Tekton workspace declaration.
+type Workspace struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	MountPath   string `json:"mountPath,omitempty"`
+	ReadOnly    bool   `json:"readOnly,omitempty"`
+	Optional    bool   `json:"optional,omitempty"`
+}
+
+// The plain types have the same fields without the methods, so the methods can use the
+// standard encoding for the known fields.
+type (
+	plainTask   Task
+	plainSpec   Spec
+	plainParam  Param
+	plainResult Result
+)
+
+// MarshalJSON writes the known fields, then the kept unknown ones.
+func (t Task) MarshalJSON() ([]byte, error) { return withExtra(plainTask(t), t.Extra) }
+
+// UnmarshalJSON reads the known fields and keeps the others.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	return withoutExtra(b, (*plainTask)(t), &t.Extra, taskKeys)
+}
+
+// MarshalJSON writes the known fields, then the kept unknown ones.
+func (s Spec) MarshalJSON() ([]byte, error) { return withExtra(plainSpec(s), s.Extra) }
+
+// UnmarshalJSON reads the known fields and keeps the others.
+func (s *Spec) UnmarshalJSON(b []byte) error {
+	return withoutExtra(b, (*plainSpec)(s), &s.Extra, specKeys)
+}
+
+// MarshalJSON writes the known fields, then the kept unknown ones.
+func (p Param) MarshalJSON() ([]byte, error) { return withExtra(plainParam(p), p.Extra) }
+
+// UnmarshalJSON reads the known fields and keeps the others.
+func (p *Param) UnmarshalJSON(b []byte) error {
+	return withoutExtra(b, (*plainParam)(p), &p.Extra, paramKeys)
+}
+
+// MarshalJSON writes the known fields, then the kept unknown ones.
+func (r Result) MarshalJSON() ([]byte, error) { return withExtra(plainResult(r), r.Extra) }
+
+// UnmarshalJSON reads the known fields and keeps the others.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	return withoutExtra(b, (*plainResult)(r), &r.Extra, resultKeys)
+}
+
+var (
+	taskKeys   = jsonKeys(Task{})
+	specKeys   = jsonKeys(Spec{})
+	paramKeys  = jsonKeys(Param{})
+	resultKeys = jsonKeys(Result{})
+)
+
+// jsonKeys lists the lower-cased JSON names of a struct's fields: encoding/json matches
+// names regardless of case, so a key is known when it matches one in any case.
+func jsonKeys(v any) []string {
+	var keys []string
+	t := reflect.TypeOf(v)
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			keys = append(keys, strings.ToLower(name))
+		}
+	}
+	return keys
+}
+
+func withExtra(known any, extra map[string]json.RawMessage) ([]byte, error) {
+	base, err := json.Marshal(known)
+	if err != nil {
+		return nil, err
+	}
+	if len(extra) == 0 {
+		return base, nil
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b bytes.Buffer
+	b.Write(base[:len(base)-1])
+	for i, k := range keys {
+		if i > 0 || len(base) > 2 {
+			b.WriteByte(',')
+		}
+		name, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(extra[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func withoutExtra(b []byte, known any, extra *map[string]json.RawMessage, keys []string) error {
+	if err := json.Unmarshal(b, known); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	*extra = nil
+	for k, v := range all {
+		if slices.Contains(keys, strings.ToLower(k)) || domain.IsAbsent(v) {
+			continue
+		}
+		if *extra == nil {
+			*extra = map[string]json.RawMessage{}
+		}
+		// Compacted, so what is stored and echoed does not depend on the sender's spacing.
+		var c bytes.Buffer
+		if err := json.Compact(&c, v); err != nil {
+			return err
+		}
+		(*extra)[k] = c.Bytes()
+	}
+	return nil
+}
+
+// Decode reads a task from an API body. Read-only fields (version, scope, team,
+// creationDate, the changelog's author and date) are ignored; the changelog's reason is
+// kept. Malformed JSON answers REQUEST_INVALID; a field of the wrong type TASK_INVALID.
+func Decode(body []byte) (domain.Task, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return domain.Task{}, apperr.New(apperr.RequestInvalid, "A task body is required.")
+	}
+	var w Task
+	if err := json.Unmarshal(body, &w); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return domain.Task{}, domain.Invalid([]apperr.FieldError{{
+				Field: te.Field, Message: fmt.Sprintf("must be %s, not %s", jsonKind(te.Type), te.Value),
+			}})
+		}
+		return domain.Task{}, apperr.Wrap(apperr.RequestInvalid, err, "The request body is not valid JSON: %s", err.Error())
+	}
+	t, err := w.domain()
+	if err != nil {
+		return domain.Task{}, err
+	}
+	reason := t.Changelog.Reason
+	t.Version, t.Scope, t.Team, t.CreationDate = 0, "", "", time.Time{}
+	t.Changelog = domain.Changelog{Reason: reason}
+	return t, nil
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+// DecodeStored reads a task written by Encode, read-only fields included.
+func DecodeStored(body []byte) (domain.Task, error) {
+	var w Task
+	if err := json.Unmarshal(body, &w); err != nil {
+		return domain.Task{}, fmt.Errorf("decode stored task: %w", err)
+	}
+	return w.domain()
+}
+
+// Encode writes t in the API's JSON form.
+func Encode(t domain.Task) ([]byte, error) { return json.Marshal(FromDomain(t)) }
+
+// FromDomain returns the JSON form of t.
+func FromDomain(t domain.Task) Task {
+	w := Task{
+		Name: t.Name, DisplayName: t.DisplayName, Description: t.Description, Type: t.Type,
+		Version: t.Version, Status: string(t.Status), Scope: string(t.Scope), Team: t.Team,
+		Category: t.Category, Icon: t.Icon, Verified: t.Verified, Labels: t.Labels,
+		Annotations: t.Annotations, Extra: t.Extra,
+	}
+	if !t.CreationDate.IsZero() {
+		w.CreationDate = t.CreationDate.UTC().Format(TimeFormat)
+	}
+	if c := t.Changelog; c != (domain.Changelog{}) {
+		w.Changelog = &Changelog{Author: c.Author, Reason: c.Reason}
+		if !c.Date.IsZero() {
+			w.Changelog.Date = c.Date.UTC().Format(TimeFormat)
+		}
+	}
+	s := t.Spec
+	w.Spec = Spec{
+		Image: s.Image, Command: s.Command, Arguments: s.Arguments, Script: s.Script,
+		WorkingDir: s.WorkingDir, StepName: s.StepName, Extra: s.Extra,
+	}
+	for _, e := range s.Envs {
+		w.Spec.Envs = append(w.Spec.Envs, Env(e))
+	}
+	for _, p := range s.Params {
+		w.Spec.Params = append(w.Spec.Params, ParamFromDomain(p))
+	}
+	for _, r := range s.Results {
+		w.Spec.Results = append(w.Spec.Results, Result{Name: r.Name, Description: r.Description, Type: r.Type, Extra: r.Extra})
+	}
+	for _, ws := range s.Workspaces {
+		w.Spec.Workspaces = append(w.Spec.Workspaces, Workspace(ws))
+	}
+	return w
+}
+
+// ParamFromDomain returns the JSON form of p.
+func ParamFromDomain(p domain.Param) Param {
+	out := Param{
+		Name: p.Name, Label: p.Label, Description: p.Description, Type: p.Type,
+		Default: p.Default, Value: p.Value, Required: p.Required, Placeholder: p.Placeholder,
+		HelperText: p.HelperText, MinValueLength: p.MinValueLength, MaxValueLength: p.MaxValueLength,
+		ReadOnly: p.ReadOnly, HiddenValue: p.HiddenValue, Extra: p.Extra,
+	}
+	for _, o := range p.Options {
+		out.Options = append(out.Options, ParamOption(o))
+	}
+	return out
+}
+
+// Domain returns p as the domain has it.
+func (p Param) Domain() domain.Param {
+	out := domain.Param{
+		Name: p.Name, Label: p.Label, Description: p.Description, Type: p.Type,
+		Default: present(p.Default), Value: present(p.Value), Required: p.Required,
+		Placeholder: p.Placeholder, HelperText: p.HelperText, MinValueLength: p.MinValueLength,
+		MaxValueLength: p.MaxValueLength, ReadOnly: p.ReadOnly, HiddenValue: p.HiddenValue, Extra: p.Extra,
+	}
+	for _, o := range p.Options {
+		out.Options = append(out.Options, domain.ParamOption(o))
+	}
+	return out
+}
+
+// Domain returns r as the domain has it.
+func (r Result) Domain() domain.Result {
+	return domain.Result{Name: r.Name, Description: r.Description, Type: r.Type, Extra: r.Extra}
+}
+
+// present drops JSON null and compacts the rest, so values compare and echo the same
+// whatever spacing they came with.
+func present(v json.RawMessage) json.RawMessage {
+	if domain.IsAbsent(v) {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return v
+	}
+	return b.Bytes()
+}
+
+func (w Task) domain() (domain.Task, error) {
+	t := domain.Task{
+		Name: w.Name, DisplayName: w.DisplayName, Description: w.Description, Type: w.Type,
+		Version: w.Version, Status: domain.Status(w.Status), Scope: domain.Scope(w.Scope), Team: w.Team,
+		Category: w.Category, Icon: w.Icon, Verified: w.Verified, Labels: w.Labels, Extra: w.Extra,
+	}
+	if len(t.Labels) == 0 {
+		t.Labels = nil
+	}
+	for k, v := range w.Annotations {
+		if domain.IsAbsent(v) {
+			continue
+		}
+		if t.Annotations == nil {
+			t.Annotations = map[string]json.RawMessage{}
+		}
+		t.Annotations[k] = present(v)
+	}
+	if w.CreationDate != "" {
+		d, err := time.Parse(time.RFC3339Nano, w.CreationDate)
+		if err != nil {
+			return domain.Task{}, domain.Invalid([]apperr.FieldError{{Field: "creationDate", Message: "not an RFC 3339 time"}})
+		}
+		t.CreationDate = d.UTC()
+	}
+	if c := w.Changelog; c != nil {
+		t.Changelog = domain.Changelog{Author: c.Author, Reason: c.Reason}
+		if c.Date != "" {
+			d, err := time.Parse(time.RFC3339Nano, c.Date)
+			if err != nil {
+				return domain.Task{}, domain.Invalid([]apperr.FieldError{{Field: "changelog.date", Message: "not an RFC 3339 time"}})
+			}
+			t.Changelog.Date = d.UTC()
+		}
+	}
+	s := w.Spec
+	t.Spec = domain.Spec{
+		Image: s.Image, Command: s.Command, Arguments: s.Arguments, Script: s.Script,
+		WorkingDir: s.WorkingDir, StepName: s.StepName, Extra: s.Extra,
+	}
+	for _, e := range s.Envs {
+		t.Spec.Envs = append(t.Spec.Envs, domain.Env(e))
+	}
+	for _, p := range s.Params {
+		t.Spec.Params = append(t.Spec.Params, p.Domain())
+	}
+	for _, r := range s.Results {
+		t.Spec.Results = append(t.Spec.Results, r.Domain())
+	}
+	for _, ws := range s.Workspaces {
+		t.Spec.Workspaces = append(t.Spec.Workspaces, domain.Workspace(ws))
+	}
+	return t, nil
+}
+
+// Changelogs returns a task's history in the API's form, newest first.
+func Changelogs(history []domain.VersionChange) []Changelog {
+	out := make([]Changelog, 0, len(history))
+	for i := len(history) - 1; i >= 0; i-- {
+		h := history[i]
+		c := Changelog{Version: h.Version, Author: h.Author, Reason: h.Reason}
+		if !h.Date.IsZero() {
+			c.Date = h.Date.UTC().Format(TimeFormat)
+		}
+		out = append(out, c)
+	}
+	return out
+}
