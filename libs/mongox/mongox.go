@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
@@ -104,4 +105,38 @@ func FindOne[T any](ctx context.Context, coll *mongo.Collection, filter any, opt
 		return zero, fmt.Errorf("find one in %s: %w", coll.Name(), err)
 	}
 	return v, nil
+}
+
+// Sort orders a paged find: by Field (Desc for descending), then by Tiebreak in the same
+// direction so pages never overlap or skip documents with equal values.
+type Sort struct {
+	Field    string
+	Tiebreak string
+	Desc     bool
+}
+
+// FindPage returns the documents of one page of filter in order, decoded as T, and how
+// many documents match in all (exact on every page).
+func FindPage[T any](ctx context.Context, coll *mongo.Collection, filter any, sort Sort, offset, limit int64) ([]T, int64, error) {
+	total, err := coll.CountDocuments(ctx, filter)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count %s: %w", coll.Name(), err)
+	}
+	dir := 1
+	if sort.Desc {
+		dir = -1
+	}
+	order := bson.D{{Key: sort.Field, Value: dir}}
+	if sort.Tiebreak != "" && sort.Tiebreak != sort.Field {
+		order = append(order, bson.E{Key: sort.Tiebreak, Value: dir})
+	}
+	cur, err := coll.Find(ctx, filter, options.Find().SetSort(order).SetSkip(offset).SetLimit(limit))
+	if err != nil {
+		return nil, 0, fmt.Errorf("find %s: %w", coll.Name(), err)
+	}
+	var docs []T
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	return docs, total, nil
 }

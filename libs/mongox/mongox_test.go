@@ -420,3 +420,46 @@ func TestFerretDBQuirks(t *testing.T) {
 		assert.ErrorContains(t, err, "Invalid namespace")
 	})
 }
+
+func TestFindPage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
+	require.NoError(t, err)
+	defer client.Disconnect(ctx)
+	coll := client.Database(testkit.Database(t)).Collection("items")
+	// Equal names make the tiebreak decide; pages must neither overlap nor skip.
+	for i, name := range []string{"b", "a", "b", "c", "a"} {
+		_, err := coll.InsertOne(ctx, bson.M{"_id": i, "name": name, "kind": "x"})
+		require.NoError(t, err)
+	}
+	type doc struct {
+		ID   int    `bson:"_id"`
+		Name string `bson:"name"`
+	}
+	tests := []struct {
+		name    string
+		sort    mongox.Sort
+		offset  int64
+		limit   int64
+		wantIDs []int
+	}{
+		{"first page ascending", mongox.Sort{Field: "name", Tiebreak: "_id"}, 0, 2, []int{1, 4}},
+		{"second page ascending", mongox.Sort{Field: "name", Tiebreak: "_id"}, 2, 2, []int{0, 2}},
+		{"last page ascending", mongox.Sort{Field: "name", Tiebreak: "_id"}, 4, 2, []int{3}},
+		{"descending", mongox.Sort{Field: "name", Tiebreak: "_id", Desc: true}, 0, 3, []int{3, 2, 0}},
+		{"beyond the end", mongox.Sort{Field: "name"}, 10, 2, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, total, err := mongox.FindPage[doc](ctx, coll, bson.M{"kind": "x"}, tt.sort, tt.offset, tt.limit)
+			require.NoError(t, err)
+			assert.EqualValues(t, 5, total)
+			var ids []int
+			for _, d := range docs {
+				ids = append(ids, d.ID)
+			}
+			assert.Equal(t, tt.wantIDs, ids)
+		})
+	}
+}

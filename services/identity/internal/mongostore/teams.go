@@ -308,28 +308,14 @@ func (s *Teams) FindTeams(ctx context.Context, f domain.TeamFilter, p page.Reque
 		// FerretDB v1 answers $elemMatch with nothing; a dotted path into the array works on both.
 		filter["members.userId"] = f.MemberID
 	}
-	total, err := s.coll.CountDocuments(ctx, filter)
-	if err != nil {
-		return nil, 0, fmt.Errorf("count teams: %w", err)
-	}
-	dir := 1
-	if p.Desc {
-		dir = -1
-	}
 	sortKey, ok := teamSortKeys[p.Sort]
 	if !ok {
 		sortKey = "name"
 	}
-	opts := options.Find().
-		SetSort(bson.D{{Key: sortKey, Value: dir}, {Key: "_id", Value: dir}}).
-		SetSkip(p.Offset()).SetLimit(int64(p.Size))
-	cur, err := s.coll.Find(ctx, filter, opts)
+	docs, total, err := mongox.FindPage[teamDoc](ctx, s.coll, filter,
+		mongox.Sort{Field: sortKey, Tiebreak: "_id", Desc: p.Desc}, p.Offset(), int64(p.Size))
 	if err != nil {
-		return nil, 0, fmt.Errorf("find teams: %w", err)
-	}
-	var docs []teamDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, 0, fmt.Errorf("read teams: %w", err)
+		return nil, 0, err
 	}
 	teams := make([]domain.Team, len(docs))
 	for i, d := range docs {

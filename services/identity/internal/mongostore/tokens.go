@@ -165,28 +165,14 @@ func (s *Tokens) FindTokens(ctx context.Context, f domain.TokenFilter, p page.Re
 		}
 		filter["creationDate"] = r
 	}
-	total, err := s.coll.CountDocuments(ctx, filter)
-	if err != nil {
-		return nil, 0, fmt.Errorf("count tokens: %w", err)
-	}
-	dir := 1
-	if p.Desc {
-		dir = -1
-	}
 	sortKey, ok := tokenSortKeys[p.Sort]
 	if !ok {
 		sortKey = "creationDate"
 	}
-	opts := options.Find().
-		SetSort(bson.D{{Key: sortKey, Value: dir}, {Key: "tokenId", Value: dir}}).
-		SetSkip(p.Offset()).SetLimit(int64(p.Size))
-	cur, err := s.coll.Find(ctx, filter, opts)
+	docs, total, err := mongox.FindPage[tokenDoc](ctx, s.coll, filter,
+		mongox.Sort{Field: sortKey, Tiebreak: "tokenId", Desc: p.Desc}, p.Offset(), int64(p.Size))
 	if err != nil {
-		return nil, 0, fmt.Errorf("find tokens: %w", err)
-	}
-	var docs []tokenDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, 0, fmt.Errorf("read tokens: %w", err)
+		return nil, 0, err
 	}
 	tokens := make([]domain.Token, len(docs))
 	for i, d := range docs {

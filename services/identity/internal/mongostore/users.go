@@ -208,28 +208,14 @@ func (s *Users) FindUsers(ctx context.Context, f domain.UserFilter, p page.Reque
 	for k, v := range f.Labels {
 		filter["labels."+k] = v
 	}
-	total, err := s.coll.CountDocuments(ctx, filter)
-	if err != nil {
-		return nil, 0, fmt.Errorf("count users: %w", err)
-	}
-	dir := 1
-	if p.Desc {
-		dir = -1
-	}
 	sortKey, ok := userSortKeys[p.Sort]
 	if !ok {
 		sortKey = "name"
 	}
-	opts := options.Find().
-		SetSort(bson.D{{Key: sortKey, Value: dir}, {Key: "_id", Value: dir}}).
-		SetSkip(p.Offset()).SetLimit(int64(p.Size))
-	cur, err := s.coll.Find(ctx, filter, opts)
+	docs, total, err := mongox.FindPage[userDoc](ctx, s.coll, filter,
+		mongox.Sort{Field: sortKey, Tiebreak: "_id", Desc: p.Desc}, p.Offset(), int64(p.Size))
 	if err != nil {
-		return nil, 0, fmt.Errorf("find users: %w", err)
-	}
-	var docs []userDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, 0, fmt.Errorf("read users: %w", err)
+		return nil, 0, err
 	}
 	users := make([]domain.User, len(docs))
 	for i, d := range docs {
