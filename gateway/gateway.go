@@ -1,8 +1,9 @@
 // Package gateway is Baton's public entry point for /api/v2: it matches each request
 // against the one routing table, authenticates it (unless the route is open) with the
-// bootstrap token or through the identity service, applies the per-client rate limit, the
-// route's coarse authorization and its body limit, and proxies it to a healthy instance of
-// the owning service with the caller's principal signed into its headers.
+// bootstrap token, an OIDC issuer's JWT or through the identity service, applies the
+// per-client rate limit, the route's coarse authorization and its body limit, and proxies
+// it to a healthy instance of the owning service with the caller's principal signed into
+// its headers.
 package gateway
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +77,25 @@ type Config struct {
 	// AuthCacheSize bounds how many credentials' answers are kept (BATON_AUTH_CACHE_SIZE,
 	// default 10000).
 	AuthCacheSize int
+	// OIDC turns on sign-in with the JWTs of an OpenID Connect issuer when its Issuer is set.
+	OIDC OIDCConfig
+}
+
+// OIDCConfig is the optional OpenID Connect sign-in: a bearer that is a JWT signed by the
+// issuer, for the audience, and not expired acts for the user holding its email.
+type OIDCConfig struct {
+	// Issuer is the issuer URL, exactly as tokens name it in "iss" (BATON_OIDC_ISSUER);
+	// empty turns OIDC sign-in off.
+	Issuer string
+	// Audience must be among a token's "aud" values, typically the client id Baton is
+	// registered under (BATON_OIDC_AUDIENCE; required with an issuer).
+	Audience string
+	// JWKSURL is where the issuer publishes its signing keys (BATON_OIDC_JWKS_URL); empty
+	// discovers it from <Issuer>/.well-known/openid-configuration.
+	JWKSURL string
+	// EmailClaim names the claim holding the user's email (BATON_OIDC_EMAIL_CLAIM, default
+	// email).
+	EmailClaim string
 }
 
 // LogValue keeps the bootstrap token out of logs.
@@ -91,6 +112,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("bootstrapToken", token),
 		slog.Duration("authCacheTTL", c.AuthCacheTTL),
 		slog.Int("authCacheSize", c.AuthCacheSize),
+		slog.String("oidcIssuer", c.OIDC.Issuer),
+		slog.String("oidcAudience", c.OIDC.Audience),
+		slog.String("oidcJWKSURL", c.OIDC.JWKSURL),
+		slog.String("oidcEmailClaim", c.OIDC.EmailClaim),
 	)
 }
 
@@ -149,16 +174,58 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		cfg.AuthCacheSize = n
 	}
+	oidc, err := oidcFromEnv(get)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.OIDC = oidc
 	return cfg, nil
+}
+
+// oidcFromEnv reads the BATON_OIDC_* variables. Any of them without an issuer is refused:
+// whoever set them expects sign-in to work.
+func oidcFromEnv(get func(string) string) (OIDCConfig, error) {
+	cfg := OIDCConfig{
+		Issuer:     get("BATON_OIDC_ISSUER"),
+		Audience:   get("BATON_OIDC_AUDIENCE"),
+		JWKSURL:    get("BATON_OIDC_JWKS_URL"),
+		EmailClaim: get("BATON_OIDC_EMAIL_CLAIM"),
+	}
+	if cfg.Issuer == "" {
+		if cfg != (OIDCConfig{}) {
+			return OIDCConfig{}, errors.New("BATON_OIDC_AUDIENCE, BATON_OIDC_JWKS_URL and BATON_OIDC_EMAIL_CLAIM need BATON_OIDC_ISSUER")
+		}
+		return cfg, nil
+	}
+	if !webURL(cfg.Issuer) {
+		return OIDCConfig{}, fmt.Errorf("BATON_OIDC_ISSUER: %q is not an http(s) URL such as https://login.example.com", cfg.Issuer)
+	}
+	if cfg.Audience == "" {
+		return OIDCConfig{}, errors.New("BATON_OIDC_AUDIENCE is required with BATON_OIDC_ISSUER: the audience (client id) tokens must be meant for")
+	}
+	if cfg.JWKSURL != "" && !webURL(cfg.JWKSURL) {
+		return OIDCConfig{}, fmt.Errorf("BATON_OIDC_JWKS_URL: %q is not an http(s) URL", cfg.JWKSURL)
+	}
+	if cfg.EmailClaim == "" {
+		cfg.EmailClaim = authn.DefaultEmailClaim
+	}
+	return cfg, nil
+}
+
+// webURL reports whether s is an absolute http or https URL with a host.
+func webURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 // Authenticator resolves a request's credential to its principal; see New.
 type Authenticator = authn.Authenticator
 
 // NewAuthenticator returns what Build authenticates with: the bootstrap token first
-// (compared in constant time, and never sent anywhere), then the identity service, found
-// through resolver and asked as the gateway's service principal, its answers cached as cfg
-// says.
+// (compared in constant time, and never sent anywhere); then, by the credential's shape,
+// JWTs verified with the OIDC issuer when one is configured (and mapped to users by
+// identity), and Baton's opaque tokens checked by the identity service, found through
+// resolver and asked as the gateway's service principal. Answers are cached as cfg says.
 func NewAuthenticator(cfg Config, resolver registry.Resolver, signer *auth.Signer, logger *slog.Logger) (Authenticator, error) {
 	identity, err := authn.NewIdentity(authn.IdentityConfig{
 		Resolver:  resolver,
@@ -170,7 +237,24 @@ func NewAuthenticator(cfg Config, resolver registry.Resolver, signer *auth.Signe
 	if err != nil {
 		return nil, err
 	}
-	return authn.Chain{authn.NewBootstrap(cfg.BootstrapToken), identity}, nil
+	chain := authn.Chain{authn.NewBootstrap(cfg.BootstrapToken)}
+	if cfg.OIDC.Issuer != "" {
+		oidc, err := authn.NewOIDC(authn.OIDCConfig{
+			Issuer:     cfg.OIDC.Issuer,
+			Audience:   cfg.OIDC.Audience,
+			JWKSURL:    cfg.OIDC.JWKSURL,
+			EmailClaim: cfg.OIDC.EmailClaim,
+			Users:      identity,
+			TTL:        cfg.AuthCacheTTL,
+			CacheSize:  cfg.AuthCacheSize,
+			Logger:     logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, oidc)
+	}
+	return append(chain, identity), nil
 }
 
 // Deps are what the gateway needs from its process.
@@ -339,6 +423,12 @@ func (g *Gateway) handle(c *fiber.Ctx) error {
 		if limited := g.limit(key); limited != nil {
 			return limited
 		}
+	}
+
+	// A verified sign-in nobody is registered for yet has no user to act for: it may only
+	// register, which GET /profile does.
+	if principal.Type == auth.TypeSession && principal.ID == "" && !route.SignUp {
+		return apperr.New(apperr.PermissionDenied, "This sign-in has no user yet: GET /api/v2/profile registers it.")
 	}
 
 	// After the rate limit, so refused requests are throttled too.

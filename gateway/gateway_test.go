@@ -548,6 +548,21 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "auth cache ttl without unit", env: map[string]string{"BATON_AUTH_CACHE_TTL": "5"}, wantErr: "BATON_AUTH_CACHE_TTL"},
 		{name: "negative auth cache ttl", env: map[string]string{"BATON_AUTH_CACHE_TTL": "-1s"}, wantErr: "BATON_AUTH_CACHE_TTL"},
 		{name: "zero auth cache size", env: map[string]string{"BATON_AUTH_CACHE_SIZE": "0"}, wantErr: "BATON_AUTH_CACHE_SIZE"},
+		{name: "OIDC", env: map[string]string{"BATON_OIDC_ISSUER": "https://login.example.com/", "BATON_OIDC_AUDIENCE": "baton"},
+			want: with(func(c *gateway.Config) {
+				c.OIDC = gateway.OIDCConfig{Issuer: "https://login.example.com/", Audience: "baton", EmailClaim: "email"}
+			})},
+		{name: "OIDC with its key set and claim", env: map[string]string{"BATON_OIDC_ISSUER": "https://login.example.com",
+			"BATON_OIDC_AUDIENCE": "baton", "BATON_OIDC_JWKS_URL": "https://login.example.com/keys", "BATON_OIDC_EMAIL_CLAIM": "upn"},
+			want: with(func(c *gateway.Config) {
+				c.OIDC = gateway.OIDCConfig{Issuer: "https://login.example.com", Audience: "baton",
+					JWKSURL: "https://login.example.com/keys", EmailClaim: "upn"}
+			})},
+		{name: "OIDC without an audience", env: map[string]string{"BATON_OIDC_ISSUER": "https://login.example.com"}, wantErr: "BATON_OIDC_AUDIENCE"},
+		{name: "OIDC issuer not a URL", env: map[string]string{"BATON_OIDC_ISSUER": "login.example.com", "BATON_OIDC_AUDIENCE": "baton"}, wantErr: "BATON_OIDC_ISSUER"},
+		{name: "OIDC key set not a URL", env: map[string]string{"BATON_OIDC_ISSUER": "https://login.example.com", "BATON_OIDC_AUDIENCE": "baton",
+			"BATON_OIDC_JWKS_URL": "/keys"}, wantErr: "BATON_OIDC_JWKS_URL"},
+		{name: "OIDC settings without an issuer", env: map[string]string{"BATON_OIDC_AUDIENCE": "baton"}, wantErr: "BATON_OIDC_ISSUER"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

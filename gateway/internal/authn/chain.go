@@ -8,9 +8,22 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 )
 
+// Shaped is an Authenticator of credentials of one shape only: signed JWTs, Baton's opaque
+// tokens. In a Chain it sees only credentials of its shape, and its answer about them is
+// final: a JWT the issuer's keys do not verify is refused, never tried as an opaque token
+// (nor sent to the identity service).
+type Shaped interface {
+	Authenticator
+	// Handles reports whether credential has the authenticator's shape. It looks at the
+	// credential only, cheaply: it runs on every request.
+	Handles(credential string) bool
+}
+
 // Chain asks its authenticators in turn: the first to accept a credential answers. One
 // that refuses it (UNAUTHENTICATED) passes it on; any other failure (a dependency down)
-// ends the chain, so an outage is never reported as a bad credential.
+// ends the chain, so an outage is never reported as a bad credential. A Shaped
+// authenticator is asked only about credentials of its shape and has the last word on
+// them; a credential nobody handles is refused.
 type Chain []Authenticator
 
 // Authenticate implements Authenticator.
@@ -20,6 +33,12 @@ func (c Chain) Authenticate(ctx context.Context, credential string) (auth.Princi
 	}
 	err := error(apperr.New(apperr.Unauthenticated, "The credential is not valid."))
 	for _, a := range c {
+		if s, ok := a.(Shaped); ok {
+			if !s.Handles(credential) {
+				continue
+			}
+			return s.Authenticate(ctx, credential)
+		}
 		p, aerr := a.Authenticate(ctx, credential)
 		if aerr == nil {
 			return p, nil

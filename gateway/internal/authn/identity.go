@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,8 +25,9 @@ import (
 const (
 	// IdentityService is the name identity registers under in discovery.
 	IdentityService = "identity"
-	// AuthenticatePath is identity's internal endpoint: POST {"token": "<credential>"},
-	// answered 200 with the auth.Principal as JSON or 401 UNAUTHENTICATED.
+	// AuthenticatePath is identity's internal endpoint: POST {"token": "<credential>"}, or
+	// {"email": "…", "name": "…"} for a verified sign-in, answered 200 with the
+	// auth.Principal as JSON or 401 UNAUTHENTICATED.
 	AuthenticatePath = "/internal/v1/authenticate"
 	// HeaderTokenExpires, on a 200, says when the token stops working (RFC 3339); no answer
 	// is cached past it.
@@ -196,24 +198,68 @@ func (a *Identity) ask(ctx context.Context, credential string, key [sha256.Size]
 	// Shared by every request waiting on this credential, so none of theirs may end it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.timeout)
 	defer cancel()
-	instances, err := a.resolver.Resolve(ctx, IdentityService)
-	if err != nil || len(instances) == 0 {
-		return cacheEntry{}, unavailable(err)
-	}
 	body, err := json.Marshal(struct {
 		Token string `json:"token"`
 	}{credential})
 	if err != nil {
 		return cacheEntry{}, unavailable(err)
 	}
+	e, err := a.question(ctx, body, a.readToken)
+	if err != nil {
+		return cacheEntry{}, err
+	}
+	a.remember(key, e)
+	return e, nil
+}
 
+// SignIn asks identity whom a verified sign-in with email acts for (see OIDC): the session
+// principal of the user holding the email, or, for an email nobody holds yet, a session
+// principal without an id that only GET /profile accepts. An inactive or deleted user is
+// an UNAUTHENTICATED error; identity not answering is DEPENDENCY_UNAVAILABLE. Nothing is
+// cached here: the caller caches by its own credential.
+func (a *Identity) SignIn(ctx context.Context, email, name string) (auth.Principal, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	body, err := json.Marshal(struct {
+		Email string `json:"email"`
+		Name  string `json:"name,omitempty"`
+	}{email, name})
+	if err != nil {
+		return auth.Principal{}, unavailable(err)
+	}
+	e, err := a.question(ctx, body, func(resp *fasthttp.Response) (cacheEntry, error) {
+		return a.readSignIn(resp, email)
+	})
+	if err != nil {
+		return auth.Principal{}, err
+	}
+	return e.principal, e.err
+}
+
+// Handles implements Shaped: identity authenticates Baton's opaque tokens,
+// bt<g|t|w|u|s>_…, and nothing else (a JWT, the bootstrap token, a guess) reaches it.
+func (a *Identity) Handles(credential string) bool { return IsOpaqueToken(credential) }
+
+// IsOpaqueToken reports whether credential has the prefix of Baton's opaque tokens,
+// bt<g|t|w|u|s>_. Identity checks the rest.
+func IsOpaqueToken(credential string) bool {
+	return len(credential) > 4 && credential[0] == 'b' && credential[1] == 't' &&
+		strings.IndexByte("gtwus", credential[2]) >= 0 && credential[3] == '_'
+}
+
+// question asks identity's instances in turn, at most maxIdentityAttempts, until one
+// answers in a way read makes sense of; an error means none did.
+func (a *Identity) question(ctx context.Context, body []byte, read func(*fasthttp.Response) (cacheEntry, error)) (cacheEntry, error) {
+	instances, err := a.resolver.Resolve(ctx, IdentityService)
+	if err != nil || len(instances) == 0 {
+		return cacheEntry{}, unavailable(err)
+	}
 	start := int(a.next.Add(1) % uint64(len(instances)))
 	var lastErr error
 	for i := range min(len(instances), maxIdentityAttempts) {
 		base := instances[(start+i)%len(instances)]
-		e, err := a.call(ctx, base, body)
+		e, err := a.call(ctx, base, body, read)
 		if err == nil {
-			a.remember(key, e)
 			return e, nil
 		}
 		lastErr = err
@@ -227,8 +273,8 @@ func (a *Identity) ask(ctx context.Context, credential string, key [sha256.Size]
 	return cacheEntry{}, unavailable(lastErr)
 }
 
-// call asks one identity instance.
-func (a *Identity) call(ctx context.Context, base string, body []byte) (cacheEntry, error) {
+// call asks one identity instance and reads its answer with read.
+func (a *Identity) call(ctx context.Context, base string, body []byte, read func(*fasthttp.Response) (cacheEntry, error)) (cacheEntry, error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -244,7 +290,12 @@ func (a *Identity) call(ctx context.Context, base string, body []byte) (cacheEnt
 	if err := a.client.DoDeadline(req, resp, deadline); err != nil {
 		return cacheEntry{}, err
 	}
+	return read(resp)
+}
 
+// readToken reads identity's answer about a token: the principal, kept at most until the
+// token expires, or the refusal.
+func (a *Identity) readToken(resp *fasthttp.Response) (cacheEntry, error) {
 	switch resp.StatusCode() {
 	case fasthttp.StatusOK:
 		var p auth.Principal
@@ -275,6 +326,36 @@ func (a *Identity) call(ctx context.Context, base string, body []byte) (cacheEnt
 	default:
 		return cacheEntry{}, fmt.Errorf("identity answered %d", resp.StatusCode())
 	}
+}
+
+// readSignIn reads identity's answer about a sign-in with email: a session principal for
+// that email, or the refusal. Lifetimes are the caller's to set.
+func (a *Identity) readSignIn(resp *fasthttp.Response, email string) (cacheEntry, error) {
+	switch resp.StatusCode() {
+	case fasthttp.StatusOK:
+		var p auth.Principal
+		if err := json.Unmarshal(resp.Body(), &p); err != nil {
+			return cacheEntry{}, fmt.Errorf("identity answered a principal that is not JSON: %w", err)
+		}
+		if !signedIn(p, email) {
+			return cacheEntry{}, fmt.Errorf("identity answered a sign-in with a principal of type %q", p.Type)
+		}
+		return cacheEntry{principal: p}, nil
+	case fasthttp.StatusUnauthorized:
+		return refusal(a.now(), 0), nil
+	default:
+		return cacheEntry{}, fmt.Errorf("identity answered %d", resp.StatusCode())
+	}
+}
+
+// signedIn reports whether p is what a sign-in with email may act as: a session of the
+// user with that email or, for someone not registered yet, a session with nothing but the
+// email (and a name), which holds no rights.
+func signedIn(p auth.Principal, email string) bool {
+	if p.Type != auth.TypeSession || !strings.EqualFold(p.Email, strings.TrimSpace(email)) || p.TokenID != "" {
+		return false
+	}
+	return p.ID != "" || (len(p.Roles) == 0 && len(p.Teams) == 0 && len(p.Permissions) == 0 && p.Team == "" && p.Workflow == "")
 }
 
 // remember caches an answer while its lifetime allows.

@@ -68,7 +68,7 @@ func (f *fakeIdentity) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not the gateway", http.StatusForbidden)
 		return
 	}
-	var body struct{ Token string }
+	var body struct{ Token, Email string }
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, "bad body", http.StatusBadRequest)
 		return
@@ -76,8 +76,13 @@ func (f *fakeIdentity) serve(w http.ResponseWriter, r *http.Request) {
 	if f.hold != nil {
 		<-f.hold
 	}
+	// Sign-ins are looked up as "email:<address>", tokens as themselves.
+	question := body.Token
+	if body.Email != "" {
+		question = "email:" + body.Email
+	}
 	f.mu.Lock()
-	a, ok := f.answers[body.Token]
+	a, ok := f.answers[question]
 	f.mu.Unlock()
 	if !ok {
 		a = answer{status: http.StatusUnauthorized, body: `{"reason":"UNAUTHENTICATED"}`}

@@ -86,6 +86,10 @@ type Route struct {
 	// run): a workflow token of {team} holding the permission passes on to the service,
 	// which checks it against the workflow the thing belongs to.
 	InWorkflow bool
+	// SignUp routes admit a verified sign-in whose user is not registered yet (a session
+	// principal without an id): GET /profile registers them. Every other route refuses such
+	// a principal, which has no user to act for.
+	SignUp bool
 
 	params  []string // parameter names of Pattern, in order
 	rewrite []part   // RewritePath compiled

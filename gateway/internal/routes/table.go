@@ -134,7 +134,7 @@ var declared = []Route{
 	{Method: get, Pattern: "/api/v2/user/{userId}", Service: Identity, Access: ServiceDecides},
 	{Method: patch, Pattern: "/api/v2/user/{userId}", Service: Identity, Access: ServiceDecides},
 	{Method: del, Pattern: "/api/v2/user/{userId}", Service: Identity, Resource: "user", Action: "delete"},
-	{Method: get, Pattern: "/api/v2/profile", Service: Identity, Access: ServiceDecides},
+	{Method: get, Pattern: "/api/v2/profile", Service: Identity, Access: ServiceDecides, SignUp: true},
 	{Method: patch, Pattern: "/api/v2/profile", Service: Identity, Access: ServiceDecides},
 
 	// Tokens: who may mint what, and see which, depends on the token asked for.
@@ -180,7 +180,7 @@ var declared = []Route{
 
 	// Compatibility paths of Boomerang Flow v4 clients (API.md §1), answered by the seed's
 	// endpoints.
-	{Method: get, Pattern: "/api/v2/user/profile", Service: Identity, Deprecated: true, RewritePath: "/api/v2/profile", Access: ServiceDecides},
+	{Method: get, Pattern: "/api/v2/user/profile", Service: Identity, Deprecated: true, RewritePath: "/api/v2/profile", Access: ServiceDecides, SignUp: true},
 	{Method: patch, Pattern: "/api/v2/user/profile", Service: Identity, Deprecated: true, RewritePath: "/api/v2/profile", Access: ServiceDecides},
 	{Method: get, Pattern: "/api/v2/global-params", Service: Identity, Deprecated: true, RewritePath: "/api/v2/parameters", Access: Authenticated},
 	{Method: post, Pattern: "/api/v2/global-params", Service: Identity, Deprecated: true, RewritePath: "/api/v2/parameters", Resource: "parameter", Action: "write"},
