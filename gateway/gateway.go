@@ -439,7 +439,15 @@ func (g *Gateway) handle(c *fiber.Ctx) error {
 	if len(c.Request().Body()) > route.BodyLimit {
 		return apperr.New(apperr.RequestTooLarge, "The request body is larger than %d bytes.", route.BodyLimit)
 	}
-	return g.proxy.Forward(c, route, &params, principal)
+	if err := g.proxy.Forward(c, route, &params, principal); err != nil {
+		return err
+	}
+	if route.ChangesMembership && credential != "" && c.Response().StatusCode() < 300 {
+		if f, ok := g.authn.(authn.Forgetter); ok {
+			f.Forget(credential)
+		}
+	}
+	return nil
 }
 
 func (g *Gateway) addrKey(c *fiber.Ctx) uint64 {

@@ -26,6 +26,20 @@ type Shaped interface {
 // them; a credential nobody handles is refused.
 type Chain []Authenticator
 
+// Forgetter is an Authenticator that remembers answers and can drop one.
+type Forgetter interface {
+	Forget(credential string)
+}
+
+// Forget drops what every remembering authenticator of the chain knows of credential.
+func (c Chain) Forget(credential string) {
+	for _, a := range c {
+		if f, ok := a.(Forgetter); ok {
+			f.Forget(credential)
+		}
+	}
+}
+
 // Authenticate implements Authenticator.
 func (c Chain) Authenticate(ctx context.Context, credential string) (auth.Principal, error) {
 	if credential == "" {

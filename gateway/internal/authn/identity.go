@@ -186,6 +186,10 @@ func (a *Identity) Authenticate(ctx context.Context, credential string) (auth.Pr
 	}
 }
 
+// Forget drops what is remembered of credential, so its next request sees changes the
+// caller just made to its own memberships.
+func (a *Identity) Forget(credential string) { a.accepted.forget(sha256.Sum256([]byte(credential))) }
+
 // Sweep drops expired answers; the gateway calls it now and then.
 func (a *Identity) Sweep(now time.Time) {
 	a.accepted.sweep(now)
@@ -436,6 +440,12 @@ func (c *cache) put(key [sha256.Size]byte, e cacheEntry, now time.Time) {
 		}
 	}
 	c.entries[key] = e
+}
+
+func (c *cache) forget(key [sha256.Size]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, key)
 }
 
 func (c *cache) sweep(now time.Time) {

@@ -197,6 +197,9 @@ func IsJWT(credential string) bool {
 }
 
 // Authenticate implements Authenticator.
+// Forget drops what is remembered of the JWT credential (see Identity.Forget).
+func (o *OIDC) Forget(credential string) { o.accepted.forget(sha256.Sum256([]byte(credential))) }
+
 func (o *OIDC) Authenticate(ctx context.Context, credential string) (auth.Principal, error) {
 	if credential == "" {
 		return auth.Principal{}, apperr.New(apperr.Unauthenticated, "Authentication is required.")

@@ -90,6 +90,10 @@ type Route struct {
 	// principal without an id): GET /profile registers them. Every other route refuses such
 	// a principal, which has no user to act for.
 	SignUp bool
+	// ChangesMembership routes may change the caller's own teams or roles (creating a team
+	// makes its creator the owner): after one succeeds, the gateway forgets the caller's
+	// cached principal so the next request sees the change.
+	ChangesMembership bool
 
 	params  []string // parameter names of Pattern, in order
 	rewrite []part   // RewritePath compiled

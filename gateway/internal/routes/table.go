@@ -115,18 +115,18 @@ var declared = []Route{
 	// filtered to the caller's teams. Members and approver groups change only by owners
 	// (team/delete is an owner's right); quotas only by admins, which identity checks.
 	// Leaving needs membership, which team/read stands for here.
-	{Method: post, Pattern: "/api/v2/team", Service: Identity, Access: ServiceDecides},
+	{Method: post, Pattern: "/api/v2/team", Service: Identity, Access: ServiceDecides, ChangesMembership: true},
 	{Method: get, Pattern: "/api/v2/team/query", Service: Identity, Access: ServiceDecides},
 	{Method: get, Pattern: "/api/v2/team/roles", Service: Identity, Access: Authenticated},
 	{Method: get, Pattern: "/api/v2/team/quotas/default", Service: Identity, Access: Authenticated},
 	{Method: post, Pattern: "/api/v2/team/validate-name", Service: Identity, Access: Authenticated},
 	{Method: get, Pattern: "/api/v2/team/{team}", Service: Identity, Resource: "team", Action: "read"},
-	{Method: patch, Pattern: "/api/v2/team/{team}", Service: Identity, Resource: "team", Action: "write"},
-	{Method: del, Pattern: "/api/v2/team/{team}", Service: Identity, Resource: "team", Action: "delete"},
+	{Method: patch, Pattern: "/api/v2/team/{team}", Service: Identity, Resource: "team", Action: "write", ChangesMembership: true},
+	{Method: del, Pattern: "/api/v2/team/{team}", Service: Identity, Resource: "team", Action: "delete", ChangesMembership: true},
 	{Method: del, Pattern: "/api/v2/team/{team}/approvers", Service: Identity, Resource: "team", Action: "delete"},
 	{Method: del, Pattern: "/api/v2/team/{team}/parameters/{name}", Service: Identity, Resource: "parameter", Action: "delete"},
-	{Method: del, Pattern: "/api/v2/team/{team}/leave", Service: Identity, Resource: "team", Action: "read"},
-	{Method: del, Pattern: "/api/v2/team/{team}/members", Service: Identity, Resource: "team", Action: "delete"},
+	{Method: del, Pattern: "/api/v2/team/{team}/leave", Service: Identity, Resource: "team", Action: "read", ChangesMembership: true},
+	{Method: del, Pattern: "/api/v2/team/{team}/members", Service: Identity, Resource: "team", Action: "delete", ChangesMembership: true},
 	{Method: del, Pattern: "/api/v2/team/{team}/quotas", Service: Identity, Resource: "team", Action: "write"},
 
 	// Users and profile: oneself or an admin, which only identity can tell.

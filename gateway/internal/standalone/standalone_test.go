@@ -216,3 +216,36 @@ func TestIntegrationStandaloneDefaults(t *testing.T) {
 	assert.Equal(t, "kept", out["name"])
 	require.NoError(t, again.stop())
 }
+
+// A user who creates a team owns it at once: the gateway forgets the creator's cached
+// principal after a membership-changing request, instead of refusing for the cache's TTL.
+func TestIntegrationCreatorOwnsTheTeamAtOnce(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{
+		"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error",
+		"BATON_AUTH_CACHE_TTL": "1h",
+	})
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token,
+		`{"name":"seed","members":[{"email":"dana@example.com","role":"reader"}]}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	code, users := b.call(t, http.MethodGet, "/api/v2/user/query", b.token, "")
+	require.Equal(t, http.StatusOK, code, users)
+	var dana string
+	for _, u := range users["content"].([]any) {
+		if u.(map[string]any)["email"] == "dana@example.com" {
+			dana = u.(map[string]any)["id"].(string)
+		}
+	}
+	require.NotEmpty(t, dana)
+	code, tok := b.call(t, http.MethodPost, "/api/v2/token", b.token, `{"type":"user","name":"dana","principal":"`+dana+`"}`)
+	require.Equal(t, http.StatusCreated, code, tok)
+	token := tok["token"].(string)
+
+	// Cached now, as a member of "seed" only.
+	code, _ = b.call(t, http.MethodGet, "/api/v2/team/seed", token, "")
+	require.Equal(t, http.StatusOK, code)
+	code, out = b.call(t, http.MethodPost, "/api/v2/team", token, `{"name":"danas-team"}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	code, out = b.call(t, http.MethodPatch, "/api/v2/team/danas-team", token, `{"displayName":"Dana's"}`)
+	assert.Equal(t, http.StatusOK, code, out)
+}
