@@ -21,6 +21,7 @@ import (
 
 	"github.com/baton-flow/baton/gateway/internal/activation"
 	"github.com/baton-flow/baton/gateway/internal/authn"
+	"github.com/baton-flow/baton/gateway/internal/openapi"
 	"github.com/baton-flow/baton/gateway/internal/proxy"
 	"github.com/baton-flow/baton/gateway/internal/ratelimit"
 	"github.com/baton-flow/baton/gateway/internal/routes"
@@ -279,6 +280,7 @@ type Gateway struct {
 	limiter    *ratelimit.Limiter // nil when rate limiting is off
 	proxy      *proxy.Proxy
 	activation interface{ Check(context.Context) error } // nil: no activation check
+	docs       *openapi.Docs
 }
 
 // New returns a Gateway; Resolver and Signer are required.
@@ -314,7 +316,11 @@ func New(cfg Config, deps Deps) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g := &Gateway{table: table, authn: deps.Authenticator, proxy: px}
+	docs, err := openapi.New()
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &Gateway{table: table, authn: deps.Authenticator, proxy: px, docs: docs}
 	g.activation = deps.Activation
 	if g.authn == nil {
 		g.authn = authn.NewBootstrap(cfg.BootstrapToken)
@@ -348,10 +354,29 @@ func Build(_ context.Context, p *host.Platform) (host.Unit, error) {
 }
 
 // Routes registers the gateway's handler for everything under /api/v2. The app must accept
-// bodies up to httpx.LargeBodyLimit; each route's own limit is checked here.
+// bodies up to httpx.LargeBodyLimit; each route's own limit is checked here. The API's
+// OpenAPI document and its rendering are the gateway's own, ahead of the proxy.
 func (g *Gateway) Routes(r fiber.Router) {
+	r.All(openapi.SpecPath, g.serveDocs(g.docs.ServeSpec))
+	r.All(openapi.DocsPath, g.serveDocs(g.docs.ServePage))
 	r.All("/api/v2", g.handle)
 	r.All("/api/v2/*", g.handle)
+}
+
+// serveDocs answers one of the documentation endpoints: open, even on a locked
+// installation (API.md §2), never proxied, and rate limited like anonymous traffic.
+// Credentials sent anyway are ignored, as nothing here depends on the caller.
+func (g *Gateway) serveDocs(serve fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
+			c.Set(fiber.HeaderAllow, "GET, HEAD")
+			return apperr.New(apperr.MethodNotAllowed, "Method %s is not allowed on %s.", c.Method(), c.Path())
+		}
+		if limited := g.limit(g.addrKey(c)); limited != nil {
+			return limited
+		}
+		return serve(c)
+	}
 }
 
 // Run drops idle rate-limit buckets, upstream clients and expired authentication answers

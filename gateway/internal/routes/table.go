@@ -35,7 +35,7 @@ const (
 // Authenticated.
 //
 // GET /api/v2/openapi.yaml and GET /api/v2/docs are left out on purpose: the gateway serves
-// them itself once the spec exists, and until then they answer 404 like any unknown path.
+// them itself (internal/openapi), open and never proxied; this table lists what is proxied.
 var declared = []Route{
 	// Workflows.
 	{Method: put, Pattern: "/api/v2/team/{team}/workflow/{name}/compose", Service: Workflows, BodyLimit: large, Resource: "workflow", Action: "write", Workflow: true},
