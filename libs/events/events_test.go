@@ -24,6 +24,8 @@ var sampleTime = time.Date(2025, 3, 14, 15, 9, 26, 535000000, time.UTC)
 // goldenCase is one payload type pinned by a fixture. decode reads the fixture's data back
 // into the payload type so it can be compared with the sample.
 type goldenCase struct {
+	// service emits the event; identity when empty.
+	service string
 	id      string
 	typ     string
 	subject string
@@ -57,6 +59,36 @@ func goldenCases() []goldenCase {
 			},
 			decode: decodeAs[events.TeamDeleted],
 		},
+		{
+			service: "workflows",
+			id:      "workflow-saved-6650c0ffee0000000000000a-7",
+			typ:     events.TypeWorkflowSaved,
+			subject: "/team/platform/workflow/build",
+			data: events.WorkflowSaved{
+				Team:        "platform",
+				Name:        "build",
+				Version:     3,
+				DisplayName: "Build",
+				Status:      "active",
+				Triggers:    events.WorkflowTriggers{Manual: true, Schedule: true},
+				Author:      "Ada Lovelace",
+				Date:        sampleTime,
+			},
+			decode: decodeAs[events.WorkflowSaved],
+		},
+		{
+			service: "workflows",
+			id:      "workflow-deleted-6650c0ffee0000000000000a-8",
+			typ:     events.TypeWorkflowDeleted,
+			subject: "/team/platform/workflow/build",
+			data: events.WorkflowDeleted{
+				Team:    "platform",
+				Name:    "build",
+				Version: 3,
+				Date:    sampleTime,
+			},
+			decode: decodeAs[events.WorkflowDeleted],
+		},
 	}
 }
 
@@ -67,7 +99,11 @@ func TestGolden(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join("testdata", tc.typ+".json")
 
-			e, err := events.New(tc.id, events.Source("identity"), tc.typ, tc.subject, tc.data)
+			service := tc.service
+			if service == "" {
+				service = "identity"
+			}
+			e, err := events.New(tc.id, events.Source(service), tc.typ, tc.subject, tc.data)
 			require.NoError(t, err)
 			e.SetTime(sampleTime)
 			raw, err := events.Marshal(e)
@@ -87,7 +123,7 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.typ, got.Type())
 			assert.Equal(t, e.ID(), got.ID())
-			assert.Equal(t, "/baton/identity", got.Source())
+			assert.Equal(t, events.Source(service), got.Source())
 			assert.Equal(t, tc.subject, got.Subject())
 			assert.Equal(t, events.DataContentType, got.DataContentType())
 			assert.True(t, sampleTime.Equal(got.Time()))

@@ -1,10 +1,13 @@
 // Package workflows is Baton's workflows service: workflow definitions, their versions,
-// canvases and templates, inside the teams identity announces.
+// canvases and templates, inside the teams identity announces. It owns the workflow-count
+// quota and announces saved and deleted workflows on the workflow topic.
 package workflows
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -14,9 +17,13 @@ import (
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/services/workflows/internal/app"
 	"github.com/baton-flow/baton/services/workflows/internal/eventsub"
+	"github.com/baton-flow/baton/services/workflows/internal/httpapi"
 	"github.com/baton-flow/baton/services/workflows/internal/mongostore"
+	"github.com/baton-flow/baton/services/workflows/internal/peers"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
@@ -26,23 +33,54 @@ const Name = "workflows"
 type Config struct {
 	// GroupID is the consumer group of the service's replicas; default "baton-workflows".
 	GroupID string
+	// Outbox tunes the relay publishing workflow events.
+	Outbox outbox.Config
 }
 
 // ConfigFromEnv reads the service's configuration. It has no variables of its own yet.
 func ConfigFromEnv(func(string) string) (Config, error) { return Config{GroupID: "baton-" + Name}, nil }
 
+// What the service asks of other services, as interfaces a test (or a deployment without
+// those services yet) can stand in for.
+type (
+	// TaskResolver resolves taskRefs; default: the tasks service's internal API.
+	TaskResolver = app.TaskResolver
+	// ParamSource lists global and team parameter names; default: identity's API.
+	ParamSource = app.ParamSource
+	// QuotaSource tells a team's maxWorkflowCount; default: 100 for every team, until
+	// identity offers the limits to services.
+	QuotaSource = app.QuotaSource
+	// RunChecker tells whether a workflow has runs that are not completed; default: none,
+	// until the runs service exists.
+	RunChecker = app.RunChecker
+)
+
 // Deps are what the service needs from its process.
 type Deps struct {
-	DB     *mongo.Database
-	Kafka  kafkax.Config
-	Signer *auth.Signer
-	Logger *slog.Logger
+	DB    *mongo.Database
+	Kafka kafkax.Config
+	// Publisher publishes the outbox's events (the process's producer).
+	Publisher outbox.Publisher
+	Signer    *auth.Signer
+	// Resolver finds the tasks and identity services.
+	Resolver registry.Resolver
+	Logger   *slog.Logger
+
+	// Optional stand-ins; nil takes the default described on each type.
+	Tasks  TaskResolver
+	Params ParamSource
+	Quotas QuotaSource
+	Runs   RunChecker
 }
 
 // Service is the workflows service.
 type Service struct {
 	teams      *app.Teams
+	workflows  *app.Workflows
+	templates  *app.Templates
 	teamEvents *kafkax.Consumer
+	relay      *outbox.Relay
+	store      *mongostore.Definitions
 	signer     *auth.Signer
 }
 
@@ -51,12 +89,42 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 	if cfg.GroupID == "" {
 		cfg.GroupID = "baton-" + Name
 	}
-	teams := app.NewTeams(mongostore.NewTeams(deps.DB))
+	if deps.Publisher == nil {
+		return nil, errors.New("workflows: a Publisher is required for the workflow events")
+	}
+	if (deps.Tasks == nil || deps.Params == nil) && (deps.Resolver == nil || deps.Signer == nil) {
+		return nil, errors.New("workflows: a Resolver and a Signer are required to reach the tasks and identity services")
+	}
+	if deps.Tasks == nil {
+		deps.Tasks = peers.NewTasks(deps.Resolver, deps.Signer)
+	}
+	if deps.Params == nil {
+		deps.Params = peers.NewParams(deps.Resolver, deps.Signer)
+	}
+	if deps.Quotas == nil {
+		deps.Quotas = app.DefaultQuota(0)
+	}
+	if deps.Runs == nil {
+		deps.Runs = app.NoRuns{}
+	}
+	teamStore := mongostore.NewTeams(deps.DB)
+	store := mongostore.NewDefinitions(deps.DB)
+	rcfg := cfg.Outbox
+	rcfg.Logger = deps.Logger
+	relay := outbox.NewRelay(store.Heads(), deps.Publisher, rcfg)
+	teams := app.NewTeams(teamStore, store.DeleteNamespace)
 	return &Service{
 		teams: teams,
+		workflows: app.NewWorkflows(app.WorkflowsDeps{
+			Store: store, Teams: teamStore, Counter: teamStore, Limits: deps.Quotas, Tasks: deps.Tasks,
+			Runs: deps.Runs, Params: deps.Params, Relay: relay,
+		}),
+		templates: app.NewTemplates(store, deps.Tasks, nil),
 		teamEvents: kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 			GroupID: cfg.GroupID, Topic: events.TeamEvents, Handler: eventsub.TeamEvents(teams), Logger: deps.Logger,
 		}),
+		relay:  relay,
+		store:  store,
 		signer: deps.Signer,
 	}, nil
 }
@@ -64,11 +132,21 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 // Routes registers the service's endpoints under /api/v2; every one needs a signed
 // principal.
 func (s *Service) Routes(r fiber.Router) {
-	r.Group("/api/v2", s.signer.Middleware())
+	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.workflows, s.templates)
 }
 
-// Run follows the team topic until ctx ends.
-func (s *Service) Run(ctx context.Context) error { return s.teamEvents.Run(ctx) }
+// Run follows the team topic, publishes owed workflow events and collects revisions no
+// workflow names any more, until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	runs := []func(context.Context) error{s.teamEvents.Run, s.relay.Run, s.store.RunCollector}
+	var wg sync.WaitGroup
+	errs := make([]error, len(runs))
+	for i, run := range runs {
+		wg.Go(func() { errs[i] = run(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // Build makes the service's unit from a connected platform.
 func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
@@ -76,7 +154,10 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Signer: p.Signer, Logger: p.Logger})
+	svc, err := New(ctx, cfg, Deps{
+		DB: p.Database(Name), Kafka: p.Kafka, Publisher: p.Producer, Signer: p.Signer, Resolver: p.Resolver,
+		Logger: p.Logger,
+	})
 	if err != nil {
 		return host.Unit{}, err
 	}

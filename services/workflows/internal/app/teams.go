@@ -4,6 +4,7 @@ package app
 import (
 	"context"
 
+	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 )
 
@@ -15,24 +16,44 @@ type TeamStore interface {
 	DeleteTeam(ctx context.Context, name, id string) error
 	// FindTeamByName fails with an error of reason TEAM_NOT_FOUND.
 	FindTeamByName(ctx context.Context, name string) (domain.Team, error)
+	// ListTeams returns every known team.
+	ListTeams(ctx context.Context) ([]domain.Team, error)
 }
 
 // Teams follows identity's team announcements.
 type Teams struct {
 	store TeamStore
+	// purge removes everything a team incarnation had: its workflows and their versions.
+	purge func(ctx context.Context, ns domain.Namespace) error
 }
 
-// NewTeams returns the team use cases.
-func NewTeams(store TeamStore) *Teams { return &Teams{store: store} }
+// NewTeams returns the team use cases. purge removes a deleted team's workflows.
+func NewTeams(store TeamStore, purge func(ctx context.Context, ns domain.Namespace) error) *Teams {
+	return &Teams{store: store, purge: purge}
+}
 
-// TeamCreated records a new team. Delivered again, it writes the same record.
+// TeamCreated records a new team. Delivered again, it writes the same record. A record of
+// an older incarnation still there (its deletion not seen) goes first, with its workflows.
 func (s *Teams) TeamCreated(ctx context.Context, t domain.Team) error {
+	old, err := s.store.FindTeamByName(ctx, t.Name)
+	switch {
+	case err == nil && old.ID != t.ID:
+		if err := s.TeamDeleted(ctx, old.Name, old.ID); err != nil {
+			return err
+		}
+	case err != nil && !apperr.HasReason(err, apperr.TeamNotFound):
+		return err
+	}
 	return s.store.SaveTeam(ctx, t)
 }
 
-// TeamDeleted forgets a team. Only the record of that incarnation is removed, so a late
-// duplicate cannot remove a team created again under the same name.
+// TeamDeleted forgets a team and removes its workflows (API.md §3: a team's deletion
+// cascades through every service). Only that incarnation is touched, so a late duplicate
+// cannot remove a team created again under the same name.
 func (s *Teams) TeamDeleted(ctx context.Context, name, id string) error {
+	if err := s.purge(ctx, domain.Namespace{Team: name, TeamID: id}); err != nil {
+		return err
+	}
 	return s.store.DeleteTeam(ctx, name, id)
 }
 

@@ -1,0 +1,78 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Mask stands for a password parameter's value in every response; a write sending it back
+// means "keep the stored value" (API.md §2).
+const Mask = "********"
+
+var maskJSON = json.RawMessage(`"` + Mask + `"`)
+
+func secret(p Param) bool { return p.Type == "password" }
+
+// MaskSecrets hides the default and value of w's password parameters.
+func (w *Workflow) MaskSecrets() {
+	if !hasSecrets(w.Params) {
+		return
+	}
+	w.Params = append([]Param(nil), w.Params...)
+	for i, p := range w.Params {
+		if !secret(p) {
+			continue
+		}
+		if present(p.Default) {
+			w.Params[i].Default = maskJSON
+		}
+		if present(p.Value) {
+			w.Params[i].Value = maskJSON
+		}
+	}
+}
+
+// HasMaskedSecrets reports whether a write sent the mask for a password parameter.
+func (w *Workflow) HasMaskedSecrets() bool {
+	for _, p := range w.Params {
+		if secret(p) && (isMask(p.Default) || isMask(p.Value)) {
+			return true
+		}
+	}
+	return false
+}
+
+// KeepSecrets puts back the stored values of password parameters that a write sent as the
+// mask, from prev, the version it replaces or follows.
+func (w *Workflow) KeepSecrets(prev []Param) {
+	if !hasSecrets(w.Params) {
+		return
+	}
+	old := map[string]Param{}
+	for _, p := range prev {
+		old[p.Name] = p
+	}
+	w.Params = append([]Param(nil), w.Params...)
+	for i, p := range w.Params {
+		if !secret(p) {
+			continue
+		}
+		if isMask(p.Default) {
+			w.Params[i].Default = old[p.Name].Default
+		}
+		if isMask(p.Value) {
+			w.Params[i].Value = old[p.Name].Value
+		}
+	}
+}
+
+func hasSecrets(params []Param) bool {
+	for _, p := range params {
+		if secret(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func isMask(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), maskJSON) }

@@ -1,0 +1,421 @@
+package domain
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+)
+
+// A workflow's body is a document its clients own, fields Baton does not know included, so
+// the domain types below are that document: they carry their JSON shape (API.md §3) and
+// keep unknown members in Extra. Templates share the type: a template is a workflow without
+// a team.
+
+// Status is a workflow's status.
+type Status string
+
+// Workflow statuses.
+const (
+	StatusActive   Status = "active"
+	StatusInactive Status = "inactive"
+)
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool { return s == StatusActive || s == StatusInactive }
+
+// TimeFormat is the contract's format for times in bodies: RFC 3339, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Time is a time written in TimeFormat.
+type Time struct{ time.Time }
+
+// NewTime returns t truncated to milliseconds, in UTC.
+func NewTime(t time.Time) *Time { return &Time{t.UTC().Truncate(time.Millisecond)} }
+
+// MarshalJSON writes TimeFormat.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format(TimeFormat) + `"`), nil
+}
+
+// Workflow is a version of a team's workflow, or of a template.
+type Workflow struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"displayName,omitempty"`
+	// Team, Version and CreationDate are read-only: set by the service, ignored in requests.
+	Team         string                     `json:"team,omitempty"`
+	Status       Status                     `json:"status,omitempty"`
+	Version      int                        `json:"version,omitempty"`
+	CreationDate *Time                      `json:"creationDate,omitempty"`
+	Changelog    *Changelog                 `json:"changelog,omitempty"`
+	Icon         string                     `json:"icon,omitempty"`
+	Description  string                     `json:"description,omitempty"`
+	Markdown     string                     `json:"markdown,omitempty"`
+	Labels       map[string]string          `json:"labels,omitempty"`
+	Annotations  map[string]json.RawMessage `json:"annotations,omitempty"`
+	// Timeout is in minutes; Retries are automatic whole-run retries from failure.
+	Timeout    *int            `json:"timeout,omitempty"`
+	Retries    *int            `json:"retries,omitempty"`
+	Params     []Param         `json:"params,omitempty"`
+	Workspaces json.RawMessage `json:"workspaces,omitempty"`
+	Triggers   *Triggers       `json:"triggers,omitempty"`
+	Tasks      []Task          `json:"tasks,omitempty"`
+	// RawTasks are the tasks as stored, when a read only renders them: writing them as they
+	// are spares decoding and encoding every task. Used only while Tasks is nil.
+	RawTasks json.RawMessage `json:"-"`
+	Extra    Extra           `json:"-"`
+}
+
+// Load says how much of a stored version a read needs.
+type Load int
+
+// Loads.
+const (
+	// LoadSummary reads everything but the tasks.
+	LoadSummary Load = iota
+	// LoadTasks reads the tasks, decoded.
+	LoadTasks
+	// LoadRawTasks reads the tasks as stored JSON, into RawTasks, for rendering.
+	LoadRawTasks
+)
+
+// Changelog says who saved a version, why and when.
+type Changelog struct {
+	Author string `json:"author,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Date   *Time  `json:"date,omitempty"`
+}
+
+// ChangelogEntry is one version's changelog, as the changelog endpoints list them.
+type ChangelogEntry struct {
+	Version int    `json:"version"`
+	Author  string `json:"author,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Date    *Time  `json:"date,omitempty"`
+}
+
+// Param is the contract's AbstractParam: a workflow parameter and how a UI asks for it.
+type Param struct {
+	Name        string          `json:"name"`
+	Label       string          `json:"label,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Type        string          `json:"type,omitempty"`
+	Default     json.RawMessage `json:"default,omitempty"`
+	Value       json.RawMessage `json:"value,omitempty"`
+	Required    bool            `json:"required"`
+	Placeholder string          `json:"placeholder,omitempty"`
+	// HelperText is spelt `helpertext` as v4 clients read it; `helperText` is read too.
+	HelperText     string   `json:"helpertext,omitempty"`
+	Options        []Option `json:"options,omitempty"`
+	MinValueLength *int     `json:"minValueLength,omitempty"`
+	MaxValueLength *int     `json:"maxValueLength,omitempty"`
+	ReadOnly       bool     `json:"readOnly"`
+	HiddenValue    bool     `json:"hiddenValue"`
+}
+
+// Option is one choice of a select or multiselect parameter.
+type Option struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// ParamTypes are the AbstractParam types.
+var ParamTypes = []string{
+	"text", "textarea", "email", "number", "url", "boolean", "password", "select", "multiselect",
+	"json", "texteditor", "texteditor::javascript", "texteditor::text", "texteditor::shell",
+	"texteditor::yaml",
+}
+
+// Triggers say how runs of a workflow may start. `github` is v4's name for `codehost`: it is
+// read as an alias and written back next to it.
+type Triggers struct {
+	Manual   *Trigger `json:"manual,omitempty"`
+	Schedule *Trigger `json:"schedule,omitempty"`
+	Webhook  *Trigger `json:"webhook,omitempty"`
+	Event    *Trigger `json:"event,omitempty"`
+	Codehost *Trigger `json:"codehost,omitempty"`
+	Github   *Trigger `json:"github,omitempty"`
+	Extra    Extra    `json:"-"`
+}
+
+// Trigger is one way of starting runs, with conditions on the incoming payload.
+type Trigger struct {
+	Enabled    bool        `json:"enabled"`
+	Conditions []Condition `json:"conditions,omitempty"`
+}
+
+// Condition must hold on an incoming payload for its trigger to start a run.
+type Condition struct {
+	// Field is a JSONPath into the payload.
+	Field     string   `json:"field"`
+	Operation string   `json:"operation"`
+	Value     string   `json:"value,omitempty"`
+	Values    []string `json:"values,omitempty"`
+}
+
+// Condition operations.
+var ConditionOperations = []string{"equals", "matches", "in"}
+
+// Task is a task of a workflow: a node of its DAG.
+type Task struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// TaskRef names a catalogue task: a global task, or `<team>/<task>`.
+	TaskRef string `json:"taskRef,omitempty"`
+	// TaskVersion is the catalogue task's version, pinned at save.
+	TaskVersion *int `json:"taskVersion,omitempty"`
+	// Timeout is in minutes; RetryDelay in seconds.
+	Timeout      *int              `json:"timeout,omitempty"`
+	Retries      *int              `json:"retries,omitempty"`
+	RetryDelay   *int              `json:"retryDelay,omitempty"`
+	Join         string            `json:"join,omitempty"`
+	Dependencies []Dependency      `json:"dependencies,omitempty"`
+	Params       []TaskParam       `json:"params,omitempty"`
+	Results      json.RawMessage   `json:"results,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	// Annotations hold the canvas position under AnnotationPosition.
+	Annotations map[string]json.RawMessage `json:"annotations,omitempty"`
+	Extra       Extra                      `json:"-"`
+}
+
+// TaskParam is a value given to a task parameter.
+type TaskParam struct {
+	Name  string          `json:"name"`
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
+// Dependency is an edge of the DAG: the task runs after TaskRef, if the edge holds.
+type Dependency struct {
+	// TaskRef names the upstream task of the same workflow.
+	TaskRef string `json:"taskRef"`
+	// ExecutionCondition is always (the default), success or failure.
+	ExecutionCondition string `json:"executionCondition,omitempty"`
+	// DecisionCondition holds newline-separated RE2 patterns matched against the value of
+	// an upstream decision task.
+	DecisionCondition string `json:"decisionCondition,omitempty"`
+	Extra             Extra  `json:"-"`
+}
+
+// Join values and execution conditions.
+const (
+	JoinAll          = "all"
+	JoinAny          = "any"
+	ConditionAlways  = "always"
+	ConditionSuccess = "success"
+	ConditionFailure = "failure"
+)
+
+var (
+	workflowFields   = knownFields(workflowJSON{}, "id")
+	taskFields       = knownFields(taskJSON{})
+	dependencyFields = knownFields(dependencyJSON{})
+	triggersFields   = knownFields(triggersJSON{})
+)
+
+// The *JSON types are the plain encodings, without the methods that keep extras.
+type (
+	workflowJSON   Workflow
+	taskJSON       Task
+	dependencyJSON Dependency
+	triggersJSON   Triggers
+)
+
+// UnmarshalJSON reads a workflow, keeping unknown members. `id`, which v4 exports carry,
+// is read-only and dropped.
+func (w *Workflow) UnmarshalJSON(data []byte) error {
+	var p workflowJSON
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	extra, err := splitExtra(data, workflowFields)
+	if err != nil {
+		return err
+	}
+	p.Extra = extra
+	*w = Workflow(p)
+	return nil
+}
+
+// MarshalJSON writes a workflow with its unknown members.
+func (w Workflow) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(workflowJSON(w))
+	if err != nil {
+		return nil, err
+	}
+	extra := w.Extra
+	if w.Tasks == nil && len(w.RawTasks) > 0 {
+		extra = extra.Clone()
+		if extra == nil {
+			extra = Extra{}
+		}
+		extra["tasks"] = w.RawTasks
+	}
+	return withExtra(b, extra)
+}
+
+// UnmarshalJSON reads a task, keeping unknown members.
+func (t *Task) UnmarshalJSON(data []byte) error {
+	var p taskJSON
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	extra, err := splitExtra(data, taskFields)
+	if err != nil {
+		return err
+	}
+	p.Extra = extra
+	*t = Task(p)
+	return nil
+}
+
+// MarshalJSON writes a task with its unknown members.
+func (t Task) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(taskJSON(t))
+	if err != nil {
+		return nil, err
+	}
+	return withExtra(b, t.Extra)
+}
+
+// UnmarshalJSON reads a dependency, keeping unknown members (canvas edge data).
+func (d *Dependency) UnmarshalJSON(data []byte) error {
+	var p dependencyJSON
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	extra, err := splitExtra(data, dependencyFields)
+	if err != nil {
+		return err
+	}
+	p.Extra = extra
+	*d = Dependency(p)
+	return nil
+}
+
+// MarshalJSON writes a dependency with its unknown members.
+func (d Dependency) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(dependencyJSON(d))
+	if err != nil {
+		return nil, err
+	}
+	return withExtra(b, d.Extra)
+}
+
+// UnmarshalJSON reads triggers, keeping unknown ones (v4 had more kinds).
+func (t *Triggers) UnmarshalJSON(data []byte) error {
+	var p triggersJSON
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	extra, err := splitExtra(data, triggersFields)
+	if err != nil {
+		return err
+	}
+	p.Extra = extra
+	*t = Triggers(p)
+	return nil
+}
+
+// MarshalJSON writes triggers with `github` mirroring `codehost`, for older clients.
+func (t Triggers) MarshalJSON() ([]byte, error) {
+	p := triggersJSON(t)
+	if p.Codehost == nil {
+		p.Codehost = p.Github
+	}
+	p.Github = p.Codehost
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	return withExtra(b, t.Extra)
+}
+
+// On reports whether the trigger is there and enabled.
+func (t *Trigger) On() bool { return t != nil && t.Enabled }
+
+// CodehostTrigger returns the code-host trigger, read under either of its names.
+func (t *Triggers) CodehostTrigger() *Trigger {
+	if t == nil {
+		return nil
+	}
+	if t.Codehost != nil {
+		return t.Codehost
+	}
+	return t.Github
+}
+
+// Normalize applies a workflow's defaults: status active, the manual trigger enabled, and
+// `codehost` read from `github` when only the alias was sent. Templates are not
+// normalized: what they leave out, the team workflow made from them decides.
+func (w *Workflow) Normalize() {
+	if w.Status == "" {
+		w.Status = StatusActive
+	}
+	if w.Triggers == nil {
+		w.Triggers = &Triggers{}
+	}
+	if w.Triggers.Manual == nil {
+		w.Triggers.Manual = &Trigger{Enabled: true}
+	}
+	if w.Triggers.Codehost == nil {
+		w.Triggers.Codehost = w.Triggers.Github
+	}
+	w.Triggers.Github = nil
+}
+
+// Definition returns w without its read-only fields (team, version, creation date,
+// changelog): what a save stores as the version's content.
+func (w Workflow) Definition() Workflow {
+	w.Team, w.Version, w.CreationDate, w.Changelog, w.RawTasks = "", 0, nil, nil, nil
+	return w
+}
+
+// Clone returns a deep enough copy of w that changing its maps and slices leaves w alone.
+func (w Workflow) Clone() Workflow {
+	w.Labels = maps.Clone(w.Labels)
+	w.Annotations = maps.Clone(w.Annotations)
+	w.Params = slices.Clone(w.Params)
+	w.Extra = w.Extra.Clone()
+	if w.Triggers != nil {
+		t := *w.Triggers
+		t.Extra = t.Extra.Clone()
+		w.Triggers = &t
+	}
+	if w.Tasks != nil {
+		tasks := make([]Task, len(w.Tasks))
+		for i, t := range w.Tasks {
+			tasks[i] = t.Clone()
+		}
+		w.Tasks = tasks
+	}
+	return w
+}
+
+// Clone returns a copy of t that shares no map or slice with it.
+func (t Task) Clone() Task {
+	t.Labels = maps.Clone(t.Labels)
+	t.Annotations = maps.Clone(t.Annotations)
+	t.Params = slices.Clone(t.Params)
+	t.Extra = t.Extra.Clone()
+	if t.Dependencies != nil {
+		deps := make([]Dependency, len(t.Dependencies))
+		for i, d := range t.Dependencies {
+			d.Extra = d.Extra.Clone()
+			deps[i] = d
+		}
+		t.Dependencies = deps
+	}
+	return t
+}
+
+// Param returns the value given to the task parameter called name (or one of its aliases).
+func (t Task) Param(names ...string) (json.RawMessage, bool) {
+	for _, name := range names {
+		for _, p := range t.Params {
+			if p.Name == name {
+				return p.Value, true
+			}
+		}
+	}
+	return nil, false
+}
