@@ -17,11 +17,13 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 	"github.com/baton-flow/baton/services/identity/internal/httpapi"
 	"github.com/baton-flow/baton/services/identity/internal/mongostore"
+	"github.com/baton-flow/baton/services/identity/internal/peers"
 )
 
 // Name is the service's name in discovery and in its database name.
@@ -98,6 +100,9 @@ type Deps struct {
 	Publisher outbox.Publisher
 	Signer    *auth.Signer
 	Logger    *slog.Logger
+	// Resolver finds the workflows service, which reports teams' workflow counts; without
+	// one, teams show a count of 0.
+	Resolver registry.Resolver
 }
 
 // Service is the identity service.
@@ -155,6 +160,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	// Team password parameters are sealed like global ones, and the quotas of teams
 	// without their own come from the settings.
 	teams.Secrets = sealer
+	if deps.Resolver != nil {
+		teams.WorkflowCount = peers.NewWorkflows(deps.Resolver, deps.Signer).WorkflowCount
+	}
 	teams.QuotaDefaults = func(ctx context.Context) (domain.TeamQuotas, error) {
 		settings, err := system.ResolvedSettings(ctx)
 		if err != nil {
@@ -231,7 +239,7 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Publisher: p.Producer, Signer: p.Signer, Logger: p.Logger})
+	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Publisher: p.Producer, Signer: p.Signer, Logger: p.Logger, Resolver: p.Resolver})
 	if err != nil {
 		return host.Unit{}, err
 	}

@@ -47,8 +47,8 @@ type (
 	TaskResolver = app.TaskResolver
 	// ParamSource lists global and team parameter names; default: identity's API.
 	ParamSource = app.ParamSource
-	// QuotaSource tells a team's maxWorkflowCount; default: 100 for every team, until
-	// identity offers the limits to services.
+	// QuotaSource tells a team's maxWorkflowCount; default: identity's team quotas (100
+	// for every team when no Resolver is given).
 	QuotaSource = app.QuotaSource
 	// RunChecker tells whether a workflow has runs that are not completed; default: none,
 	// until the runs service exists.
@@ -102,7 +102,11 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		deps.Params = peers.NewParams(deps.Resolver, deps.Signer)
 	}
 	if deps.Quotas == nil {
-		deps.Quotas = app.DefaultQuota(0)
+		if deps.Resolver == nil || deps.Signer == nil {
+			deps.Quotas = app.DefaultQuota(0)
+		} else {
+			deps.Quotas = peers.NewQuotas(deps.Resolver, deps.Signer)
+		}
 	}
 	if deps.Runs == nil {
 		deps.Runs = app.NoRuns{}
@@ -133,6 +137,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 // principal.
 func (s *Service) Routes(r fiber.Router) {
 	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.workflows, s.templates)
+	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.workflows)
 }
 
 // Run follows the team topic, publishes owed workflow events and collects revisions no

@@ -249,3 +249,50 @@ func TestIntegrationCreatorOwnsTheTeamAtOnce(t *testing.T) {
 	code, out = b.call(t, http.MethodPatch, "/api/v2/team/danas-team", token, `{"displayName":"Dana's"}`)
 	assert.Equal(t, http.StatusOK, code, out)
 }
+
+// Definitions cross three services: a workflow references a team task (resolved by the
+// tasks service), the workflow count is limited by the team's quota (owned by identity)
+// and reported back in the team's usage, and the task cannot be deleted while in use.
+func TestIntegrationDefinitionsAcrossServices(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"defs","quotas":{"maxWorkflowCount":2}}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	code, out = b.call(t, http.MethodPost, "/api/v2/team/defs/task", b.token,
+		`{"name":"greet","type":"template","spec":{"image":"alpine:3","script":"echo hello"}}`)
+	require.Equal(t, http.StatusCreated, code, out)
+
+	workflow := func(name string) string {
+		return `{"name":"` + name + `","tasks":[{"name":"start","type":"start"},` +
+			`{"name":"hi","type":"template","taskRef":"defs/greet","dependencies":[{"taskRef":"start"}]},` +
+			`{"name":"end","type":"end","dependencies":[{"taskRef":"hi"}]}]}`
+	}
+	// The team's workflows service learns of the team from its event: retry until it has.
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/defs/workflow", b.token, workflow("one"))
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+	code, out = b.call(t, http.MethodGet, "/api/v2/team/defs/workflow/one", b.token, "")
+	require.Equal(t, http.StatusOK, code, out)
+	assert.EqualValues(t, 1, out["tasks"].([]any)[1].(map[string]any)["taskVersion"], "the task version is pinned")
+
+	code, out = b.call(t, http.MethodPost, "/api/v2/team/defs/workflow", b.token, workflow("two"))
+	require.Equal(t, http.StatusCreated, code, out)
+	code, out = b.call(t, http.MethodPost, "/api/v2/team/defs/workflow", b.token, workflow("three"))
+	assert.Equal(t, http.StatusTooManyRequests, code, out)
+	assert.Equal(t, "QUOTA_EXCEEDED", out["reason"])
+
+	code, team := b.call(t, http.MethodGet, "/api/v2/team/defs", b.token, "")
+	require.Equal(t, http.StatusOK, code, team)
+	assert.EqualValues(t, 2, team["quotas"].(map[string]any)["currentWorkflowCount"])
+
+	code, out = b.call(t, http.MethodDelete, "/api/v2/team/defs/task/greet", b.token, "")
+	assert.Equal(t, http.StatusConflict, code, out)
+	assert.Equal(t, "TASK_IN_USE", out["reason"])
+	assert.Contains(t, out["message"], "one")
+
+	code, out = b.call(t, http.MethodPost, "/api/v2/team/defs/workflow", b.token,
+		`{"name":"bad","tasks":[{"name":"start","type":"start"},{"name":"x","type":"template","taskRef":"defs/nope","dependencies":[{"taskRef":"start"}]}]}`)
+	assert.Equal(t, http.StatusBadRequest, code, out)
+	assert.NotEmpty(t, out["errors"])
+}

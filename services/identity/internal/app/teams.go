@@ -67,6 +67,10 @@ type Teams struct {
 	source string
 	// Secrets seals password parameter values; set it before serving.
 	Secrets TeamSecrets
+	// WorkflowCount asks the workflows service, which owns the count, how many workflows a
+	// team has; nil leaves the usage at 0. Only single-team reads ask, so a search of many
+	// teams costs no call per team.
+	WorkflowCount func(ctx context.Context, team string) (int, error)
 	// QuotaDefaults returns the instance's default quotas (the settings' values); nil means
 	// domain.DefaultTeamQuotas. Set it before serving.
 	QuotaDefaults func(ctx context.Context) (domain.TeamQuotas, error)
@@ -522,6 +526,13 @@ func (s *Teams) details(ctx context.Context, t domain.Team) (TeamDetails, error)
 	out, err := s.detailsOf(ctx, []domain.Team{t})
 	if err != nil {
 		return TeamDetails{}, err
+	}
+	if s.WorkflowCount != nil {
+		n, err := s.WorkflowCount(ctx, t.Name)
+		if err != nil {
+			return TeamDetails{}, err
+		}
+		out[0].Usage.CurrentWorkflowCount = n
 	}
 	return out[0], nil
 }

@@ -40,8 +40,8 @@ type TaskResolver interface {
 	ResolveTask(ctx context.Context, ref string, version int) (domain.TaskDefinition, error)
 }
 
-// QuotaSource tells the workflow-count limit of a team. Identity owns the limits; until it
-// offers them to services, DefaultQuota answers.
+// QuotaSource tells the workflow-count limit of a team. Identity owns the limits (the
+// peers package asks it); DefaultQuota is a fixed limit for tests and tools.
 type QuotaSource interface {
 	MaxWorkflowCount(ctx context.Context, team string) (int, error)
 }

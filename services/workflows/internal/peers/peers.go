@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -197,4 +198,57 @@ func names(items []namedJSON) []string {
 		out = append(out, it.Name)
 	}
 	return out
+}
+
+// Quotas reads a team's workflow-count limit from identity, which owns quotas: the team's
+// own override or the instance default, as `GET /api/v2/team/{team}` shows them. Answers
+// are kept for a few seconds, since every create asks.
+type Quotas struct {
+	c   *caller
+	ttl time.Duration
+	now func() time.Time
+
+	mu     sync.Mutex
+	limits map[string]quotaEntry
+}
+
+type quotaEntry struct {
+	max int
+	at  time.Time
+}
+
+// NewQuotas returns the client of service "identity" for quotas.
+func NewQuotas(resolver registry.Resolver, signer *auth.Signer) *Quotas {
+	return &Quotas{c: newCaller("identity", resolver, signer), ttl: 5 * time.Second, now: time.Now, limits: map[string]quotaEntry{}}
+}
+
+// MaxWorkflowCount returns the team's limit.
+func (q *Quotas) MaxWorkflowCount(ctx context.Context, team string) (int, error) {
+	q.mu.Lock()
+	e, ok := q.limits[team]
+	q.mu.Unlock()
+	if ok && q.now().Sub(e.at) < q.ttl {
+		return e.max, nil
+	}
+	var body struct {
+		Quotas struct {
+			MaxWorkflowCount *int `json:"maxWorkflowCount"`
+		} `json:"quotas"`
+	}
+	ans, err := q.c.get(ctx, Self, "/api/v2/team/"+url.PathEscape(team), nil, &body)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case ans.status == http.StatusNotFound:
+		return 0, apperr.New(apperr.TeamNotFound, "Team '%s' was not found.", team)
+	case ans.status != http.StatusOK:
+		return 0, q.c.unavailable(fmt.Errorf("team %s: status %d %s", team, ans.status, ans.reason))
+	case body.Quotas.MaxWorkflowCount == nil:
+		return 0, q.c.unavailable(fmt.Errorf("team %s: no maxWorkflowCount in identity's answer", team))
+	}
+	q.mu.Lock()
+	q.limits[team] = quotaEntry{max: *body.Quotas.MaxWorkflowCount, at: q.now()}
+	q.mu.Unlock()
+	return *body.Quotas.MaxWorkflowCount, nil
 }
