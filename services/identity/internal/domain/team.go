@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/names"
 )
 
 // TeamStatus is whether a team is in use.
@@ -85,32 +85,10 @@ type TeamChanges struct {
 }
 
 // MaxNameLength bounds slugs.
-const MaxNameLength = 64
+const MaxNameLength = names.MaxLength
 
-// reserved names collide with fixed paths or mean something to the UI.
-var reserved = map[string]bool{
-	"query": true, "roles": true, "quotas": true, "validate-name": true, "home": true,
-	"admin": true, "system": true, "profile": true, "connect": true,
-}
-
-// Slug turns free text into a name: lower case, spaces and `_` become `-`, other
-// characters are dropped, at most MaxNameLength characters ("My Flow" → "my-flow").
-func Slug(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
-		switch {
-		case r == ' ' || r == '_' || r == '-':
-			b.WriteByte('-')
-		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			b.WriteRune(r)
-		}
-	}
-	out := b.String()
-	if len(out) > MaxNameLength {
-		out = out[:MaxNameLength]
-	}
-	return out
-}
+// Slug turns free text into a name ("My Flow" → "my-flow"); see names.Slug.
+func Slug(s string) string { return names.Slug(s) }
 
 // TeamName validates a requested name and returns its slug.
 func TeamName(requested string) (string, error) {
@@ -119,7 +97,7 @@ func TeamName(requested string) (string, error) {
 		return "", apperr.Invalid(apperr.TeamInvalidReq, "A team name is required: it must contain letters or digits.",
 			apperr.FieldError{Field: "name", Message: "must contain letters or digits"})
 	}
-	if reserved[name] {
+	if names.Reserved(name) {
 		return "", apperr.New(apperr.TeamReservedName, "The team name '%s' is reserved.", name)
 	}
 	return name, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/names"
 )
 
 // Task types (API §5) a catalogue task may stand for. `start` and `end` are structural
@@ -58,10 +59,6 @@ var (
 	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 )
 
-// reserved names collide with fixed paths (`/task/query`) or mean something to the UI.
-// Routing ignores case, so they are refused in any case.
-var reserved = []string{"query", "roles", "quotas", "validate-name", "home", "admin", "system", "profile", "connect"}
-
 // ValidateName checks a task name: letters, digits and `-`, 1 to 64 characters, not
 // reserved.
 func ValidateName(name string) error {
@@ -70,7 +67,7 @@ func ValidateName(name string) error {
 			fmt.Sprintf("The task name '%s' is not valid: use 1 to %d letters, digits and '-'.", name, MaxNameLength),
 			apperr.FieldError{Field: "name", Message: "must match ^[A-Za-z0-9-]{1,64}$"})
 	}
-	if slices.Contains(reserved, strings.ToLower(name)) {
+	if names.Reserved(name) {
 		return apperr.Invalid(apperr.TaskInvalidName, fmt.Sprintf("The task name '%s' is reserved.", name),
 			apperr.FieldError{Field: "name", Message: "reserved"})
 	}

@@ -3,39 +3,16 @@ package domain
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/names"
 )
 
 // MaxNameLength bounds slugs (API.md §1).
-const MaxNameLength = 64
+const MaxNameLength = names.MaxLength
 
-// reserved names collide with fixed paths (`/workflow/query`) or mean something to the UI;
-// API.md §1 refuses them on create.
-var reserved = map[string]bool{
-	"query": true, "roles": true, "quotas": true, "validate-name": true, "home": true,
-	"admin": true, "system": true, "profile": true, "connect": true,
-}
-
-// Slug turns free text into a name: lower case, spaces and `_` become `-`, other
-// characters are dropped, at most MaxNameLength characters ("My Flow" → "my-flow").
-func Slug(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
-		switch {
-		case r == ' ' || r == '_' || r == '-':
-			b.WriteByte('-')
-		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			b.WriteRune(r)
-		}
-	}
-	out := b.String()
-	if len(out) > MaxNameLength {
-		out = out[:MaxNameLength]
-	}
-	return out
-}
+// Slug turns free text into a name ("My Flow" → "my-flow"); see names.Slug.
+func Slug(s string) string { return names.Slug(s) }
 
 // IsSlug reports whether name is already a slug, as names in paths must be.
 func IsSlug(name string) bool { return name != "" && Slug(name) == name }
@@ -47,7 +24,7 @@ func NewName(requested string) (string, error) {
 		return "", apperr.Invalid(apperr.WorkflowInvalidReq, "A name is required: it must contain letters or digits.",
 			apperr.FieldError{Field: "name", Message: "must contain letters or digits"})
 	}
-	if reserved[name] {
+	if names.Reserved(name) {
 		return "", apperr.Invalid(apperr.WorkflowInvalidReq, fmt.Sprintf("The name '%s' is reserved.", name),
 			apperr.FieldError{Field: "name", Message: "is reserved"})
 	}

@@ -1,0 +1,36 @@
+package names_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/baton-flow/baton/libs/names"
+)
+
+func TestSlug(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ give, want string }{
+		{"My Flow", "my-flow"},
+		{"platform_team", "platform-team"},
+		{"  Ops & SRE!  ", "ops--sre"},
+		{"Ünïcode Team", "ncode-team"},
+		{"123", "123"},
+		{"!!!", ""},
+		{"a" + strings.Repeat("b", 80), "a" + strings.Repeat("b", 63)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, names.Slug(tt.give))
+		})
+	}
+}
+
+func TestReserved(t *testing.T) {
+	t.Parallel()
+	for give, want := range map[string]bool{"query": true, "Validate-Name": true, "ADMIN": true, "build": false, "queries": false} {
+		assert.Equal(t, want, names.Reserved(give), give)
+	}
+}
