@@ -332,7 +332,7 @@ func TestTeamParametersMaskSecrets(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, team)
 	got := params(team)
 	assert.Equal(t, "eu-west-1", got["region"]["value"])
-	assert.Equal(t, "where", got["region"]["helperText"])
+	assert.Equal(t, "where", got["region"]["helpertext"])
 	assert.Equal(t, "********", got["db"]["value"])
 	assert.Equal(t, "********", got["db"]["default"])
 	assert.Equal(t, []any{"a", "b"}, got["tags"]["value"])

@@ -89,7 +89,7 @@ type TeamParameter struct {
 	Value          json.RawMessage       `json:"value,omitempty"`
 	Required       bool                  `json:"required"`
 	Placeholder    string                `json:"placeholder,omitempty"`
-	HelperText     string                `json:"helperText,omitempty"`
+	HelperText     string                `json:"helpertext,omitempty"`
 	Options        []TeamParameterOption `json:"options,omitempty"`
 	MinValueLength *int                  `json:"minValueLength,omitempty"`
 	MaxValueLength *int                  `json:"maxValueLength,omitempty"`

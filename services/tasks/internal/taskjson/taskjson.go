@@ -82,7 +82,7 @@ type Param struct {
 	Value          json.RawMessage            `json:"value,omitempty"`
 	Required       bool                       `json:"required"`
 	Placeholder    string                     `json:"placeholder,omitempty"`
-	HelperText     string                     `json:"helperText,omitempty"`
+	HelperText     string                     `json:"helpertext,omitempty"`
 	Options        []ParamOption              `json:"options,omitempty"`
 	MinValueLength *int                       `json:"minValueLength,omitempty"`
 	MaxValueLength *int                       `json:"maxValueLength,omitempty"`
