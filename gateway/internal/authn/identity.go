@@ -152,19 +152,9 @@ func NewIdentity(cfg IdentityConfig) (*Identity, error) {
 
 // Authenticate implements Authenticator.
 func (a *Identity) Authenticate(ctx context.Context, credential string) (auth.Principal, error) {
-	if credential == "" {
-		return auth.Principal{}, apperr.New(apperr.Unauthenticated, "Authentication is required.")
-	}
-	if len(credential) > MaxCredentialLength {
-		return auth.Principal{}, apperr.New(apperr.Unauthenticated, "The credential is not valid.")
-	}
-	key := sha256.Sum256([]byte(credential))
-	now := a.now()
-	if e, ok := a.accepted.get(key, now); ok {
-		return e.principal, nil
-	}
-	if e, ok := a.refused.get(key, now); ok {
-		return auth.Principal{}, e.err
+	key, e, err := remembered(a.accepted, a.refused, credential, a.now())
+	if err != nil || e != nil {
+		return cachedAnswer(e, err)
 	}
 
 	a.waiting.Add(1)
@@ -440,6 +430,37 @@ func (c *cache) put(key [sha256.Size]byte, e cacheEntry, now time.Time) {
 		}
 	}
 	c.entries[key] = e
+}
+
+// remembered checks credential before anyone is asked about it: an empty or oversized one
+// is refused, and an answer still in the accepted or refused cache is returned as e. With
+// neither, it returns the cache key to ask and remember under.
+func remembered(accepted, refused *cache, credential string, now time.Time) (key [sha256.Size]byte, e *cacheEntry, err error) {
+	if credential == "" {
+		return key, nil, apperr.New(apperr.Unauthenticated, "Authentication is required.")
+	}
+	if len(credential) > MaxCredentialLength {
+		return key, nil, apperr.New(apperr.Unauthenticated, "The credential is not valid.")
+	}
+	key = sha256.Sum256([]byte(credential))
+	if hit, ok := accepted.get(key, now); ok {
+		return key, &hit, nil
+	}
+	if hit, ok := refused.get(key, now); ok {
+		return key, &hit, nil
+	}
+	return key, nil, nil
+}
+
+// cachedAnswer turns what remembered found into Authenticate's result.
+func cachedAnswer(e *cacheEntry, err error) (auth.Principal, error) {
+	if err != nil {
+		return auth.Principal{}, err
+	}
+	if e.err != nil {
+		return auth.Principal{}, e.err
+	}
+	return e.principal, nil
 }
 
 func (c *cache) forget(key [sha256.Size]byte) {

@@ -196,24 +196,14 @@ func IsJWT(credential string) bool {
 	return json.Unmarshal(raw, &h) == nil && h.Alg != nil
 }
 
-// Authenticate implements Authenticator.
 // Forget drops what is remembered of the JWT credential (see Identity.Forget).
 func (o *OIDC) Forget(credential string) { o.accepted.forget(sha256.Sum256([]byte(credential))) }
 
+// Authenticate implements Authenticator.
 func (o *OIDC) Authenticate(ctx context.Context, credential string) (auth.Principal, error) {
-	if credential == "" {
-		return auth.Principal{}, apperr.New(apperr.Unauthenticated, "Authentication is required.")
-	}
-	if len(credential) > MaxCredentialLength {
-		return auth.Principal{}, apperr.New(apperr.Unauthenticated, "The credential is not valid.")
-	}
-	key := sha256.Sum256([]byte(credential))
-	now := o.now()
-	if e, ok := o.accepted.get(key, now); ok {
-		return e.principal, nil
-	}
-	if e, ok := o.refused.get(key, now); ok {
-		return auth.Principal{}, e.err
+	key, e, err := remembered(o.accepted, o.refused, credential, o.now())
+	if err != nil || e != nil {
+		return cachedAnswer(e, err)
 	}
 
 	ch := o.calls.DoChan(string(key[:]), func() (any, error) { return o.check(ctx, credential, key) })
