@@ -210,6 +210,39 @@ func (s *Workflows) read(ctx context.Context, team, name string, version int, lo
 	return w, err
 }
 
+// Snapshot reads version (0: the latest) of a workflow with its tasks and its secrets
+// unmasked, for the runs service to keep with a run. Only Baton's own services may call it.
+func (s *Workflows) Snapshot(ctx context.Context, team, name string, version int) (domain.Workflow, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok || p.Type != auth.TypeService {
+		return domain.Workflow{}, apperr.New(apperr.PermissionDenied, "Only Baton's own services may read workflow snapshots.")
+	}
+	t, err := s.teams.FindTeamByName(ctx, team)
+	if err != nil {
+		return domain.Workflow{}, err
+	}
+	ns := namespace(t)
+	e, err := s.defs.entry(ctx, ns, name)
+	if err != nil {
+		return domain.Workflow{}, err
+	}
+	if version == 0 {
+		version = e.Latest
+	}
+	if version < 1 || version > e.Latest {
+		return domain.Workflow{}, apperr.New(apperr.WorkflowRevisionNotFound,
+			"Workflow '%s' has no version %d; its latest is %d.", name, version, e.Latest)
+	}
+	r, err := s.defs.store.FindRevision(ctx, ns, name, version, e.RevOf(version), domain.LoadTasks)
+	if err != nil {
+		return domain.Workflow{}, err
+	}
+	w := r.Workflow
+	w.Name, w.Team, w.Version = e.Name, ns.Team, r.Version
+	w.CreationDate = domain.NewTime(e.CreationDate)
+	return w, nil
+}
+
 // Delete deletes a workflow and announces it; schedules and workflow tokens follow the
 // event. It refuses while runs are not completed, unless force cancels them first.
 func (s *Workflows) Delete(ctx context.Context, team, name string, force bool) error {

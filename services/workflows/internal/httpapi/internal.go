@@ -15,11 +15,25 @@ import (
 //
 //	GET /internal/v1/teams/{team}/usage  → {"currentWorkflowCount": n}        (identity)
 //	GET /internal/v1/task-usage?ref=<team>/<task>|<task> → {"workflows": [...]} (tasks)
+//	GET /internal/v1/teams/{team}/workflows/{name}?version=n → the version, secrets unmasked (runs)
 func InternalRoutes(r fiber.Router, workflows *app.Workflows) {
 	h := &handlers{workflows: workflows}
 	r.Use(requireService)
 	r.Get("/teams/:team/usage", h.teamUsage)
 	r.Get("/task-usage", h.taskUsage)
+	r.Get("/teams/:team/workflows/:name", h.snapshot)
+}
+
+func (h *handlers) snapshot(c *fiber.Ctx) error {
+	v, err := version(c)
+	if err != nil {
+		return err
+	}
+	w, err := h.workflows.Snapshot(c.UserContext(), c.Params("team"), c.Params("name"), v)
+	if err != nil {
+		return err
+	}
+	return c.JSON(w)
 }
 
 func requireService(c *fiber.Ctx) error {

@@ -1,0 +1,92 @@
+package events
+
+import "time"
+
+// Engine message types. The runs service publishes task-run attempts on TaskDispatch (or,
+// for `generic` tasks, on the task's queue topic) keyed by run id; runners and external
+// workers answer on TaskUpdates, keyed by run id too, so one run's reports stay in order.
+const (
+	// TypeTaskDispatch is one attempt of a task run to execute; data is TaskAttempt.
+	TypeTaskDispatch = "io.baton.task.dispatch"
+	// TypeTaskUpdate is a report on an attempt; data is TaskUpdate.
+	TypeTaskUpdate = "io.baton.task.update"
+	// TypeStatusWorkflowRun is a run's status change; data is the run (API.md §7).
+	TypeStatusWorkflowRun = "io.baton.event.status.workflowrun"
+	// TypeStatusTaskRun is a task run's status change; data is the task run (API.md §7).
+	TypeStatusTaskRun = "io.baton.event.status.taskrun"
+)
+
+// QueueTopic is the topic name (without prefix) a `generic` task of queue q is published on.
+func QueueTopic(q string) string { return "queue." + q }
+
+// TaskAttempt asks a runner to execute one attempt of a task run. Everything the runner
+// needs travels in it: parameters are already resolved, so a runner calls no service but
+// the runs service's claim and heartbeat endpoints.
+type TaskAttempt struct {
+	TaskRunID string `json:"taskRunId"`
+	RunID     string `json:"runId"`
+	Team      string `json:"team"`
+	Workflow  string `json:"workflow"`
+	// Name and Type are the workflow task's.
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Attempt counts from 1; a runner claims exactly this attempt.
+	Attempt int `json:"attempt"`
+	// Deadline is when the attempt times out; the runner kills it then.
+	Deadline time.Time `json:"deadline"`
+	Spec     TaskSpec  `json:"spec"`
+	// Results are the names of the results the step may write, each to the file
+	// `$(results.<name>.path)` was replaced with.
+	Results []string `json:"results,omitempty"`
+	// Secrets are values the runner masks in logs.
+	Secrets []string `json:"secrets,omitempty"`
+	// Queue is the queue of a `generic` task.
+	Queue string `json:"queue,omitempty"`
+	// Params are the task's resolved params, for `generic` workers.
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// TaskSpec is the step a runner executes: a script through a shell, or a command with
+// arguments. Image is honoured by container executors and ignored by `process`.
+type TaskSpec struct {
+	Image      string   `json:"image,omitempty"`
+	Command    []string `json:"command,omitempty"`
+	Args       []string `json:"args,omitempty"`
+	Script     string   `json:"script,omitempty"`
+	Shell      string   `json:"shell,omitempty"`
+	WorkingDir string   `json:"workingDir,omitempty"`
+	Env        []EnvVar `json:"env,omitempty"`
+}
+
+// EnvVar is one environment variable of a step.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// TaskUpdate kinds.
+const (
+	// UpdateLog carries a chunk of the attempt's output.
+	UpdateLog = "log"
+	// UpdateEnded carries the attempt's end: status, exit code, results.
+	UpdateEnded = "ended"
+)
+
+// TaskUpdate is a runner's (or an external worker's) report on an attempt.
+type TaskUpdate struct {
+	TaskRunID string `json:"taskRunId"`
+	RunID     string `json:"runId"`
+	Attempt   int    `json:"attempt"`
+	Kind      string `json:"kind"`
+	// Runner names the runner instance that executes the attempt.
+	Runner string `json:"runner,omitempty"`
+	// Seq orders an attempt's log chunks from 0; Log is the chunk, already masked.
+	Seq int    `json:"seq,omitempty"`
+	Log string `json:"log,omitempty"`
+	// Status ends the attempt: succeeded, failed, timedout or cancelled.
+	Status   string            `json:"status,omitempty"`
+	ExitCode *int              `json:"exitCode,omitempty"`
+	Message  string            `json:"message,omitempty"`
+	Results  map[string]string `json:"results,omitempty"`
+	Time     time.Time         `json:"time"`
+}

@@ -1,0 +1,565 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+)
+
+// State is a run and its task runs as the engine holds them, with the DAG counters that
+// make a step O(edges of the task that ended): per task, how many incoming edges have been
+// decided, how many hold and how many hold from an upstream that ran.
+type State struct {
+	Run   *Run
+	Tasks []*TaskRun
+	G     *Graph
+
+	arrived, held, liveHeld []int
+	left                    int
+	// results are the results of ended tasks by task name, for references.
+	results map[string]map[string]string
+}
+
+// NewState indexes a run loaded from storage and rebuilds its counters from the task
+// runs' statuses.
+func NewState(run *Run, tasks []*TaskRun) (*State, error) {
+	if run.Definition == nil {
+		return nil, fmt.Errorf("run %s has no definition", run.ID)
+	}
+	g, err := NewGraph(run.Definition)
+	if err != nil {
+		return nil, err
+	}
+	if len(tasks) != len(g.Tasks) {
+		return nil, fmt.Errorf("run %s has %d task runs for %d tasks", run.ID, len(tasks), len(g.Tasks))
+	}
+	n := len(tasks)
+	s := &State{Run: run, Tasks: tasks, G: g, arrived: make([]int, n), held: make([]int, n), liveHeld: make([]int, n),
+		results: map[string]map[string]string{}}
+	for i, t := range tasks {
+		if !t.Status.Terminal() {
+			s.left++
+			continue
+		}
+		if len(t.Results) > 0 {
+			s.results[t.Name] = t.Results
+		}
+		for _, e := range g.Out[i] {
+			s.count(e)
+		}
+	}
+	return s, nil
+}
+
+// count records that edge e has been decided.
+func (s *State) count(e Edge) {
+	held, live := s.holds(e)
+	s.arrived[e.To]++
+	if held {
+		s.held[e.To]++
+		if live {
+			s.liveHeld[e.To]++
+		}
+	}
+}
+
+// holds says whether edge e holds now that its upstream ended, and whether it carries
+// reachability (its upstream ran rather than being skipped).
+func (s *State) holds(e Edge) (held, live bool) {
+	up := s.Tasks[e.From]
+	if up.Status == Skipped {
+		return e.Exec == Always && e.Decision == nil, false
+	}
+	switch e.Exec {
+	case Success:
+		held = up.Status == Succeeded
+	case Failure:
+		held = up.Status != Succeeded
+	default:
+		held = true
+	}
+	if !held || s.G.Tasks[e.From].Type != TypeDecision {
+		return held, true
+	}
+	// After a decision, the edges whose patterns match its value hold; when none match,
+	// the edges without a pattern (the default branch) do.
+	value := up.Decision
+	anyMatch := false
+	for _, other := range s.G.Out[e.From] {
+		if matches(other, value) && up.Status == Succeeded {
+			anyMatch = true
+			break
+		}
+	}
+	if anyMatch {
+		return up.Status == Succeeded && matches(e, value), true
+	}
+	return e.Decision == nil, true
+}
+
+func matches(e Edge, value string) bool {
+	for _, re := range e.Decision {
+		if re.MatchString(value) {
+			return true
+		}
+	}
+	return false
+}
+
+// Left is the number of task runs not yet ended.
+func (s *State) Left() int { return s.left }
+
+// Machine applies one step to a State and records what changed and what the engine owes
+// the world for it. Make one per step.
+type Machine struct {
+	S   *State
+	Now time.Time
+
+	changed    map[int]Status
+	runChanged bool
+	prevRun    Status
+	eff        Effects
+}
+
+// Effects is what a step asks the engine to do once its changes are stored.
+type Effects struct {
+	// Dispatch lists tasks whose current attempt must be sent to runners or queues.
+	Dispatch []int
+	// StartChild lists runworkflow tasks whose child run must be submitted.
+	StartChild []int
+	// CancelChildren lists child runs to cancel.
+	CancelChildren []string
+	// RetryRun asks for an automatic whole-run retry from failure.
+	RetryRun bool
+}
+
+// NewMachine starts a step on s at now.
+func NewMachine(s *State, now time.Time) *Machine {
+	return &Machine{S: s, Now: now.UTC(), changed: map[int]Status{}, prevRun: s.Run.Status}
+}
+
+// Changed returns the tasks the step changed, with their statuses before it.
+func (m *Machine) Changed() map[int]Status { return m.changed }
+
+// RunChanged reports whether the run document changed, and its status before the step.
+func (m *Machine) RunChanged() (bool, Status) { return m.runChanged, m.prevRun }
+
+// Effects returns what the step owes.
+func (m *Machine) Effects() Effects { return m.eff }
+
+func (m *Machine) touch(i int) {
+	if _, ok := m.changed[i]; !ok {
+		m.changed[i] = m.S.Tasks[i].Status
+	}
+}
+
+// Start moves a queued run to running and runs its start task.
+func (m *Machine) Start() error {
+	r := m.S.Run
+	if r.Phase != Queued && r.Phase != Pending {
+		return errPhase(r)
+	}
+	r.Phase, r.Status = PhaseRunning, Running
+	r.StartTime = m.Now
+	if r.Timeout > 0 {
+		r.Deadline = m.Now.Add(time.Duration(r.Timeout) * time.Minute)
+	}
+	m.runChanged = true
+	m.begin(m.S.G.Start)
+	m.maybeFinish()
+	return nil
+}
+
+// ErrInvalidPhase is returned for a move the run's phase does not allow.
+type ErrInvalidPhase struct {
+	Run    string
+	Phase  Phase
+	Status Status
+}
+
+func (e *ErrInvalidPhase) Error() string {
+	return fmt.Sprintf("workflow run %s is %s (phase %s)", e.Run, e.Status, e.Phase)
+}
+
+func errPhase(r *Run) error { return &ErrInvalidPhase{Run: r.ID, Phase: r.Phase, Status: r.Status} }
+
+// complete ends task i and lets its dependants move.
+func (m *Machine) complete(i int, status Status, msg string) {
+	t := m.S.Tasks[i]
+	if t.Status.Terminal() {
+		return
+	}
+	m.touch(i)
+	t.Status, t.StatusMessage = status, msg
+	t.EndTime = m.Now
+	if t.StartTime.IsZero() && status != Skipped {
+		t.StartTime = m.Now
+	}
+	t.WakeAt, t.Runner = time.Time{}, ""
+	m.S.left--
+	if len(t.Results) > 0 {
+		m.S.results[t.Name] = t.Results
+	}
+	if m.S.Run.Phase.Ended() {
+		return
+	}
+	for _, e := range m.S.G.Out[i] {
+		m.arrive(e)
+	}
+}
+
+// arrive records edge e's outcome at its downstream task and decides that task when it can.
+func (m *Machine) arrive(e Edge) {
+	s := m.S
+	s.count(e)
+	v := e.To
+	if s.Tasks[v].Status != NotStarted {
+		return // a join: any task already started
+	}
+	all := len(s.G.In[v])
+	switch {
+	case s.G.Any[v] && s.liveHeld[v] > 0:
+		m.begin(v)
+	case s.arrived[v] < all:
+	case !s.G.Any[v] && s.held[v] == all && s.liveHeld[v] > 0:
+		m.begin(v)
+	default:
+		m.complete(v, Skipped, "")
+	}
+}
+
+// maybeFinish completes the run once every task has ended.
+func (m *Machine) maybeFinish() {
+	r := m.S.Run
+	if m.S.left > 0 || r.Phase.Ended() {
+		return
+	}
+	status, msg := Succeeded, ""
+	if m.S.Tasks[m.S.G.End].Status != Succeeded || m.unhandledFailure() {
+		status, msg = Failed, m.failureMessage()
+	}
+	if r.FinalStatus != "" {
+		status = r.FinalStatus
+		if status == Succeeded {
+			msg = ""
+		} else if msg == "" {
+			msg = "status set to " + string(status) + " by a setwfstatus task"
+		}
+	}
+	m.end(status, msg)
+	if status != Succeeded && status != Cancelled && r.Retries > 0 {
+		m.eff.RetryRun = true
+	}
+}
+
+// unhandledFailure reports a task that failed without a `failure` edge to handle it: an
+// `always` edge carries the run on to the end, but the failure still fails the run.
+func (m *Machine) unhandledFailure() bool {
+	for i, t := range m.S.Tasks {
+		if failed(t.Status) && !m.handled(i) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Machine) handled(i int) bool {
+	for _, e := range m.S.G.Out[i] {
+		if e.Exec == Failure {
+			return true
+		}
+	}
+	return false
+}
+
+func failed(s Status) bool { return s == Failed || s == Invalid || s == TimedOut || s == Cancelled }
+
+func (m *Machine) failureMessage() string {
+	for i, t := range m.S.Tasks {
+		if failed(t.Status) && !m.handled(i) {
+			msg := fmt.Sprintf("task '%s' %s", t.Name, t.Status)
+			if t.StatusMessage != "" {
+				msg += ": " + t.StatusMessage
+			}
+			return msg
+		}
+	}
+	return "the end task was not reached"
+}
+
+func (m *Machine) end(status Status, msg string) {
+	r := m.S.Run
+	r.Status, r.Phase, r.StatusMessage = status, Completed, msg
+	r.EndTime = m.Now
+	if r.StartTime.IsZero() {
+		r.StartTime = m.Now
+	}
+	m.runChanged = true
+}
+
+// Cancel stops a run that has not ended: running tasks are cancelled, pending ones
+// skipped, child runs cancelled.
+func (m *Machine) Cancel(msg string) error {
+	return m.stop(Cancelled, msg)
+}
+
+func (m *Machine) stop(status Status, msg string) error {
+	r := m.S.Run
+	if r.Phase.Ended() {
+		return errPhase(r)
+	}
+	// The run ends first so that ending its tasks moves nothing downstream.
+	m.end(status, msg)
+	for i, t := range m.S.Tasks {
+		switch {
+		case t.Status.Terminal():
+		case t.Status == NotStarted:
+			m.complete(i, Skipped, "")
+		default:
+			if t.Child != "" {
+				m.eff.CancelChildren = append(m.eff.CancelChildren, t.Child)
+			}
+			m.complete(i, status, msg)
+		}
+	}
+	return nil
+}
+
+// Claim gives the current attempt of task i to runner.
+func (m *Machine) Claim(i, attempt int, runner string) bool {
+	t := m.S.Tasks[i]
+	if t.Status != Ready || t.Attempt != attempt || m.S.Run.Phase.Ended() {
+		return false
+	}
+	m.touch(i)
+	t.Status, t.Runner, t.Heartbeat = Running, runner, m.Now
+	if t.StartTime.IsZero() {
+		t.StartTime = m.Now
+	}
+	t.StatusMessage = ""
+	return true
+}
+
+// Ended applies the end of attempt of task i, as its runner or worker reported it. It
+// reports false for a report about an attempt that is not current (a duplicate, or one
+// overtaken by a retry or a cancel).
+func (m *Machine) Ended(i, attempt int, status Status, msg string, results map[string]string) bool {
+	t := m.S.Tasks[i]
+	if t.Attempt != attempt || (t.Status != Running && t.Status != Ready) || m.S.Run.Phase.Ended() {
+		return false
+	}
+	m.touch(i)
+	if status == Succeeded {
+		for name, v := range results {
+			if len(v) > MaxResultBytes {
+				status, msg = Failed, fmt.Sprintf("result '%s' is %d bytes; a result may hold at most %d", name, len(v), MaxResultBytes)
+			}
+		}
+	}
+	if status == Succeeded {
+		t.Results = results
+		m.complete(i, Succeeded, msg)
+		m.maybeFinish()
+		return true
+	}
+	m.failAttempt(i, status, msg)
+	m.maybeFinish()
+	return true
+}
+
+// failAttempt ends the current attempt of task i unsuccessfully: a retry when retries are
+// left, else the task's end.
+func (m *Machine) failAttempt(i int, status Status, msg string) {
+	t := m.S.Tasks[i]
+	def := m.S.G.Tasks[i]
+	if status == Cancelled || def.Retries == nil || t.Attempt > *def.Retries {
+		m.complete(i, status, msg)
+		return
+	}
+	delay := retryDelay(def, t.Attempt)
+	t.Status, t.Runner = Waiting, ""
+	t.WakeAt = m.Now.Add(delay)
+	t.StatusMessage = fmt.Sprintf("attempt %d %s: %s; retrying in %s", t.Attempt, status, msg, delay)
+}
+
+// retryDelay is retryDelay seconds doubled per attempt, capped at an hour; 1 s by default.
+func retryDelay(def TaskDef, attempt int) time.Duration {
+	base := time.Second
+	if def.RetryDelay != nil {
+		base = time.Duration(*def.RetryDelay) * time.Second
+	}
+	d := base
+	for range attempt - 1 {
+		if d *= 2; d >= time.Hour {
+			return time.Hour
+		}
+	}
+	return min(d, time.Hour)
+}
+
+// Limits (API.md §8).
+const (
+	// MaxResultBytes bounds one task result.
+	MaxResultBytes = 64 << 10
+	// HeartbeatLease is how long a runner may stay silent before its attempt is lost.
+	HeartbeatLease = 30 * time.Second
+)
+
+// Tick applies whatever is due at m.Now: the run's deadline, ended sleeps, retries due,
+// attempts past their deadline and runners silent past lease.
+func (m *Machine) Tick(lease time.Duration) {
+	r := m.S.Run
+	if r.Phase != PhaseRunning {
+		return
+	}
+	if !r.Deadline.IsZero() && !m.Now.Before(r.Deadline) {
+		_ = m.stop(TimedOut, fmt.Sprintf("the run exceeded its timeout of %d minutes", r.Timeout))
+		return
+	}
+	for i, t := range m.S.Tasks {
+		switch {
+		case t.Status == Waiting && !t.WakeAt.IsZero() && !m.Now.Before(t.WakeAt):
+			if m.S.G.Tasks[i].Type == TypeSleep {
+				m.touch(i)
+				m.complete(i, Succeeded, "")
+			} else {
+				m.touch(i)
+				m.nextAttempt(i)
+			}
+		case (t.Status == Running || t.Status == Ready) && !t.Deadline.IsZero() && !m.Now.Before(t.Deadline):
+			m.touch(i)
+			m.failAttempt(i, TimedOut, fmt.Sprintf("the task exceeded its timeout of %d minutes", t.Timeout))
+		case t.Status == Running && t.Runner != "" && lease > 0 && m.Now.Sub(t.Heartbeat) > lease:
+			m.touch(i)
+			m.failAttempt(i, Failed, fmt.Sprintf("runner %s stopped reporting", t.Runner))
+		}
+	}
+	m.maybeFinish()
+}
+
+// NextWake is when Tick next has something to do; zero when nothing is timed.
+func (m *Machine) NextWake(lease time.Duration) time.Time {
+	var next time.Time
+	at := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	r := m.S.Run
+	if r.Phase != PhaseRunning {
+		return next
+	}
+	at(r.Deadline)
+	for _, t := range m.S.Tasks {
+		switch t.Status {
+		case Waiting:
+			at(t.WakeAt)
+		case Ready:
+			at(t.Deadline)
+		case Running:
+			at(t.Deadline)
+			if t.Runner != "" && lease > 0 {
+				at(t.Heartbeat.Add(lease))
+			}
+		}
+	}
+	return next
+}
+
+// Heartbeat records that runner still executes attempt of task i. cancel says the attempt
+// should stop; ok is false when the attempt is not this runner's any more.
+func (m *Machine) Heartbeat(i, attempt int, runner string) (cancel, ok bool) {
+	t := m.S.Tasks[i]
+	if t.Attempt != attempt || t.Runner != runner {
+		return false, false
+	}
+	if t.Status != Running {
+		return true, true
+	}
+	t.Heartbeat = m.Now
+	return false, true
+}
+
+// ChildStarted records the child run a runworkflow task started.
+func (m *Machine) ChildStarted(i int, child string, wait bool) {
+	t := m.S.Tasks[i]
+	if t.Status != Running || m.S.Run.Phase.Ended() {
+		return
+	}
+	m.touch(i)
+	t.Child = child
+	if !wait {
+		t.Results = map[string]string{"workflowRunRef": child}
+		m.complete(i, Succeeded, "")
+		m.maybeFinish()
+	}
+}
+
+// ChildEnded takes the status of the child run of task i.
+func (m *Machine) ChildEnded(i int, child string, status Status, results map[string]string) {
+	t := m.S.Tasks[i]
+	if t.Child != child || t.Status != Running || m.S.Run.Phase.Ended() {
+		return
+	}
+	m.touch(i)
+	if results == nil {
+		results = map[string]string{}
+	}
+	results["workflowRunRef"] = child
+	t.Results = results
+	msg := ""
+	if status != Succeeded {
+		msg = "child run " + child + " " + string(status)
+	}
+	m.complete(i, status, msg)
+	m.maybeFinish()
+}
+
+// Fail ends task i as status with msg, wherever it is (a child run that cannot start).
+func (m *Machine) Fail(i int, status Status, msg string) {
+	if m.S.Tasks[i].Status.Terminal() || m.S.Run.Phase.Ended() {
+		return
+	}
+	m.touch(i)
+	m.complete(i, status, msg)
+	m.maybeFinish()
+}
+
+// Recover re-derives what a run owes after it was loaded by a replica that did not make
+// its last moves: tasks whose upstreams all ended but that were never decided, and the
+// dispatches and child runs of tasks in flight. The caller re-sends those effects.
+func (m *Machine) Recover() {
+	s := m.S
+	if s.Run.Phase != PhaseRunning {
+		return
+	}
+	if s.Tasks[s.G.Start].Status == NotStarted {
+		m.begin(s.G.Start)
+	}
+	for v, t := range s.Tasks {
+		if t.Status != NotStarted || len(s.G.In[v]) == 0 {
+			continue
+		}
+		all := len(s.G.In[v])
+		switch {
+		case s.G.Any[v] && s.liveHeld[v] > 0:
+			m.begin(v)
+		case s.arrived[v] < all:
+		case !s.G.Any[v] && s.held[v] == all && s.liveHeld[v] > 0:
+			m.begin(v)
+		default:
+			m.complete(v, Skipped, "")
+		}
+	}
+	for i, t := range s.Tasks {
+		switch {
+		case t.Status == Ready:
+			m.eff.Dispatch = append(m.eff.Dispatch, i)
+		case t.Status == Running && t.Runner != "":
+			// The runner's lease restarts: heartbeats went to the replica that died.
+			t.Heartbeat = m.Now
+		case t.Status == Running && s.G.Tasks[i].Type == TypeRunWorkflow && t.Child == "":
+			m.eff.StartChild = append(m.eff.StartChild, i)
+		}
+	}
+	m.maybeFinish()
+}

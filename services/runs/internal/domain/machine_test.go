@@ -1,0 +1,273 @@
+package domain
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// task builds a TaskDef: deps are "name", "name:success", "name:failure" or
+// "name:always:pattern".
+func task(name, typ string, params map[string]any, deps ...string) TaskDef {
+	t := TaskDef{Name: name, Type: typ}
+	for k, v := range params {
+		raw, _ := json.Marshal(v)
+		t.Params = append(t.Params, TaskParam{Name: k, Value: raw})
+	}
+	for _, d := range deps {
+		parts := strings.SplitN(d, ":", 3)
+		dep := Dependency{TaskRef: parts[0]}
+		if len(parts) > 1 {
+			dep.ExecutionCondition = parts[1]
+		}
+		if len(parts) > 2 {
+			dep.DecisionCondition = parts[2]
+		}
+		t.Dependencies = append(t.Dependencies, dep)
+	}
+	return t
+}
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func started(t *testing.T, def *Definition, params map[string]any) (*State, *Machine) {
+	t.Helper()
+	def.Name = "wf"
+	r, tasks, err := NewRun("r1", def, SubmitRequest{Params: params}, "manual", Initiator{}, t0, Limits{MaxDuration: 60, TaskDefaultTimeout: 10})
+	if err != nil {
+		t.Fatalf("NewRun: %v", err)
+	}
+	s, err := NewState(r, tasks)
+	if err != nil {
+		t.Fatalf("NewState: %v", err)
+	}
+	m := NewMachine(s, t0)
+	if err := m.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return s, m
+}
+
+func statuses(s *State) string {
+	var b []string
+	for _, t := range s.Tasks {
+		b = append(b, t.Name+"="+string(t.Status))
+	}
+	return strings.Join(b, " ")
+}
+
+func TestMachineInline(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		tasks  []TaskDef
+		params map[string]any
+		want   string
+		run    Status
+	}{
+		{
+			name: "chain of setwfproperty",
+			tasks: []TaskDef{
+				task("start", TypeStart, nil),
+				task("a", TypeSetWFProperty, map[string]any{"output": "x", "value": "$(params.p)"}, "start"),
+				task("b", TypeSetWFProperty, map[string]any{"output": "y", "value": "$(tasks.a.results.x)-b"}, "a"),
+				task("end", TypeEnd, nil, "b"),
+			},
+			params: map[string]any{"p": "hello"},
+			want:   "start=succeeded a=succeeded b=succeeded end=succeeded",
+			run:    Succeeded,
+		},
+		{
+			name: "decision picks a branch, default branch skipped",
+			tasks: []TaskDef{
+				task("start", TypeStart, nil),
+				task("d", TypeDecision, map[string]any{"value": "blue"}, "start"),
+				task("blue", TypeSetWFProperty, map[string]any{"output": "c", "value": "b"}, "d:always:bl.*"),
+				task("other", TypeSetWFProperty, map[string]any{"output": "c", "value": "o"}, "d"),
+				task("end", TypeEnd, nil, "blue", "other"),
+			},
+			want: "start=succeeded d=succeeded blue=succeeded other=skipped end=succeeded",
+			run:  Succeeded,
+		},
+		{
+			name: "decision without a match takes the default branch",
+			tasks: []TaskDef{
+				task("start", TypeStart, nil),
+				task("d", TypeDecision, map[string]any{"value": "red"}, "start"),
+				task("blue", TypeSetWFProperty, map[string]any{"output": "c", "value": "b"}, "d:always:blue"),
+				task("other", TypeSetWFProperty, map[string]any{"output": "c", "value": "o"}, "d"),
+				task("end", TypeEnd, nil, "blue", "other"),
+			},
+			want: "start=succeeded d=succeeded blue=skipped other=succeeded end=succeeded",
+			run:  Succeeded,
+		},
+		{
+			name: "invalid reference fails the task and skips what needs its success",
+			tasks: []TaskDef{
+				task("start", TypeStart, nil),
+				task("a", TypeSetWFProperty, map[string]any{"output": "x", "value": "$(params.missing)"}, "start"),
+				task("b", TypeSetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:success"),
+				task("onfail", TypeSetWFProperty, map[string]any{"output": "z", "value": "1"}, "a:failure"),
+				task("end", TypeEnd, nil, "b"),
+			},
+			want: "start=succeeded a=invalid b=skipped onfail=succeeded end=skipped",
+			run:  Failed,
+		},
+		{
+			name: "join all needs every edge; skipped upstream keeps always edges",
+			tasks: []TaskDef{
+				task("start", TypeStart, nil),
+				task("a", TypeSetWFProperty, map[string]any{"output": "x", "value": "1"}, "start"),
+				task("b", TypeSetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:failure"),
+				task("c", TypeSetWFProperty, map[string]any{"output": "z", "value": "1"}, "a", "b"),
+				task("end", TypeEnd, nil, "c"),
+			},
+			want: "start=succeeded a=succeeded b=skipped c=succeeded end=succeeded",
+			run:  Succeeded,
+		},
+		{
+			name: "reached only through skipped upstreams is skipped",
+			tasks: []TaskDef{
+				task("start", TypeStart, nil),
+				task("a", TypeSetWFProperty, map[string]any{"output": "x", "value": "1"}, "start"),
+				task("b", TypeSetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:failure"),
+				task("c", TypeSetWFProperty, map[string]any{"output": "z", "value": "1"}, "b"),
+				task("end", TypeEnd, nil, "a", "c"),
+			},
+			want: "start=succeeded a=succeeded b=skipped c=skipped end=succeeded",
+			run:  Succeeded,
+		},
+		{
+			name: "setwfstatus overrides",
+			tasks: []TaskDef{
+				task("start", TypeStart, nil),
+				task("s", TypeSetWFStatus, map[string]any{"status": "failed"}, "start"),
+				task("end", TypeEnd, nil, "s"),
+			},
+			want: "start=succeeded s=succeeded end=succeeded",
+			run:  Failed,
+		},
+		{
+			name: "unsupported type ends invalid",
+			tasks: []TaskDef{
+				task("start", TypeStart, nil),
+				task("ok", TypeApproval, nil, "start"),
+				task("end", TypeEnd, nil, "ok"),
+			},
+			want: "start=succeeded ok=invalid end=succeeded",
+			run:  Failed,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := started(t, &Definition{Tasks: tt.tasks}, tt.params)
+			if got := statuses(s); got != tt.want {
+				t.Errorf("tasks:\n got %s\nwant %s", got, tt.want)
+			}
+			if s.Run.Status != tt.run || s.Run.Phase != Completed {
+				t.Errorf("run = %s/%s (%s), want %s/completed", s.Run.Status, s.Run.Phase, s.Run.StatusMessage, tt.run)
+			}
+		})
+	}
+}
+
+func TestMachineRunnerTaskRetriesAndTimeouts(t *testing.T) {
+	t.Parallel()
+	retries, delay := 1, 2
+	def := &Definition{Tasks: []TaskDef{
+		task("start", TypeStart, nil),
+		{Name: "s", Type: TypeScript, Retries: &retries, RetryDelay: &delay,
+			Params: []TaskParam{{Name: "script", Value: json.RawMessage(`"echo $(params.who) > $(results.out.path)"`)}},
+			Dependencies: []Dependency{{TaskRef: "start"}}, Results: json.RawMessage(`["out"]`)},
+		task("end", TypeEnd, nil, "s"),
+	}}
+	s, m := started(t, def, map[string]any{"who": "me"})
+	if got := m.Effects().Dispatch; len(got) != 1 || got[0] != 1 {
+		t.Fatalf("dispatch = %v", got)
+	}
+	step, err := m.Step(1)
+	if err != nil || step.Script != "echo me > $(results.out.path)" {
+		t.Fatalf("step = %+v, %v", step, err)
+	}
+	m = NewMachine(s, t0.Add(time.Second))
+	if !m.Claim(1, 1, "r-a") || m.Claim(1, 1, "r-b") {
+		t.Fatal("claim must succeed once")
+	}
+	m = NewMachine(s, t0.Add(2*time.Second))
+	m.Ended(1, 1, Failed, "exit code 1", nil)
+	if tr := s.Tasks[1]; tr.Status != Waiting || !tr.WakeAt.Equal(t0.Add(4*time.Second)) {
+		t.Fatalf("after a failed attempt: %s wake %v", tr.Status, tr.WakeAt)
+	}
+	m = NewMachine(s, t0.Add(4*time.Second))
+	m.Tick(HeartbeatLease)
+	if tr := s.Tasks[1]; tr.Status != Ready || tr.Attempt != 2 {
+		t.Fatalf("retry: %s attempt %d", tr.Status, tr.Attempt)
+	}
+	if m.Ended(1, 1, Succeeded, "", nil) {
+		t.Fatal("a stale attempt's report must be ignored")
+	}
+	m = NewMachine(s, t0.Add(5*time.Second))
+	m.Claim(1, 2, "r-a")
+	// The runner goes silent: its attempt is lost, and no retries are left.
+	m = NewMachine(s, t0.Add(5*time.Second+HeartbeatLease+time.Second))
+	m.Tick(HeartbeatLease)
+	if s.Tasks[1].Status != Failed || s.Run.Status != Failed {
+		t.Fatalf("lost runner: task %s run %s", s.Tasks[1].Status, s.Run.Status)
+	}
+}
+
+func TestMachineCancelAndRunTimeout(t *testing.T) {
+	t.Parallel()
+	def := func() *Definition {
+		return &Definition{Tasks: []TaskDef{
+			task("start", TypeStart, nil),
+			task("nap", TypeSleep, map[string]any{"duration": 60000}, "start"),
+			task("after", TypeSetWFProperty, map[string]any{"output": "x", "value": "1"}, "nap"),
+			task("end", TypeEnd, nil, "after"),
+		}}
+	}
+	s, m := started(t, def(), nil)
+	if s.Tasks[1].Status != Waiting {
+		t.Fatalf("sleep: %s", s.Tasks[1].Status)
+	}
+	if err := m.Cancel("stop"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := statuses(s), "start=succeeded nap=cancelled after=skipped end=skipped"; got != want {
+		t.Errorf("cancel: %s, want %s", got, want)
+	}
+	if err := m.Cancel("again"); err == nil {
+		t.Error("cancelling an ended run must fail")
+	}
+
+	s, _ = started(t, def(), nil)
+	m = NewMachine(s, t0.Add(61*time.Minute))
+	if next := m.NextWake(0); !next.Equal(t0.Add(time.Minute)) {
+		t.Errorf("next wake %v", next)
+	}
+	m.Tick(0)
+	if s.Run.Status != TimedOut {
+		t.Errorf("run after its deadline: %s", s.Run.Status)
+	}
+}
+
+func TestFanOutJoin(t *testing.T) {
+	t.Parallel()
+	tasks := []TaskDef{task("start", TypeStart, nil)}
+	var deps []string
+	for i := range 1000 {
+		name := "t" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + itoaTest(i)
+		tasks = append(tasks, task(name, TypeSetWFProperty, map[string]any{"output": name, "value": "1"}, "start"))
+		deps = append(deps, name)
+	}
+	tasks = append(tasks, task("join", TypeSetWFProperty, map[string]any{"output": "j", "value": "1"}, deps...))
+	tasks = append(tasks, task("end", TypeEnd, nil, "join"))
+	s, _ := started(t, &Definition{Tasks: tasks}, nil)
+	if s.Run.Status != Succeeded || len(s.Run.Results) != 1001 {
+		t.Fatalf("run %s with %d results", s.Run.Status, len(s.Run.Results))
+	}
+}
+
+func itoaTest(i int) string { b, _ := json.Marshal(i); return string(b) }

@@ -1,0 +1,219 @@
+// Package domain is the engine's core: runs, task runs, the DAG rules that move them
+// (API.md §4) and the task types that execute inside the engine (API.md §5). It knows
+// nothing of HTTP, Mongo or Kafka: the app layer loads a State, lets a Machine change it,
+// stores what changed and carries out the Effects.
+package domain
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Status is a run's or a task run's status.
+type Status string
+
+// Statuses (API.md §4).
+const (
+	NotStarted Status = "notstarted"
+	Ready      Status = "ready"
+	Running    Status = "running"
+	Waiting    Status = "waiting"
+	Succeeded  Status = "succeeded"
+	Failed     Status = "failed"
+	Invalid    Status = "invalid"
+	Skipped    Status = "skipped"
+	Cancelled  Status = "cancelled"
+	TimedOut   Status = "timedout"
+)
+
+// Statuses lists every status, in the contract's order.
+var Statuses = []Status{NotStarted, Ready, Running, Waiting, Succeeded, Failed, Invalid, Skipped, Cancelled, TimedOut}
+
+// Terminal reports whether s is final.
+func (s Status) Terminal() bool {
+	switch s {
+	case Succeeded, Failed, Invalid, Skipped, Cancelled, TimedOut:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool { return slices.Contains(Statuses, s) }
+
+// Phase is where a run is in its life.
+type Phase string
+
+// Phases (API.md §4).
+const (
+	Pending       Phase = "pending"
+	Queued        Phase = "queued"
+	PhaseRunning  Phase = "running"
+	Completed     Phase = "completed"
+	Finalized     Phase = "finalized"
+)
+
+// Phases lists every phase.
+var Phases = []Phase{Pending, Queued, PhaseRunning, Completed, Finalized}
+
+// Ended reports whether a run in phase p has ended.
+func (p Phase) Ended() bool { return p == Completed || p == Finalized }
+
+// Triggers say how a run was started.
+var Triggers = []string{"manual", "schedule", "webhook", "event", "codehost", "chat", "task", "retry"}
+
+// Initiator says who started a run.
+type Initiator struct {
+	Type string `json:"type,omitempty"`
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// Run is a workflow run. Definition is the workflow version it runs, kept with it so a
+// replaced version never changes history.
+type Run struct {
+	ID                  string
+	Team                string
+	Workflow            string
+	WorkflowDisplayName string
+	WorkflowVersion     int
+	Status              Status
+	Phase               Phase
+	StatusMessage       string
+	Trigger             string
+	InitiatedBy         Initiator
+	Labels              map[string]string
+	Annotations         map[string]any
+	Params              map[string]any
+	Results             map[string]any
+	Workspaces          json.RawMessage
+	CreationDate        time.Time
+	StartTime           time.Time
+	EndTime             time.Time
+	// Timeout is in minutes; Deadline is StartTime + Timeout once started.
+	Timeout  int
+	Deadline time.Time
+	Retries  int
+	Debug    bool
+	RetryOf  string
+	// ParentRun and ParentTask name the runworkflow task run that started this run.
+	ParentRun  string
+	ParentTask string
+	// FinalStatus is set by a setwfstatus task; it overrides the computed final status.
+	FinalStatus Status
+	// Context holds the values of the layers outside the run: global and team params and
+	// the secrets to mask, captured at submit.
+	Context RunContext
+	// TaskDefaultTimeout is the default task timeout in minutes.
+	TaskDefaultTimeout int
+	Definition         *Definition
+	// Tasks is the number of task runs; their ids are TaskRunID(ID, i).
+	Tasks   int
+	Version int64
+}
+
+// RunContext is what a run's references resolve against beyond its own params.
+type RunContext struct {
+	Global map[string]any `json:"global,omitempty"`
+	Team   map[string]any `json:"team,omitempty"`
+	// Secrets are the values masked in logs and answers.
+	Secrets []string `json:"secrets,omitempty"`
+	// Links are the context params that are URLs and tokens of this run.
+	Links map[string]string `json:"links,omitempty"`
+}
+
+// Duration is how long the run has taken, in milliseconds.
+func (r *Run) Duration(now time.Time) int64 {
+	if r.StartTime.IsZero() {
+		return 0
+	}
+	end := r.EndTime
+	if end.IsZero() {
+		end = now
+	}
+	return end.Sub(r.StartTime).Milliseconds()
+}
+
+// TaskRun is the run of one task of a run's definition.
+type TaskRun struct {
+	ID    string
+	RunID string
+	// Index is the task's position in the definition.
+	Index         int
+	Name          string
+	Type          string
+	Status        Status
+	StatusMessage string
+	TaskRef       string
+	TaskVersion   int
+	Params        map[string]any
+	Results       map[string]string
+	CreationDate  time.Time
+	StartTime     time.Time
+	EndTime       time.Time
+	// Timeout is in minutes.
+	Timeout int
+	// Attempt counts from 1 once the task starts.
+	Attempt int
+	// Deadline is when the current attempt times out.
+	Deadline time.Time
+	// WakeAt is when a waiting task moves on: a sleep ends or a retry is due.
+	WakeAt time.Time
+	// Runner names the runner executing the attempt; Heartbeat is when it last reported.
+	Runner    string
+	Heartbeat time.Time
+	// Decision is a decision task's value.
+	Decision string
+	// Child is the run a runworkflow task started.
+	Child string
+	// Kept marks a task that succeeded in the run this one retries: it keeps its results
+	// and does not run again.
+	Kept    bool
+	Labels  map[string]string
+	Version int64
+}
+
+// Phase is a task run's phase, derived from its status.
+func (t *TaskRun) Phase() Phase {
+	switch {
+	case t.Status.Terminal():
+		return Completed
+	case t.Status == NotStarted:
+		return Pending
+	case t.Status == Ready:
+		return Queued
+	default:
+		return PhaseRunning
+	}
+}
+
+// Duration is how long the task run has taken, in milliseconds.
+func (t *TaskRun) Duration(now time.Time) int64 {
+	if t.StartTime.IsZero() {
+		return 0
+	}
+	end := t.EndTime
+	if end.IsZero() {
+		end = now
+	}
+	return end.Sub(t.StartTime).Milliseconds()
+}
+
+// TaskRunID is the id of task run i of run.
+func TaskRunID(run string, i int) string { return run + "." + strconv.Itoa(i) }
+
+// ParseTaskRunID splits a task run id into its run's id and its index.
+func ParseTaskRunID(id string) (run string, i int, ok bool) {
+	dot := strings.LastIndexByte(id, '.')
+	if dot <= 0 {
+		return "", 0, false
+	}
+	i, err := strconv.Atoi(id[dot+1:])
+	if err != nil || i < 0 {
+		return "", 0, false
+	}
+	return id[:dot], i, true
+}

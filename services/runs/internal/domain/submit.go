@@ -1,0 +1,205 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SubmitRequest is what a submit, a start or a retry brings to a run.
+type SubmitRequest struct {
+	Labels      map[string]string
+	Annotations map[string]any
+	Params      map[string]any
+	Workspaces  json.RawMessage
+	// Timeout is in minutes.
+	Timeout *int
+	Retries *int
+	Debug   bool
+}
+
+// Limits are the team's limits a new run is held to.
+type Limits struct {
+	// MaxDuration is maxWorkflowRunDuration in minutes: a run's default timeout and cap.
+	MaxDuration int
+	// TaskDefaultTimeout is the task.default.timeout setting in minutes.
+	TaskDefaultTimeout int
+}
+
+// MaxRunValuesBytes bounds a run's params and results together (API.md §8).
+const MaxRunValuesBytes = 1 << 20
+
+// ErrRequest is a request a run cannot be made from; Fields name what is wrong.
+type ErrRequest struct {
+	Message string
+	Fields  map[string]string
+}
+
+func (e *ErrRequest) Error() string { return e.Message }
+
+// NewRun makes a queued run of def and its task runs.
+func NewRun(id string, def *Definition, req SubmitRequest, trigger string, by Initiator, now time.Time, lim Limits) (*Run, []*TaskRun, error) {
+	if _, err := NewGraph(def); err != nil {
+		return nil, nil, &ErrRequest{Message: "The workflow cannot run: " + err.Error() + "."}
+	}
+	values, err := mergeParams(def.Params, req.Params)
+	if err != nil {
+		return nil, nil, err
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	r := &Run{
+		ID: id, Workflow: def.Name, WorkflowDisplayName: def.DisplayName, WorkflowVersion: def.Version, Team: def.Team,
+		Status: Ready, Phase: Queued, Trigger: trigger, InitiatedBy: by,
+		Labels: req.Labels, Annotations: req.Annotations, Params: values, Workspaces: req.Workspaces,
+		CreationDate: now, Debug: req.Debug, Definition: def, Tasks: len(def.Tasks),
+		TaskDefaultTimeout: lim.TaskDefaultTimeout, Version: 1,
+	}
+	if r.Workspaces == nil {
+		r.Workspaces = def.Workspaces
+	}
+	r.Timeout = lim.MaxDuration
+	for _, t := range []*int{def.Timeout, req.Timeout} {
+		if t != nil && *t > 0 && (lim.MaxDuration <= 0 || *t < lim.MaxDuration) {
+			r.Timeout = *t
+		}
+	}
+	if req.Retries != nil {
+		r.Retries = *req.Retries
+	} else if def.Retries != nil {
+		r.Retries = *def.Retries
+	}
+	if size(values) > MaxRunValuesBytes {
+		return nil, nil, &ErrRequest{Message: fmt.Sprintf("The run's params take more than %d bytes.", MaxRunValuesBytes)}
+	}
+	tasks := make([]*TaskRun, len(def.Tasks))
+	for i, t := range def.Tasks {
+		tr := &TaskRun{ID: TaskRunID(id, i), RunID: id, Index: i, Name: t.Name, Type: t.Type, Status: NotStarted,
+			TaskRef: t.TaskRef, CreationDate: now, Labels: t.Labels, Version: 1}
+		if t.TaskVersion != nil {
+			tr.TaskVersion = *t.TaskVersion
+		}
+		tasks[i] = tr
+	}
+	return r, tasks, nil
+}
+
+// mergeParams lays the submitted params over the workflow's values and defaults and
+// checks that every required param has a value.
+func mergeParams(defs []Param, given map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	for _, p := range defs {
+		if raw := firstPresent(p.Value, p.Default); raw != nil {
+			v, err := decode(raw)
+			if err != nil {
+				return nil, &ErrRequest{Message: fmt.Sprintf("The workflow's param '%s' has an invalid value.", p.Name)}
+			}
+			out[p.Name] = v
+		}
+	}
+	maps.Copy(out, given)
+	missing := map[string]string{}
+	for _, p := range defs {
+		if v, ok := out[p.Name]; p.Required && (!ok || v == nil || v == "") {
+			missing["params."+p.Name] = "required"
+		}
+	}
+	if len(missing) > 0 {
+		names := make([]string, 0, len(missing))
+		for k := range missing {
+			names = append(names, strings.TrimPrefix(k, "params."))
+		}
+		sort.Strings(names)
+		return nil, &ErrRequest{Message: "Missing required params: " + strings.Join(names, ", ") + ".", Fields: missing}
+	}
+	return out, nil
+}
+
+func size(v any) int {
+	b, _ := json.Marshal(v)
+	return len(b)
+}
+
+// NewRetry makes a run that retries old: the same definition and params with req merged
+// in. fromFailure keeps the tasks that succeeded, with their results.
+func NewRetry(id string, old *Run, oldTasks []*TaskRun, req SubmitRequest, fromFailure bool, by Initiator, now time.Time) (*Run, []*TaskRun, error) {
+	if !old.Phase.Ended() || old.Status == Succeeded {
+		return nil, nil, errPhase(old)
+	}
+	p := maps.Clone(old.Params)
+	if p == nil {
+		p = map[string]any{}
+	}
+	maps.Copy(p, req.Params)
+	def := *old.Definition
+	r, tasks, err := NewRun(id, &def, SubmitRequest{Labels: mergeLabels(old.Labels, req.Labels),
+		Annotations: mergeAny(old.Annotations, req.Annotations), Params: p, Workspaces: firstPresent(req.Workspaces, old.Workspaces),
+		Timeout: &old.Timeout, Debug: old.Debug}, "retry", by, now, Limits{MaxDuration: old.Timeout, TaskDefaultTimeout: old.TaskDefaultTimeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Team, r.RetryOf, r.Context = old.Team, old.ID, old.Context
+	r.ParentRun, r.ParentTask = old.ParentRun, old.ParentTask
+	if old.Retries > 0 {
+		r.Retries = old.Retries - 1
+	}
+	if fromFailure {
+		for i, t := range oldTasks {
+			if t.Status == Succeeded && i < len(tasks) && def.Tasks[i].Type != TypeStart && def.Tasks[i].Type != TypeEnd {
+				tasks[i].Kept = true
+				tasks[i].Results = t.Results
+				tasks[i].Decision = t.Decision
+				tasks[i].Params = t.Params
+			}
+		}
+	}
+	return r, tasks, nil
+}
+
+func mergeLabels(a, b map[string]string) map[string]string {
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+func mergeAny(a, b map[string]any) map[string]any {
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]any{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+// Merge lays a start request over a queued run: labels and annotations merged, params
+// replaced by name.
+func (r *Run) Merge(req SubmitRequest) error {
+	r.Labels = mergeLabels(r.Labels, req.Labels)
+	r.Annotations = mergeAny(r.Annotations, req.Annotations)
+	if len(req.Params) > 0 {
+		p := maps.Clone(r.Params)
+		if p == nil {
+			p = map[string]any{}
+		}
+		maps.Copy(p, req.Params)
+		if size(p) > MaxRunValuesBytes {
+			return &ErrRequest{Message: fmt.Sprintf("The run's params take more than %d bytes.", MaxRunValuesBytes)}
+		}
+		r.Params = p
+	}
+	if len(req.Workspaces) > 0 {
+		r.Workspaces = req.Workspaces
+	}
+	return nil
+}

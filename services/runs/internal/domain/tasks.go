@@ -1,0 +1,322 @@
+package domain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-flow/baton/services/runs/internal/params"
+)
+
+// begin starts task v: inline types execute here and end at once; the others move to
+// where they wait for a runner, a worker, a timer or a child run.
+func (m *Machine) begin(v int) {
+	t := m.S.Tasks[v]
+	def := m.S.G.Tasks[v]
+	m.touch(v)
+	t.StartTime = m.Now
+	t.Attempt = 1
+	if t.Kept {
+		// A retry from failure keeps what succeeded before.
+		m.complete(v, Succeeded, "kept from run "+m.S.Run.RetryOf)
+		return
+	}
+	values, err := m.taskParams(v)
+	if err != nil {
+		m.complete(v, Invalid, err.Error())
+		return
+	}
+	t.Params = values
+	switch def.Type {
+	case TypeStart, TypeEnd:
+		m.complete(v, Succeeded, "")
+	case TypeDecision:
+		t.Decision = text(values["value"])
+		m.complete(v, Succeeded, "")
+	case TypeSetWFProperty:
+		name := text(values["output"])
+		if name == "" {
+			m.complete(v, Invalid, "param 'output' must name the run result to set")
+			return
+		}
+		r := m.S.Run
+		if r.Results == nil {
+			r.Results = map[string]any{}
+		}
+		r.Results[name] = values["value"]
+		m.runChanged = true
+		t.Results = map[string]string{name: text(values["value"])}
+		m.complete(v, Succeeded, "")
+	case TypeSetWFStatus:
+		status := Status(strings.ToLower(text(values["status"])))
+		switch status {
+		case Succeeded, Failed, Cancelled, Invalid, TimedOut:
+			m.S.Run.FinalStatus = status
+			m.runChanged = true
+			m.complete(v, Succeeded, "")
+		default:
+			m.complete(v, Invalid, fmt.Sprintf("param 'status' must be succeeded, failed, cancelled, invalid or timedout, got %q", text(values["status"])))
+		}
+	case TypeSleep:
+		d, err := millis(values["duration"])
+		if err != nil {
+			m.complete(v, Invalid, "param 'duration': "+err.Error())
+			return
+		}
+		t.Status, t.WakeAt = Waiting, m.Now.Add(d)
+	case TypeTemplate, TypeCustom, TypeScript, TypeGeneric:
+		if _, err := m.Step(v); err != nil {
+			m.complete(v, Invalid, err.Error())
+			return
+		}
+		t.Status = Ready
+		t.Timeout = m.taskTimeout(def)
+		t.Deadline = m.deadline(t.Timeout)
+		m.eff.Dispatch = append(m.eff.Dispatch, v)
+	case TypeRunWorkflow:
+		if text(values["workflowRef"]) == "" {
+			m.complete(v, Invalid, "param 'workflowRef' must name a workflow of the team")
+			return
+		}
+		t.Status = Running
+		m.eff.StartChild = append(m.eff.StartChild, v)
+	default:
+		m.complete(v, Invalid, fmt.Sprintf("task type '%s' is not supported by the engine yet", def.Type))
+	}
+}
+
+// taskTimeout is the task's timeout in minutes: its own, else the team default.
+func (m *Machine) taskTimeout(def TaskDef) int {
+	if def.Timeout != nil && *def.Timeout > 0 {
+		return *def.Timeout
+	}
+	return m.S.Run.TaskDefaultTimeout
+}
+
+// deadline is now + minutes, capped by the run's deadline.
+func (m *Machine) deadline(minutes int) time.Time {
+	var d time.Time
+	if minutes > 0 {
+		d = m.Now.Add(time.Duration(minutes) * time.Minute)
+	}
+	if rd := m.S.Run.Deadline; !rd.IsZero() && (d.IsZero() || rd.Before(d)) {
+		d = rd
+	}
+	return d
+}
+
+// nextAttempt sends task i out again after a retry delay.
+func (m *Machine) nextAttempt(i int) {
+	t := m.S.Tasks[i]
+	t.Attempt++
+	t.Status, t.WakeAt, t.Runner = Ready, time.Time{}, ""
+	t.Deadline = m.deadline(t.Timeout)
+	m.eff.Dispatch = append(m.eff.Dispatch, i)
+}
+
+// Scope is what task i's references resolve against, without its own params.
+func (m *Machine) Scope(i int) params.Scope {
+	r := m.S.Run
+	t := m.S.Tasks[i]
+	ctx := map[string]string{
+		"workflowrun-ref":       r.ID,
+		"workflowrun-trigger":   r.Trigger,
+		"workflowrun-initiator": r.InitiatedBy.ID,
+		"workflow-name":         r.Workflow,
+		"workflow-displayname":  r.WorkflowDisplayName,
+		"workflow-ref":          r.Team + "/" + r.Workflow,
+		"workflow-version":      strconv.Itoa(r.WorkflowVersion),
+		"taskrun-ref":           t.ID,
+		"taskrun-name":          t.Name,
+		"taskrun-type":          t.Type,
+	}
+	for _, k := range []string{"webhook-url", "event-url", "callback-url", "wfe-url", "callback-token"} {
+		ctx[k] = ""
+	}
+	for k, v := range r.Context.Links {
+		ctx[k] = v
+	}
+	return params.Scope{Global: r.Context.Global, Team: r.Context.Team, Run: r.Params, Context: ctx, Results: m.S.results}
+}
+
+// taskParams resolves task v's params, over the defaults of its catalogue task's params.
+func (m *Machine) taskParams(v int) (map[string]any, error) {
+	def := m.S.G.Tasks[v]
+	sc := m.Scope(v)
+	out := map[string]any{}
+	if def.Spec != nil {
+		for _, p := range def.Spec.Params {
+			if raw := firstPresent(p.Value, p.Default); raw != nil {
+				val, err := decode(raw)
+				if err != nil {
+					return nil, fmt.Errorf("param '%s': %v", p.Name, err)
+				}
+				out[p.Name] = val
+			}
+		}
+	}
+	for _, p := range def.Params {
+		val, err := decode(p.Value)
+		if err != nil {
+			return nil, fmt.Errorf("param '%s': %v", p.Name, err)
+		}
+		if val, err = sc.Value(val); err != nil {
+			return nil, err
+		}
+		out[p.Name] = val
+	}
+	if def.Spec != nil {
+		for _, p := range def.Spec.Params {
+			if _, ok := out[p.Name]; !ok && p.Required {
+				return nil, fmt.Errorf("param '%s' of task '%s' is required", p.Name, def.TaskRef)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Step is what a runner executes for task i, its references resolved. `$(results.x.path)`
+// is left for the runner, which alone knows the path.
+func (m *Machine) Step(i int) (StepSpec, error) {
+	def := m.S.G.Tasks[i]
+	t := m.S.Tasks[i]
+	sc := m.Scope(i)
+	sc.Task = t.Params
+	var spec Spec
+	switch def.Type {
+	case TypeTemplate:
+		if def.Spec == nil {
+			return StepSpec{}, fmt.Errorf("catalogue task '%s' was not resolved", def.TaskRef)
+		}
+		spec = *def.Spec
+	case TypeScript:
+		spec.Script = text(t.Params["script"])
+	case TypeCustom:
+		spec.Image = text(t.Params["image"])
+		spec.Script = text(t.Params["script"])
+		spec.Command = texts(t.Params["command"])
+		spec.Arguments = texts(t.Params["arguments"])
+		if envs, ok := t.Params["envs"].([]any); ok {
+			for _, e := range envs {
+				if kv, ok := e.(map[string]any); ok {
+					spec.Envs = append(spec.Envs, EnvVar{Name: text(kv["name"]), Value: text(kv["value"])})
+				}
+			}
+		}
+	case TypeGeneric:
+		return StepSpec{Queue: text(t.Params["queue"]), Params: t.Params, Results: def.ResultNames()}, nil
+	}
+	out := StepSpec{Image: spec.Image, WorkingDir: spec.WorkingDir, Shell: text(t.Params["shell"]), Results: def.ResultNames()}
+	var errs []error
+	str := func(s string) string {
+		v, err := sc.String(s)
+		errs = append(errs, err)
+		return v
+	}
+	out.Script = str(spec.Script)
+	for _, c := range spec.Command {
+		out.Command = append(out.Command, str(c))
+	}
+	for _, a := range spec.Arguments {
+		out.Args = append(out.Args, str(a))
+	}
+	for _, e := range spec.Envs {
+		out.Env = append(out.Env, EnvVar{Name: e.Name, Value: str(e.Value)})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return StepSpec{}, err
+	}
+	if out.Script == "" && len(out.Command) == 0 && out.Image == "" {
+		return StepSpec{}, fmt.Errorf("task '%s' has nothing to run: give it a script or a command", def.Name)
+	}
+	return out, nil
+}
+
+// StepSpec is a resolved step.
+type StepSpec struct {
+	Image      string
+	Command    []string
+	Args       []string
+	Script     string
+	Shell      string
+	WorkingDir string
+	Env        []EnvVar
+	Results    []string
+	// Queue and Params are a generic task's.
+	Queue  string
+	Params map[string]any
+}
+
+func firstPresent(raws ...json.RawMessage) json.RawMessage {
+	for _, r := range raws {
+		if len(r) > 0 && string(r) != "null" {
+			return r
+		}
+	}
+	return nil
+}
+
+func decode(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// text renders a param value as text: strings as they are, other values as JSON.
+func text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
+// texts reads a list param: a JSON array of values, or one string.
+func texts(v any) []string {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			out = append(out, text(e))
+		}
+		return out
+	default:
+		return []string{text(x)}
+	}
+}
+
+func millis(v any) (time.Duration, error) {
+	var ms float64
+	switch x := v.(type) {
+	case float64:
+		ms = x
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 0, fmt.Errorf("want a number of milliseconds, got %q", x)
+		}
+		ms = f
+	default:
+		return 0, fmt.Errorf("want a number of milliseconds")
+	}
+	if ms < 0 {
+		return 0, fmt.Errorf("must not be negative")
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
+}
