@@ -119,6 +119,8 @@ type Service struct {
 	params     *app.Params
 	system     *app.System
 	activation *app.Activation
+	// runContexts answers the runs service: a team's parameter values and run limits.
+	runContexts *app.RunContexts
 }
 
 // New wires the service and prepares its database.
@@ -171,15 +173,16 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return domain.QuotasFrom(settings), nil
 	}
 	return &Service{
-		teams:      teams,
-		users:      users,
-		principals: principals,
-		tokens:     tokens,
-		relay:      relay,
-		signer:     deps.Signer,
-		params:     params,
-		system:     system,
-		activation: activation,
+		teams:       teams,
+		users:       users,
+		principals:  principals,
+		tokens:      tokens,
+		relay:       relay,
+		signer:      deps.Signer,
+		params:      params,
+		system:      system,
+		activation:  activation,
+		runContexts: app.NewRunContexts(teams, params, system),
 	}, nil
 }
 
@@ -196,7 +199,7 @@ func (s *Service) Routes(r fiber.Router) {
 	httpapi.TokenRoutes(api, s.tokens)
 	internal := r.Group("/internal/v1", s.signer.Middleware(), httpapi.RequireService)
 	httpapi.ActivationInternalRoutes(internal, s.activation)
-	httpapi.InternalRoutes(internal, s.tokens, s.principals)
+	httpapi.InternalRoutes(internal, s.tokens, s.principals, s.runContexts)
 }
 
 // newSystem wires the global parameters, settings and activation: it seeds the settings

@@ -155,18 +155,30 @@ func (s *Params) DeleteParam(ctx context.Context, name string) error {
 // endpoint for service principals), never for API responses, and its result must not be
 // logged or put into records users can read.
 func (s *Params) ResolvedParams(ctx context.Context) (map[string]string, error) {
-	params, err := s.store.FindParams(ctx)
+	params, err := s.opened(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]string, len(params))
 	for _, p := range params {
-		if err := s.open(&p); err != nil {
-			return nil, fmt.Errorf("global parameter %s: %w", p.Name, err)
-		}
 		out[p.Name] = p.Effective()
 	}
 	return out, nil
+}
+
+// opened returns every global parameter with its secrets opened; like ResolvedParams, for
+// Baton's own use only.
+func (s *Params) opened(ctx context.Context) ([]domain.Param, error) {
+	params, err := s.store.FindParams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range params {
+		if err := s.open(&params[i]); err != nil {
+			return nil, fmt.Errorf("global parameter %s: %w", params[i].Name, err)
+		}
+	}
+	return params, nil
 }
 
 // seal seals a password parameter's plain value and default; the mask and nil are left

@@ -15,6 +15,7 @@ import (
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 )
 
@@ -469,6 +470,51 @@ func (s *Teams) seal(v json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("seal secret parameter: %w", err)
 	}
 	return out, nil
+}
+
+// open reverses seal, for Baton's own use: a value stored sealed becomes the value's JSON
+// again; anything else (a value stored before a key was configured) is returned as stored.
+func (s *Teams) open(v json.RawMessage) (json.RawMessage, error) {
+	var sealed string
+	if json.Unmarshal(v, &sealed) != nil || !secrets.IsSealed(sealed) {
+		return v, nil
+	}
+	plain, err := s.Secrets.Open(sealed)
+	if err != nil {
+		return nil, fmt.Errorf("open secret parameter: %w", err)
+	}
+	if !json.Valid([]byte(plain)) {
+		return nil, errors.New("open secret parameter: the opened value is not JSON")
+	}
+	return json.RawMessage(plain), nil
+}
+
+// openedParams returns t's parameters with their secrets opened. It checks no caller and
+// its result must never reach an API response, a log line or an event.
+func (s *Teams) openedParams(t domain.Team) ([]domain.TeamParam, error) {
+	out := make([]domain.TeamParam, len(t.Parameters))
+	for i, prm := range t.Parameters {
+		if prm.Secret() {
+			var err error
+			if prm.Value, err = s.open(prm.Value); err != nil {
+				return nil, fmt.Errorf("team %s parameter %s: %w", t.Name, prm.Name, err)
+			}
+			if prm.Default, err = s.open(prm.Default); err != nil {
+				return nil, fmt.Errorf("team %s parameter %s: %w", t.Name, prm.Name, err)
+			}
+		}
+		out[i] = prm
+	}
+	return out, nil
+}
+
+// quotas returns the limits in force for t: its overrides over the defaults.
+func (s *Teams) quotas(ctx context.Context, t domain.Team) (domain.TeamQuotas, error) {
+	defaults, err := s.defaults(ctx)
+	if err != nil {
+		return domain.TeamQuotas{}, err
+	}
+	return t.QuotaOverrides.Over(defaults), nil
 }
 
 // resolveRef finds the user a reference names; deleted users count as unknown.

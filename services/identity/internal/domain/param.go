@@ -358,12 +358,16 @@ func (p Param) Masked() Param {
 // Effective is what a reference to the parameter resolves to: its value, else its
 // default, as text (strings as they are, other JSON values in their JSON form, nothing
 // as ""). For a password it is only meaningful once the caller has opened the secret.
-func (p Param) Effective() string {
-	v := p.Value
-	if v == nil || v == "" {
-		v = p.Default
+func (p Param) Effective() string { return Render(p.EffectiveValue()) }
+
+// EffectiveValue is what a reference to the parameter resolves to, as a decoded JSON
+// value: its value, else (no value, or "") its default, else the value as it is (nil or
+// ""). For a password it is only meaningful once the caller has opened the secret.
+func (p Param) EffectiveValue() any {
+	if (p.Value == nil || p.Value == "") && p.Default != nil {
+		return p.Default
 	}
-	return Render(v)
+	return p.Value
 }
 
 // Render turns a decoded JSON value into the text a `$(…)` reference is replaced with.

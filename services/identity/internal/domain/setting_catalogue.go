@@ -172,5 +172,15 @@ func (s Settings) FeatureFlags() map[string]bool {
 	return out
 }
 
+// TaskDefaultTimeout is a task's timeout in minutes when neither it nor its workflow
+// sets one: the task.default.timeout setting, DefaultTaskTimeout when unset.
+func (s Settings) TaskDefaultTimeout() int {
+	return int(s.Int(SettingTask+".default.timeout", DefaultTaskTimeout))
+}
+
+// PreventSelfApproval reports whether a run's initiator is stopped from approving it
+// (actions.preventSelfApproval).
+func (s Settings) PreventSelfApproval() bool { return s.Bool(SettingActions + ".preventSelfApproval") }
+
 // Feature reports whether the feature flag f is on.
 func (s Settings) Feature(f string) bool { return s.Bool(SettingFeatures + "." + f) }

@@ -142,3 +142,18 @@ func TestNavigationLeavesOutEmptyMenus(t *testing.T) {
 	}
 	assert.Equal(t, []string{"Home", "Workflows", "Activity", "Actions", "Schedules", "Insights"}, names)
 }
+
+func TestSettingsRunDefaults(t *testing.T) {
+	t.Parallel()
+	s := seeded(t)
+	assert.Equal(t, domain.DefaultTaskTimeout, s.TaskDefaultTimeout())
+	assert.False(t, s.PreventSelfApproval())
+	assert.Equal(t, 90, domain.Settings{}.TaskDefaultTimeout(), "unset reads the default")
+
+	require.NoError(t, s.Apply([]domain.SettingChange{
+		{Key: "task", Config: []domain.ConfigChange{{Key: "default.timeout", Value: strPtr("15")}}},
+		{Key: "actions", Config: []domain.ConfigChange{{Key: "preventSelfApproval", Value: strPtr("true")}}},
+	}, fakeSeal))
+	assert.Equal(t, 15, s.TaskDefaultTimeout())
+	assert.True(t, s.PreventSelfApproval())
+}

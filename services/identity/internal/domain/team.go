@@ -234,6 +234,31 @@ func (p TeamParam) clone() TeamParam {
 	return p
 }
 
+// EffectiveValue is what a reference to the parameter resolves to, decoded (numbers as
+// json.Number): its value, else (no value, or "") its default, else the value as it is
+// (nil or ""). For a password it is only meaningful once the caller has opened the secret.
+func (p TeamParam) EffectiveValue() (any, error) {
+	raw := p.Value
+	if (IsAbsentValue(raw) || isEmptyString(raw)) && !IsAbsentValue(p.Default) {
+		raw = p.Default
+	}
+	if IsAbsentValue(raw) {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	// The value itself stays out of the error: it may be a secret.
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return nil, fmt.Errorf("team parameter %s: the stored value is not valid JSON", p.Name)
+	}
+	return v, nil
+}
+
+func isEmptyString(v json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(v), []byte(`""`))
+}
+
 // IsAbsentValue reports whether a parameter value is missing or JSON null.
 func IsAbsentValue(v json.RawMessage) bool {
 	trimmed := bytes.TrimSpace(v)

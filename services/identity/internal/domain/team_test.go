@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -104,6 +105,46 @@ func TestNewTeamAndApply(t *testing.T) {
 			err := tm.Apply(tt.give)
 			require.Error(t, err)
 			assert.Equal(t, apperr.KindInvalid, apperr.KindOf(err))
+		})
+	}
+}
+
+func TestTeamParamEffectiveValue(t *testing.T) {
+	t.Parallel()
+	raw := func(s string) json.RawMessage {
+		if s == "" {
+			return nil
+		}
+		return json.RawMessage(s)
+	}
+	tests := []struct {
+		name       string
+		give, gdef string
+		want       any
+		wantErr    bool
+	}{
+		{"the value wins", `"v"`, `"d"`, "v", false},
+		{"no value takes the default", "", `"d"`, "d", false},
+		{"null takes the default", `null`, `"d"`, "d", false},
+		{"an empty string takes the default", `""`, `"d"`, "d", false},
+		{"an empty string without a default stays", `""`, "", "", false},
+		{"nothing at all", "", "", nil, false},
+		{"numbers keep their text", `12345678901234567890`, "", json.Number("12345678901234567890"), false},
+		{"objects stay objects", `{"a":[1,true]}`, "", map[string]any{"a": []any{json.Number("1"), true}}, false},
+		{"broken JSON", `{"a":`, "", nil, true},
+		{"two values", `1 2`, "", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := domain.TeamParam{Name: "p", Value: raw(tt.give), Default: raw(tt.gdef)}.EffectiveValue()
+			if tt.wantErr {
+				require.Error(t, err)
+				assert.NotContains(t, err.Error(), tt.give, "the value stays out of the error")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }

@@ -28,9 +28,13 @@ const HeaderTokenExpires = "X-Baton-Token-Expires"
 //	  holding the email, or, for an email nobody holds yet, {"type":"session","email",
 //	  "name"} without an id (GET /profile registers the user); 401 UNAUTHENTICATED for an
 //	  inactive or deleted user
-func InternalRoutes(r fiber.Router, tokens *app.Tokens, principals *app.Principals) {
-	h := &internalHandlers{tokens: tokens, principals: principals}
+//	GET /teams/{team}/run-context
+//	  200 RunContext: what the team's runs resolve parameters against (secrets opened) and
+//	  its run limits, for the runs service at each submit; 404 TEAM_NOT_FOUND
+func InternalRoutes(r fiber.Router, tokens *app.Tokens, principals *app.Principals, runContexts *app.RunContexts) {
+	h := &internalHandlers{tokens: tokens, principals: principals, runContexts: runContexts}
 	r.Post("/authenticate", h.authenticate)
+	r.Get("/teams/:team/run-context", h.runContext)
 }
 
 // RequireService admits requests whose verified principal is a Baton service: internal
@@ -44,8 +48,9 @@ func RequireService(c *fiber.Ctx) error {
 }
 
 type internalHandlers struct {
-	tokens     *app.Tokens
-	principals *app.Principals
+	tokens      *app.Tokens
+	principals  *app.Principals
+	runContexts *app.RunContexts
 }
 
 // AuthenticateRequest is the body of POST /internal/v1/authenticate: a token's secret, or
@@ -87,4 +92,47 @@ func (h *internalHandlers) signIn(c *fiber.Ctx, req AuthenticateRequest) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(p)
+}
+
+// RunContext is the body of GET /internal/v1/teams/{team}/run-context. Parameter values
+// are effective values (value, else default) as JSON, password values in the clear;
+// Secrets names the password parameters with a value as "global.<name>" / "team.<name>".
+type RunContext struct {
+	Team                string         `json:"team"`
+	GlobalParams        map[string]any `json:"globalParams"`
+	TeamParams          map[string]any `json:"teamParams"`
+	Secrets             []string       `json:"secrets"`
+	Quotas              RunQuotas      `json:"quotas"`
+	TaskDefaultTimeout  int            `json:"taskDefaultTimeout"` // minutes
+	PreventSelfApproval bool           `json:"preventSelfApproval"`
+}
+
+// RunQuotas are the team's limits that concern runs: storage in GiB, duration in minutes.
+type RunQuotas struct {
+	MaxWorkflowRunMonthly  int `json:"maxWorkflowRunMonthly"`
+	MaxWorkflowRunDuration int `json:"maxWorkflowRunDuration"`
+	MaxConcurrentRuns      int `json:"maxConcurrentRuns"`
+	MaxWorkflowRunStorage  int `json:"maxWorkflowRunStorage"`
+}
+
+func (h *internalHandlers) runContext(c *fiber.Ctx) error {
+	rc, err := h.runContexts.RunContext(c.UserContext(), c.Params("team"))
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(runContextView(rc))
+}
+
+func runContextView(rc app.RunContext) RunContext {
+	q := rc.Quotas
+	return RunContext{
+		Team: rc.Team, GlobalParams: rc.GlobalParams, TeamParams: rc.TeamParams,
+		Secrets: append([]string{}, rc.Secrets...),
+		Quotas: RunQuotas{
+			MaxWorkflowRunMonthly: q.MaxWorkflowRunMonthly, MaxWorkflowRunDuration: q.MaxWorkflowRunDuration,
+			MaxConcurrentRuns: q.MaxConcurrentRuns, MaxWorkflowRunStorage: q.MaxWorkflowRunStorage,
+		},
+		TaskDefaultTimeout: rc.TaskDefaultTimeout, PreventSelfApproval: rc.PreventSelfApproval,
+	}
 }

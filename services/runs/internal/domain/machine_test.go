@@ -179,7 +179,7 @@ func TestMachineRunnerTaskRetriesAndTimeouts(t *testing.T) {
 	def := &Definition{Tasks: []TaskDef{
 		task("start", TypeStart, nil),
 		{Name: "s", Type: TypeScript, Retries: &retries, RetryDelay: &delay,
-			Params: []TaskParam{{Name: "script", Value: json.RawMessage(`"echo $(params.who) > $(results.out.path)"`)}},
+			Params:       []TaskParam{{Name: "script", Value: json.RawMessage(`"echo $(params.who) > $(results.out.path)"`)}},
 			Dependencies: []Dependency{{TaskRef: "start"}}, Results: json.RawMessage(`["out"]`)},
 		task("end", TypeEnd, nil, "s"),
 	}}

@@ -49,11 +49,11 @@ type Phase string
 
 // Phases (API.md §4).
 const (
-	Pending       Phase = "pending"
-	Queued        Phase = "queued"
-	PhaseRunning  Phase = "running"
-	Completed     Phase = "completed"
-	Finalized     Phase = "finalized"
+	Pending      Phase = "pending"
+	Queued       Phase = "queued"
+	PhaseRunning Phase = "running"
+	Completed    Phase = "completed"
+	Finalized    Phase = "finalized"
 )
 
 // Phases lists every phase.
