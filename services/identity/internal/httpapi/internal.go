@@ -128,7 +128,7 @@ func runContextView(rc app.RunContext) RunContext {
 	q := rc.Quotas
 	return RunContext{
 		Team: rc.Team, GlobalParams: rc.GlobalParams, TeamParams: rc.TeamParams,
-		Secrets: append([]string{}, rc.Secrets...),
+		Secrets: append([]string{}, rc.Secrets...), // [] rather than null when there are none
 		Quotas: RunQuotas{
 			MaxWorkflowRunMonthly: q.MaxWorkflowRunMonthly, MaxWorkflowRunDuration: q.MaxWorkflowRunDuration,
 			MaxConcurrentRuns: q.MaxConcurrentRuns, MaxWorkflowRunStorage: q.MaxWorkflowRunStorage,
