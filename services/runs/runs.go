@@ -1,55 +1,171 @@
-// Package runs is Baton's runs service: workflow runs, task runs, logs, actions, locks and callbacks, and the engine that moves them.
+// Package runs is Baton's runs service: workflow runs, task runs and their logs, and the
+// engine that moves them. It asks workflows for the version a run runs, tasks for
+// catalogue specs and identity for a team's parameters and limits; it sends task attempts
+// to runners over Kafka and follows their reports.
 package runs
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
+	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
+	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/services/runs/internal/engine"
+	"github.com/baton-flow/baton/services/runs/internal/httpapi"
+	"github.com/baton-flow/baton/services/runs/internal/mongostore"
+	"github.com/baton-flow/baton/services/runs/internal/peers"
 )
 
-// Name is the service's name in discovery and its database name.
+// Name is the service's name in discovery, consumer groups and its database name.
 const Name = "runs"
 
-// Config is the service's own configuration.
-type Config struct{}
+// Config is the runs service's own configuration.
+type Config struct {
+	// GroupID is the consumer group of the service's replicas; default "baton-runs".
+	GroupID string
+	// Replica names this replica; default a random id (BATON_RUNS_REPLICA).
+	Replica string
+	// RunnerLease is how long a runner may stay silent before its attempt is lost
+	// (BATON_RUNS_RUNNER_LEASE, default 30s).
+	RunnerLease time.Duration
+	// ReplicaTimeout is how long a replica may stay silent before the others take over its
+	// runs (BATON_RUNS_REPLICA_TIMEOUT, default 15s).
+	ReplicaTimeout time.Duration
+	// Reconcile is how often queued runs and dead replicas are looked at
+	// (BATON_RUNS_RECONCILE, default 2s).
+	Reconcile time.Duration
+	// PublicURL is the gateway's address as tasks reach it, for callback URLs
+	// (BATON_PUBLIC_URL, default none).
+	PublicURL string
+}
 
-// ConfigFromEnv reads the service's configuration. It has no variables of its own yet.
-func ConfigFromEnv(func(string) string) (Config, error) { return Config{}, nil }
+// ConfigFromEnv reads the service's configuration.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	cfg := Config{GroupID: "baton-" + Name, Replica: getenv("BATON_RUNS_REPLICA"), PublicURL: getenv("BATON_PUBLIC_URL")}
+	for _, d := range []struct {
+		name string
+		into *time.Duration
+	}{
+		{"BATON_RUNS_RUNNER_LEASE", &cfg.RunnerLease},
+		{"BATON_RUNS_REPLICA_TIMEOUT", &cfg.ReplicaTimeout},
+		{"BATON_RUNS_RECONCILE", &cfg.Reconcile},
+	} {
+		if raw := getenv(d.name); raw != "" {
+			v, err := time.ParseDuration(raw)
+			if err != nil || v <= 0 {
+				return Config{}, fmt.Errorf("%s: want a positive duration such as 30s, got %q", d.name, raw)
+			}
+			*d.into = v
+		}
+	}
+	return cfg, nil
+}
+
+// What the service asks of other services; nil takes the HTTP client through the Resolver.
+type (
+	// Definitions reads workflow versions.
+	Definitions = engine.Definitions
+	// Catalogue reads catalogue task specs.
+	Catalogue = engine.Catalogue
+	// Contexts reads teams' run contexts.
+	Contexts = engine.Contexts
+	// TeamContext is what Contexts answer.
+	TeamContext = engine.TeamContext
+)
 
 // Deps are what the service needs from its process.
 type Deps struct {
-	DB     *mongo.Database
-	Kafka  kafkax.Config
-	Signer *auth.Signer
-	Logger *slog.Logger
+	DB        *mongo.Database
+	Kafka     kafkax.Config
+	Publisher engine.Publisher
+	Signer    *auth.Signer
+	Resolver  registry.Resolver
+	Logger    *slog.Logger
+
+	Definitions Definitions
+	Catalogue   Catalogue
+	Contexts    Contexts
 }
 
 // Service is the runs service.
 type Service struct {
-	signer *auth.Signer
+	engine  *engine.Engine
+	store   *mongostore.Store
+	updates *kafkax.Consumer
+	signer  *auth.Signer
 }
 
 // New wires the service.
-func New(_ context.Context, _ Config, deps Deps) (*Service, error) {
-	return &Service{signer: deps.Signer}, nil
+func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
+	if deps.Publisher == nil {
+		return nil, errors.New("runs: a Publisher is required")
+	}
+	if (deps.Definitions == nil || deps.Catalogue == nil || deps.Contexts == nil) && (deps.Resolver == nil || deps.Signer == nil) {
+		return nil, errors.New("runs: a Resolver and a Signer are required to reach workflows, tasks and identity")
+	}
+	if deps.Definitions == nil {
+		deps.Definitions = peers.NewWorkflows(deps.Resolver, deps.Signer)
+	}
+	if deps.Catalogue == nil {
+		deps.Catalogue = peers.NewTasks(deps.Resolver, deps.Signer)
+	}
+	if deps.Contexts == nil {
+		deps.Contexts = peers.NewIdentity(deps.Resolver, deps.Signer)
+	}
+	if cfg.GroupID == "" {
+		cfg.GroupID = "baton-" + Name
+	}
+	store := mongostore.New(deps.DB)
+	if err := store.EnsureIndexes(ctx); err != nil {
+		return nil, err
+	}
+	eng := engine.New(engine.Config{
+		Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout, Reconcile: cfg.Reconcile,
+		PublicURL: cfg.PublicURL, Logger: deps.Logger,
+	}, engine.Deps{Store: store, Publisher: deps.Publisher, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
+		Contexts: deps.Contexts})
+	s := &Service{engine: eng, store: store, signer: deps.Signer}
+	s.updates = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+		GroupID: cfg.GroupID, Topic: events.TaskUpdates, Handler: s.handleUpdate, Logger: deps.Logger,
+	})
+	return s, nil
 }
 
-// Routes registers the service's endpoints under /api/v2; every one needs a signed
-// principal. Its endpoints arrive with its capability; until then they answer 404.
+func (s *Service) handleUpdate(ctx context.Context, e event.Event) error {
+	u, err := events.Decode[events.TaskUpdate](e)
+	if err != nil {
+		return kafkax.Permanent(err)
+	}
+	return s.engine.HandleUpdate(ctx, u)
+}
+
+// Routes registers the service's endpoints: the public ones under /api/v2 and the
+// runners' under /internal/v1, each behind a signed principal.
 func (s *Service) Routes(r fiber.Router) {
-	r.Group("/api/v2", s.signer.Middleware())
+	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.engine, s.store)
+	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.engine)
 }
 
-// Run does the service's background work until ctx ends; it has none yet.
+// Run moves runs and follows runners' reports until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	<-ctx.Done()
-	return nil
+	var wg sync.WaitGroup
+	var errEngine, errUpdates error
+	wg.Go(func() { errEngine = s.engine.Run(ctx) })
+	wg.Go(func() { errUpdates = s.updates.Run(ctx) })
+	wg.Wait()
+	return errors.Join(errEngine, errUpdates)
 }
 
 // Build makes the service's unit from a connected platform.
@@ -58,9 +174,11 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Signer: p.Signer, Logger: p.Logger})
+	svc, err := New(ctx, cfg, Deps{
+		DB: p.Database(Name), Kafka: p.Kafka, Publisher: p.Producer, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger,
+	})
 	if err != nil {
 		return host.Unit{}, err
 	}
-	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
+	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true, BodyLimit: httpx.LargeBodyLimit}, nil
 }

@@ -117,6 +117,7 @@ type Machine struct {
 	changed    map[int]Status
 	runChanged bool
 	prevRun    Status
+	prevPhase  Phase
 	eff        Effects
 }
 
@@ -134,14 +135,15 @@ type Effects struct {
 
 // NewMachine starts a step on s at now.
 func NewMachine(s *State, now time.Time) *Machine {
-	return &Machine{S: s, Now: now.UTC(), changed: map[int]Status{}, prevRun: s.Run.Status}
+	return &Machine{S: s, Now: now.UTC(), changed: map[int]Status{}, prevRun: s.Run.Status, prevPhase: s.Run.Phase}
 }
 
 // Changed returns the tasks the step changed, with their statuses before it.
 func (m *Machine) Changed() map[int]Status { return m.changed }
 
-// RunChanged reports whether the run document changed, and its status before the step.
-func (m *Machine) RunChanged() (bool, Status) { return m.runChanged, m.prevRun }
+// RunChanged reports whether the run document changed, and its status and phase before
+// the step.
+func (m *Machine) RunChanged() (bool, Status, Phase) { return m.runChanged, m.prevRun, m.prevPhase }
 
 // Effects returns what the step owes.
 func (m *Machine) Effects() Effects { return m.eff }
@@ -563,3 +565,44 @@ func (m *Machine) Recover() {
 	}
 	m.maybeFinish()
 }
+
+// Finalize moves a completed run to finalized.
+func (m *Machine) Finalize() error {
+	r := m.S.Run
+	if r.Phase != Completed {
+		return errPhase(r)
+	}
+	r.Phase = Finalized
+	m.runChanged = true
+	return nil
+}
+
+// Repair restores what the run document owes its task runs after a step was stored only
+// in part: results and a final status set by tasks that ended.
+func (m *Machine) Repair() {
+	r := m.S.Run
+	for i, t := range m.S.Tasks {
+		if t.Status != Succeeded {
+			continue
+		}
+		switch m.S.G.Tasks[i].Type {
+		case TypeSetWFProperty:
+			name := text(t.Params["output"])
+			if _, ok := r.Results[name]; !ok && name != "" {
+				if r.Results == nil {
+					r.Results = map[string]any{}
+				}
+				r.Results[name] = t.Params["value"]
+				m.runChanged = true
+			}
+		case TypeSetWFStatus:
+			if s := Status(text(t.Params["status"])); r.FinalStatus != s {
+				r.FinalStatus = s
+				m.runChanged = true
+			}
+		}
+	}
+}
+
+// MarkRunChanged records a change made to the run document outside the machine's moves.
+func (m *Machine) MarkRunChanged() { m.runChanged = true }

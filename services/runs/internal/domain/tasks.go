@@ -22,6 +22,9 @@ func (m *Machine) begin(v int) {
 	if t.Kept {
 		// A retry from failure keeps what succeeded before.
 		m.complete(v, Succeeded, "kept from run "+m.S.Run.RetryOf)
+		if def.Type == TypeSetWFProperty || def.Type == TypeSetWFStatus {
+			m.Repair()
+		}
 		return
 	}
 	values, err := m.taskParams(v)

@@ -1,0 +1,273 @@
+// Package worker executes the task attempts dispatched to runners: it claims each from the
+// runs service, runs it with an executor while heartbeating, and publishes its log and
+// its end on the task-updates topic.
+package worker
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/services/runner/internal/executor"
+	"github.com/baton-flow/baton/services/runner/internal/logstream"
+)
+
+// Beat is the runs service's answer to a heartbeat.
+type Beat int
+
+// Heartbeat answers.
+const (
+	// Continue: the attempt is still wanted.
+	Continue Beat = iota
+	// Cancel: the run no longer wants the attempt; it ends cancelled.
+	Cancel
+	// Lost: the attempt is no longer this runner's (or gone); it ends without a report.
+	Lost
+)
+
+// RunsClient is the runs service's side of an attempt.
+type RunsClient interface {
+	// Claim makes the attempt this runner's. It reports false when the attempt is
+	// someone else's, cancelled or gone, and an error when the runs service did not answer.
+	Claim(ctx context.Context, taskRunID string, attempt int) (bool, error)
+	// Heartbeat tells the runs service the attempt is still running.
+	Heartbeat(ctx context.Context, taskRunID string, attempt int) (Beat, error)
+}
+
+// Publisher sends one event and returns once the broker acknowledged it.
+type Publisher interface {
+	Publish(ctx context.Context, topic, key string, e event.Event) error
+}
+
+// TypeGeneric is the task type external workers execute, never a runner.
+const TypeGeneric = "generic"
+
+const (
+	// stopGrace is how long an attempt stopped by the runner's shutdown may still spend
+	// publishing its log and end.
+	stopGrace = 5 * time.Second
+	// publishTimeout bounds one publish.
+	publishTimeout = 15 * time.Second
+)
+
+var (
+	errStopped = errors.New("runner stopped")
+	errLost    = errors.New("attempt lost")
+)
+
+// Options configure a Worker.
+type Options struct {
+	// ID names this runner instance to the runs service and in updates.
+	ID string
+	// WorkDir holds the attempts' workspaces; it must be absolute.
+	WorkDir string
+	// Concurrency is how many attempts run at once.
+	Concurrency int
+	// Heartbeat is the interval between heartbeats; zero means 5 s.
+	Heartbeat time.Duration
+	// MaxLog caps an attempt's log in bytes.
+	MaxLog    int
+	Runs      RunsClient
+	Publisher Publisher
+	// Executor picks the executor of a step; nil means always the process executor.
+	Executor func(events.TaskSpec) executor.Executor
+	Logger   *slog.Logger
+}
+
+// Worker executes attempts. Handle takes dispatches; Wait waits for the attempts started.
+type Worker struct {
+	opts Options
+	log  *slog.Logger
+	sem  chan struct{}
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	running map[string]bool
+}
+
+// New returns a Worker.
+func New(opts Options) *Worker {
+	opts.Concurrency = max(opts.Concurrency, 1)
+	opts.Heartbeat = cmp.Or(opts.Heartbeat, 5*time.Second)
+	if opts.Executor == nil {
+		process := &executor.Process{Logger: opts.Logger}
+		opts.Executor = func(events.TaskSpec) executor.Executor { return process }
+	}
+	return &Worker{
+		opts:    opts,
+		log:     cmp.Or(opts.Logger, slog.Default()),
+		sem:     make(chan struct{}, opts.Concurrency),
+		running: map[string]bool{},
+	}
+}
+
+// Handle is the kafkax handler of the dispatch topic. It claims the attempt and starts it,
+// returning once it runs: while Concurrency attempts run, it waits for one to end. It
+// returns an error, for the consumer to retry, only when the runs service did not answer.
+// The attempt runs until it ends or ctx does.
+func (w *Worker) Handle(ctx context.Context, e event.Event) error {
+	d, err := events.Decode[events.TaskAttempt](e)
+	if err != nil {
+		return kafkax.Permanent(err)
+	}
+	if d.Type == TypeGeneric {
+		return nil
+	}
+	if !validID(d.TaskRunID) || d.Attempt < 1 {
+		return kafkax.Permanent(fmt.Errorf("dispatch %s: invalid task run %q or attempt %d", e.ID(), d.TaskRunID, d.Attempt))
+	}
+	key := fmt.Sprintf("%s/%d", d.TaskRunID, d.Attempt)
+	w.mu.Lock()
+	dup := w.running[key]
+	w.mu.Unlock()
+	if dup {
+		return nil // delivered again while it runs here
+	}
+	// Take a slot before claiming: a claimed attempt must not wait without heartbeats.
+	select {
+	case w.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	claimed, err := w.opts.Runs.Claim(ctx, d.TaskRunID, d.Attempt)
+	if err != nil || !claimed {
+		<-w.sem
+		if err != nil {
+			return fmt.Errorf("claim %s: %w", key, err)
+		}
+		w.log.Debug("attempt not claimed", "taskRunId", d.TaskRunID, "attempt", d.Attempt)
+		return nil
+	}
+	w.mu.Lock()
+	w.running[key] = true
+	w.mu.Unlock()
+	w.wg.Go(func() {
+		defer func() {
+			w.mu.Lock()
+			delete(w.running, key)
+			w.mu.Unlock()
+			<-w.sem
+		}()
+		w.execute(ctx, d)
+	})
+	return nil
+}
+
+// Wait returns once every attempt Handle started has ended and reported.
+func (w *Worker) Wait() { w.wg.Wait() }
+
+func validID(id string) bool {
+	return id != "" && filepath.IsLocal(id) && !strings.ContainsAny(id, `/\`)
+}
+
+// execute runs a claimed attempt and reports it. ctx ending stops it.
+func (w *Worker) execute(ctx context.Context, d events.TaskAttempt) {
+	log := w.log.With("taskRunId", d.TaskRunID, "runId", d.RunID, "attempt", d.Attempt)
+	// The attempt's context carries why it stopped early: shutdown, cancel or loss.
+	runCtx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stop(nil)
+	defer context.AfterFunc(ctx, func() { stop(errStopped) })()
+	execCtx := runCtx
+	if !d.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		execCtx, cancel = context.WithDeadline(runCtx, d.Deadline)
+		defer cancel()
+	}
+	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPub()
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, cancelPub) })()
+
+	logs := logstream.New(pubCtx, logstream.Options{
+		Secrets: d.Secrets,
+		Max:     w.opts.MaxLog,
+		Logger:  log,
+		Send: func(ctx context.Context, seq int, chunk string) error {
+			id := fmt.Sprintf("%s/%d/log/%d", d.TaskRunID, d.Attempt, seq)
+			return w.publish(ctx, d, id, events.TaskUpdate{Kind: events.UpdateLog, Seq: seq, Log: chunk})
+		},
+	})
+	// Beats end with the step: one still waiting on the runs service must not hold up
+	// the report.
+	beatCtx, stopBeats := context.WithCancel(runCtx)
+	var beats sync.WaitGroup
+	beats.Go(func() { w.heartbeat(beatCtx, d, stop, log) })
+
+	step := executor.Step{
+		Dir:     filepath.Join(w.opts.WorkDir, fmt.Sprintf("%s-%d", d.TaskRunID, d.Attempt)),
+		Spec:    d.Spec,
+		Results: d.Results,
+	}
+	log.Info("attempt started")
+	out := w.opts.Executor(d.Spec).Execute(execCtx, step, logs)
+	stopBeats()
+	beats.Wait()
+
+	if errors.Is(context.Cause(runCtx), errLost) {
+		logs.Abort()
+		logs.Close()
+		log.Info("attempt lost to the runs service; not reported")
+		return
+	}
+	logs.Close()
+	ended := events.TaskUpdate{
+		Kind: events.UpdateEnded, Status: out.Status, ExitCode: out.ExitCode, Message: out.Message,
+		Results: out.Results, Time: time.Now().UTC(),
+	}
+	id := fmt.Sprintf("%s/%d/ended", d.TaskRunID, d.Attempt)
+	if err := w.publish(pubCtx, d, id, ended); err != nil {
+		log.Error("publish attempt end", "status", out.Status, "err", err)
+		return
+	}
+	log.Info("attempt ended", "status", out.Status, "message", out.Message)
+}
+
+// heartbeat beats until ctx ends, and stops the attempt when the runs service says so.
+func (w *Worker) heartbeat(ctx context.Context, d events.TaskAttempt, stop context.CancelCauseFunc, log *slog.Logger) {
+	t := time.NewTicker(w.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		beat, err := w.opts.Runs.Heartbeat(ctx, d.TaskRunID, d.Attempt)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			// The runs service tolerates a few missed beats; the next may get through.
+			log.Warn("heartbeat", "err", err)
+		case beat == Cancel:
+			stop(executor.ErrCancelled)
+			return
+		case beat == Lost:
+			stop(errLost)
+			return
+		}
+	}
+}
+
+func (w *Worker) publish(ctx context.Context, d events.TaskAttempt, id string, u events.TaskUpdate) error {
+	u.TaskRunID, u.RunID, u.Attempt, u.Runner = d.TaskRunID, d.RunID, d.Attempt, w.opts.ID
+	if u.Time.IsZero() {
+		u.Time = time.Now().UTC()
+	}
+	e, err := events.New(id, events.Source("runner"), events.TypeTaskUpdate, "", u)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
+	defer cancel()
+	return w.opts.Publisher.Publish(ctx, events.TaskUpdates, d.RunID, e)
+}

@@ -1,0 +1,349 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/services/runner/internal/executor"
+)
+
+// runs is a fake runs service.
+type runs struct {
+	claim    func(attempt int) (bool, error)
+	beat     Beat
+	mu       sync.Mutex
+	claims   int
+	beats    int
+	beatSeen chan struct{}
+}
+
+func (r *runs) Claim(_ context.Context, _ string, attempt int) (bool, error) {
+	r.mu.Lock()
+	r.claims++
+	r.mu.Unlock()
+	if r.claim == nil {
+		return true, nil
+	}
+	return r.claim(attempt)
+}
+
+func (r *runs) Heartbeat(context.Context, string, int) (Beat, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.beats++
+	if r.beats == 1 && r.beatSeen != nil {
+		close(r.beatSeen)
+	}
+	return r.beat, nil
+}
+
+func (r *runs) claimCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.claims
+}
+
+// published is one event the fake publisher got.
+type published struct {
+	topic, key string
+	id         string
+	update     events.TaskUpdate
+}
+
+type publisher struct {
+	mu   sync.Mutex
+	sent []published
+}
+
+func newPublisher() *publisher { return &publisher{} }
+
+func (p *publisher) Publish(_ context.Context, topic, key string, e event.Event) error {
+	u, err := events.Decode[events.TaskUpdate](e)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.sent = append(p.sent, published{topic: topic, key: key, id: e.ID(), update: u})
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *publisher) all() []published {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]published(nil), p.sent...)
+}
+
+func dispatch(t *testing.T, d events.TaskAttempt) event.Event {
+	t.Helper()
+	e, err := events.New(fmt.Sprintf("%s/%d", d.TaskRunID, d.Attempt), events.Source("runs"), events.TypeTaskDispatch, "", d)
+	require.NoError(t, err)
+	return e
+}
+
+func newWorker(t *testing.T, r RunsClient, p Publisher, exec func(events.TaskSpec) executor.Executor) *Worker {
+	return New(Options{
+		ID: "runner-1", WorkDir: t.TempDir(), Concurrency: 2, Heartbeat: 10 * time.Millisecond,
+		MaxLog: 1 << 20, Runs: r, Publisher: p, Executor: exec,
+	})
+}
+
+func attempt(script string) events.TaskAttempt {
+	return events.TaskAttempt{
+		TaskRunID: "tr1", RunID: "run1", Attempt: 2, Type: "script",
+		Spec: events.TaskSpec{Script: script},
+	}
+}
+
+func TestAttemptReportsLogThenEnd(t *testing.T) {
+	t.Parallel()
+	p := newPublisher()
+	w := newWorker(t, &runs{}, p, nil)
+	d := attempt("for i in 1 2 3; do echo line $i pw=hunter2; done\necho -n 42 > $(results.answer.path)")
+	d.Secrets, d.Results = []string{"hunter2"}, []string{"answer"}
+
+	require.NoError(t, w.Handle(t.Context(), dispatch(t, d)))
+	w.Wait()
+
+	sent := p.all()
+	require.NotEmpty(t, sent)
+	var log strings.Builder
+	for i, s := range sent[:len(sent)-1] {
+		assert.Equal(t, events.TaskUpdates, s.topic)
+		assert.Equal(t, "run1", s.key)
+		assert.Equal(t, fmt.Sprintf("tr1/2/log/%d", i), s.id)
+		assert.Equal(t, events.UpdateLog, s.update.Kind)
+		assert.Equal(t, i, s.update.Seq)
+		log.WriteString(s.update.Log)
+	}
+	assert.Equal(t, "line 1 pw=***\nline 2 pw=***\nline 3 pw=***\n", log.String())
+
+	last := sent[len(sent)-1]
+	assert.Equal(t, "tr1/2/ended", last.id)
+	assert.Equal(t, "run1", last.key)
+	u := last.update
+	assert.Equal(t, events.UpdateEnded, u.Kind)
+	assert.Equal(t, executor.StatusSucceeded, u.Status)
+	require.NotNil(t, u.ExitCode)
+	assert.Equal(t, 0, *u.ExitCode)
+	assert.Equal(t, map[string]string{"answer": "42"}, u.Results)
+	assert.Equal(t, "runner-1", u.Runner)
+	assert.Equal(t, "tr1", u.TaskRunID)
+	assert.Equal(t, 2, u.Attempt)
+	assert.False(t, u.Time.IsZero())
+}
+
+func TestSkipped(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		claim      func(int) (bool, error)
+		give       events.TaskAttempt
+		wantErr    bool
+		wantClaims int
+	}{
+		{name: "claimed elsewhere or cancelled (409/404)", claim: func(int) (bool, error) { return false, nil }, give: attempt("echo no"), wantClaims: 1},
+		{name: "runs service away", claim: func(int) (bool, error) { return false, errors.New("503") }, give: attempt("echo no"), wantErr: true, wantClaims: 1},
+		{name: "generic tasks are external workers'", give: events.TaskAttempt{TaskRunID: "tr1", Attempt: 1, Type: TypeGeneric, Queue: "q"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := &runs{claim: tt.claim}
+			p := newPublisher()
+			ran := false
+			w := newWorker(t, r, p, func(events.TaskSpec) executor.Executor { ran = true; return nil })
+			err := w.Handle(t.Context(), dispatch(t, tt.give))
+			w.Wait()
+			assert.Equal(t, tt.wantErr, err != nil, "err: %v", err)
+			assert.Equal(t, tt.wantClaims, r.claimCount())
+			assert.False(t, ran)
+			assert.Empty(t, p.all())
+			assert.Len(t, w.sem, 0, "the slot is given back")
+		})
+	}
+}
+
+func TestInvalidDispatchIsPermanent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		give func(t *testing.T) event.Event
+	}{
+		{name: "no data", give: func(t *testing.T) event.Event {
+			e := event.New()
+			e.SetID("x")
+			e.SetType(events.TypeTaskDispatch)
+			e.SetSource("/t")
+			return e
+		}},
+		{name: "task run id with a path", give: func(t *testing.T) event.Event {
+			return dispatch(t, events.TaskAttempt{TaskRunID: "../etc", Attempt: 1})
+		}},
+		{name: "no attempt", give: func(t *testing.T) event.Event { return dispatch(t, events.TaskAttempt{TaskRunID: "tr1"}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := &runs{}
+			w := newWorker(t, r, newPublisher(), nil)
+			err := w.Handle(t.Context(), tt.give(t))
+			assert.ErrorIs(t, err, kafkax.ErrPermanent)
+			assert.Zero(t, r.claimCount())
+		})
+	}
+}
+
+func TestHeartbeatStops(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		beat       Beat
+		wantStatus string // empty: nothing is reported
+	}{
+		{name: "cancel kills and reports cancelled", beat: Cancel, wantStatus: executor.StatusCancelled},
+		{name: "lost attempt kills and reports nothing", beat: Lost},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := &runs{beat: tt.beat}
+			p := newPublisher()
+			w := newWorker(t, r, p, nil)
+			// Only the kill ends this step: Wait returning is the proof.
+			require.NoError(t, w.Handle(t.Context(), dispatch(t, attempt("exec sleep 600"))))
+			w.Wait()
+			sent := p.all()
+			if tt.wantStatus == "" {
+				assert.Empty(t, sent)
+				return
+			}
+			require.NotEmpty(t, sent)
+			assert.Equal(t, tt.wantStatus, sent[len(sent)-1].update.Status)
+			assert.Nil(t, sent[len(sent)-1].update.ExitCode)
+		})
+	}
+}
+
+func TestShutdownReportsRunnerStopped(t *testing.T) {
+	t.Parallel()
+	r := &runs{beatSeen: make(chan struct{})}
+	p := newPublisher()
+	w := newWorker(t, r, p, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	require.NoError(t, w.Handle(ctx, dispatch(t, attempt("echo started; exec sleep 600"))))
+	<-r.beatSeen // running
+	cancel()
+	w.Wait()
+	sent := p.all()
+	require.NotEmpty(t, sent)
+	last := sent[len(sent)-1].update
+	assert.Equal(t, executor.StatusFailed, last.Status)
+	assert.Equal(t, "runner stopped", last.Message)
+}
+
+// gate is an executor whose steps run until released.
+type gate struct {
+	mu      sync.Mutex
+	started []string
+	release chan struct{}
+}
+
+func (g *gate) Execute(ctx context.Context, step executor.Step, out io.Writer) executor.Outcome {
+	g.mu.Lock()
+	g.started = append(g.started, filepath.Base(step.Dir))
+	g.mu.Unlock()
+	fmt.Fprintln(out, "running")
+	select {
+	case <-g.release:
+		return executor.Outcome{Status: executor.StatusSucceeded}
+	case <-ctx.Done():
+		return executor.Outcome{Status: executor.StatusFailed}
+	}
+}
+
+func TestConcurrencyBoundsAttempts(t *testing.T) {
+	t.Parallel()
+	// In a bubble, synctest.Wait returns once every goroutine is blocked: a Handle that
+	// has not returned by then is waiting for a slot.
+	synctest.Test(t, func(t *testing.T) {
+		g := &gate{release: make(chan struct{})}
+		r := &runs{}
+		p := newPublisher()
+		w := New(Options{
+			ID: "runner-1", WorkDir: t.TempDir(), Concurrency: 1, Heartbeat: time.Hour, Runs: r, Publisher: p,
+			Executor: func(events.TaskSpec) executor.Executor { return g },
+		})
+		first, second := attempt("a"), attempt("b")
+		second.TaskRunID = "tr2"
+		require.NoError(t, w.Handle(t.Context(), dispatch(t, first)))
+
+		returned := make(chan error, 1)
+		go func() { returned <- w.Handle(t.Context(), dispatch(t, second)) }()
+		synctest.Wait()
+		select {
+		case err := <-returned:
+			t.Fatalf("second Handle returned (%v) while the only slot was taken", err)
+		default:
+		}
+		assert.Equal(t, 1, r.claimCount(), "the second attempt is not claimed before it can run")
+
+		g.release <- struct{}{}
+		require.NoError(t, <-returned)
+		synctest.Wait()
+		g.mu.Lock()
+		assert.Equal(t, []string{"tr1-2", "tr2-2"}, g.started)
+		g.mu.Unlock()
+		close(g.release)
+		w.Wait()
+	})
+}
+
+func TestDuplicateDeliveryWhileRunning(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g := &gate{release: make(chan struct{})}
+		r := &runs{}
+		w := New(Options{
+			ID: "runner-1", WorkDir: t.TempDir(), Concurrency: 2, Heartbeat: time.Hour, Runs: r, Publisher: newPublisher(),
+			Executor: func(events.TaskSpec) executor.Executor { return g },
+		})
+		e := dispatch(t, attempt("a"))
+		require.NoError(t, w.Handle(t.Context(), e))
+		synctest.Wait()
+		require.NoError(t, w.Handle(t.Context(), e))
+		assert.Equal(t, 1, r.claimCount())
+		close(g.release)
+		w.Wait()
+	})
+}
+
+func TestWorkspaceIsPerAttempt(t *testing.T) {
+	t.Parallel()
+	p := newPublisher()
+	w := newWorker(t, &runs{}, p, nil)
+	d := attempt("pwd")
+	require.NoError(t, w.Handle(t.Context(), dispatch(t, d)))
+	w.Wait()
+	sent := p.all()
+	require.Len(t, sent, 2)
+	assert.Equal(t, filepath.Join(w.opts.WorkDir, "tr1-2")+"\n", sent[0].update.Log)
+	entries, err := os.ReadDir(w.opts.WorkDir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the workspace is removed")
+}

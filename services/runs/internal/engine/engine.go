@@ -1,0 +1,319 @@
+// Package engine moves runs: it holds each run in flight in memory, applies one step at a
+// time to it (domain.Machine), stores what changed with conditional writes, and then
+// carries out what the step owes — dispatches, status events, child runs, timers. The
+// database is the truth: a replica that dies loses nothing, because another one reloads
+// its runs from the active list and re-derives what they still owe.
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/mongostore"
+)
+
+// Config tunes the engine.
+type Config struct {
+	// Replica names this replica in the active list; default a random id.
+	Replica string
+	// Lease is how long a runner may stay silent before its attempt is lost; default 30s.
+	Lease time.Duration
+	// ReplicaTimeout is how long a replica may stay silent before others take over its
+	// runs; default 15s. Beat is how often a replica says it is alive; default a third
+	// of ReplicaTimeout.
+	ReplicaTimeout time.Duration
+	Beat           time.Duration
+	// Reconcile is how often queued runs and dead replicas' runs are looked at; default 2s.
+	Reconcile time.Duration
+	// ContextTTL is how long a team's run context is cached; default 5s.
+	ContextTTL time.Duration
+	// PublicURL is the gateway's base URL, for the callback URLs given to tasks.
+	PublicURL string
+	Logger    *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.Replica == "" {
+		c.Replica = "runs-" + uuid.NewString()[:8]
+	}
+	c.Lease = cmp.Or(c.Lease, domain.HeartbeatLease)
+	c.ReplicaTimeout = cmp.Or(c.ReplicaTimeout, 15*time.Second)
+	c.Beat = cmp.Or(c.Beat, c.ReplicaTimeout/3)
+	c.Reconcile = cmp.Or(c.Reconcile, 2*time.Second)
+	c.ContextTTL = cmp.Or(c.ContextTTL, 5*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Deps are what the engine works with.
+type Deps struct {
+	Store       Store
+	Publisher   Publisher
+	Definitions Definitions
+	Catalogue   Catalogue
+	Contexts    Contexts
+}
+
+// Engine runs workflow runs.
+type Engine struct {
+	cfg   Config
+	store Store
+	defs  Definitions
+	cat   Catalogue
+	ctxs  *contextCache
+	pub   *publisher
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu     sync.Mutex
+	actors map[string]*actor
+	timers *timers
+	// bg is the context of Run: work a request starts but must outlive it uses it.
+	bg     context.Context
+	bgOnce sync.Once
+	ready  chan struct{}
+	wg     sync.WaitGroup
+}
+
+// actor is one run held in memory; its mutex orders the run's steps.
+type actor struct {
+	mu sync.Mutex
+	st *domain.State
+}
+
+// New returns an engine; Run must be running for it to move runs.
+func New(cfg Config, deps Deps) *Engine {
+	cfg.defaults()
+	e := &Engine{
+		cfg: cfg, store: deps.Store, defs: deps.Definitions, cat: deps.Catalogue,
+		ctxs: newContextCache(deps.Contexts, cfg.ContextTTL), log: cfg.Logger, now: time.Now,
+		actors: map[string]*actor{}, ready: make(chan struct{}),
+	}
+	e.pub = newPublisher(deps.Publisher, cfg.Logger)
+	e.timers = newTimers()
+	return e
+}
+
+// Replica is this replica's name.
+func (e *Engine) Replica() string { return e.cfg.Replica }
+
+func (e *Engine) actor(id string) *actor {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, ok := e.actors[id]
+	if !ok {
+		a = &actor{}
+		e.actors[id] = a
+	}
+	return a
+}
+
+func (e *Engine) cached(id string) (*actor, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, ok := e.actors[id]
+	return a, ok
+}
+
+func (e *Engine) forget(id string) {
+	e.mu.Lock()
+	delete(e.actors, id)
+	e.mu.Unlock()
+	e.timers.set(id, time.Time{})
+}
+
+// errConflictRetries bounds the reloads of a step that keeps losing to another writer.
+const errConflictRetries = 8
+
+// with applies fn to run id as one step and stores it. fn runs under the run's lock on
+// the state as it is stored; it may be called again on a fresh load when another replica
+// moved the run meanwhile, so it must decide from the state alone.
+func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine) error) error {
+	a := e.actor(id)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for try := 0; ; try++ {
+		if a.st == nil {
+			if err := e.load(ctx, id, a); err != nil {
+				return err
+			}
+		}
+		m := domain.NewMachine(a.st, e.now())
+		if err := fn(m); err != nil {
+			return err
+		}
+		err := e.commit(ctx, id, a, m)
+		if errors.Is(err, mongostore.ErrConflict) && try < errConflictRetries {
+			a.st = nil
+			continue
+		}
+		if err != nil {
+			a.st = nil
+			return err
+		}
+		return nil
+	}
+}
+
+// load reads run id into a and settles whatever a previous holder left half done.
+func (e *Engine) load(ctx context.Context, id string, a *actor) error {
+	for try := 0; ; try++ {
+		r, err := e.store.FindRun(ctx, id, true)
+		if err != nil {
+			e.forget(id)
+			return err
+		}
+		tasks, err := e.store.FindTasks(ctx, r)
+		if err != nil {
+			return err
+		}
+		st, err := domain.NewState(r, tasks)
+		if err != nil {
+			return fmt.Errorf("load run %s: %w", id, err)
+		}
+		a.st = st
+		m := domain.NewMachine(st, e.now())
+		m.Repair()
+		m.Recover()
+		err = e.commit(ctx, id, a, m)
+		if errors.Is(err, mongostore.ErrConflict) && try < errConflictRetries {
+			continue
+		}
+		if err != nil {
+			a.st = nil
+			return err
+		}
+		if r.Phase.Ended() {
+			// Completed but still listed active: what its end owes may not have happened.
+			e.ended(st)
+		}
+		return nil
+	}
+}
+
+// commit stores a step and carries out its effects.
+func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Machine) error {
+	st := a.st
+	changed := m.Changed()
+	runChanged, prevRun, prevPhase := m.RunChanged()
+	eff := m.Effects()
+	if len(changed) > 0 || runChanged {
+		idx := make([]int, 0, len(changed))
+		for i := range changed {
+			idx = append(idx, i)
+		}
+		slices.Sort(idx)
+		tasks := make([]*domain.TaskRun, len(idx))
+		for k, i := range idx {
+			tasks[k] = st.Tasks[i]
+		}
+		if err := e.store.SaveStep(ctx, st.Run, runChanged, tasks); err != nil {
+			return err
+		}
+		var msgs []message
+		for _, i := range idx {
+			if t := st.Tasks[i]; t.Status != changed[i] {
+				msgs = append(msgs, e.taskEvent(st, t))
+			}
+		}
+		if runChanged && (st.Run.Status != prevRun || st.Run.Phase != prevPhase) {
+			msgs = append(msgs, e.runEvent(st))
+		}
+		e.pub.enqueue(msgs, nil)
+	}
+	for _, i := range eff.Dispatch {
+		msg, err := e.attempt(st, i)
+		if err != nil {
+			e.log.Error("cannot dispatch task run", "taskRun", st.Tasks[i].ID, "error", err)
+			continue
+		}
+		e.pub.enqueue([]message{msg}, nil)
+	}
+	for _, i := range eff.StartChild {
+		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })
+	}
+	for _, child := range eff.CancelChildren {
+		e.spawn(func(ctx context.Context) {
+			if err := e.Cancel(ctx, child, "the parent run was cancelled"); err != nil && !isPhase(err) {
+				e.log.Warn("cannot cancel child run", "run", child, "error", err)
+			}
+		})
+	}
+	if runChanged && st.Run.Phase.Ended() && !prevPhase.Ended() {
+		if eff.RetryRun {
+			e.spawn(func(ctx context.Context) { e.autoRetry(ctx, st.Run.ID) })
+		}
+		e.ended(st)
+		return nil
+	}
+	m2 := domain.NewMachine(st, e.now())
+	e.timers.set(id, m2.NextWake(e.cfg.Lease))
+	return nil
+}
+
+// ended carries out what a completed run owes once its events are out: its slot back,
+// its parent told, the next queued run of its team started, its active entry removed.
+func (e *Engine) ended(st *domain.State) {
+	r := st.Run
+	id, team, parent, parentTask, status := r.ID, r.Team, r.ParentRun, r.ParentTask, r.Status
+	results := map[string]string{}
+	for k, v := range r.Results {
+		results[k] = textOf(v)
+	}
+	e.timers.set(id, time.Time{})
+	e.pub.enqueue(nil, func() {
+		e.spawn(func(ctx context.Context) {
+			if err := e.store.ReleaseSlot(ctx, team, id); err != nil {
+				e.log.Warn("cannot release slot", "run", id, "error", err)
+				return
+			}
+			if parent != "" {
+				if err := e.childEnded(ctx, parent, parentTask, id, status, results); err != nil {
+					e.log.Warn("cannot tell the parent run", "run", parent, "child", id, "error", err)
+					return
+				}
+			}
+			if err := e.store.RemoveActive(ctx, id); err != nil {
+				e.log.Warn("cannot forget active run", "run", id, "error", err)
+				return
+			}
+			e.forget(id)
+			e.startQueued(ctx, team)
+		})
+	})
+}
+
+// spawn runs fn in the background under Run's context.
+func (e *Engine) spawn(fn func(ctx context.Context)) {
+	<-e.ready
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		fn(e.bg)
+	}()
+}
+
+func isPhase(err error) bool {
+	var p *domain.ErrInvalidPhase
+	return errors.As(err, &p) || apperr.HasReason(err, apperr.WorkflowRunInvalidPhase)
+}
+
+// phaseError turns a domain phase error into the contract's 409.
+func phaseError(err error) error {
+	var p *domain.ErrInvalidPhase
+	if errors.As(err, &p) {
+		return apperr.New(apperr.WorkflowRunInvalidPhase, "Workflow run '%s' is %s (phase %s): the move is not allowed.", p.Run, p.Status, p.Phase)
+	}
+	return err
+}

@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// Claim gives a runner the current attempt of a task run; false when it is not to be had
+// (claimed already, cancelled, overtaken by a retry).
+func (e *Engine) Claim(ctx context.Context, taskRunID string, attempt int, runner string) (bool, error) {
+	run, i, ok := domain.ParseTaskRunID(taskRunID)
+	if !ok {
+		return false, apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
+	}
+	claimed := false
+	err := e.with(ctx, run, func(m *domain.Machine) error {
+		if i >= len(m.S.Tasks) {
+			return apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
+		}
+		claimed = m.Claim(i, attempt, runner)
+		return nil
+	})
+	return claimed, err
+}
+
+// Heartbeat records that runner still executes an attempt. cancel asks it to stop; ok is
+// false when the attempt is no longer the runner's.
+func (e *Engine) Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string) (cancel, ok bool, err error) {
+	run, i, valid := domain.ParseTaskRunID(taskRunID)
+	if !valid {
+		return false, false, apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
+	}
+	now := e.now()
+	if a, held := e.cached(run); held {
+		a.mu.Lock()
+		if a.st != nil && i < len(a.st.Tasks) {
+			cancel, ok = domain.NewMachine(a.st, now).Heartbeat(i, attempt, runner)
+			a.mu.Unlock()
+			if !ok || cancel {
+				return cancel, ok, nil
+			}
+			// Stored too, for a replica that takes the run over.
+			_, err := e.store.Heartbeat(ctx, taskRunID, attempt, runner, now)
+			return false, true, err
+		}
+		a.mu.Unlock()
+	}
+	matched, err := e.store.Heartbeat(ctx, taskRunID, attempt, runner, now)
+	if err != nil || matched {
+		return false, matched, err
+	}
+	t, err := e.store.FindTask(ctx, taskRunID)
+	if err != nil {
+		return false, false, err
+	}
+	if t.Attempt == attempt && t.Runner == runner {
+		return true, true, nil
+	}
+	return false, false, nil
+}
+
+// HandleUpdate applies a runner's or worker's report.
+func (e *Engine) HandleUpdate(ctx context.Context, u events.TaskUpdate) error {
+	run, i, ok := domain.ParseTaskRunID(u.TaskRunID)
+	if !ok {
+		return nil
+	}
+	switch u.Kind {
+	case events.UpdateLog:
+		return e.store.AppendLog(ctx, u.TaskRunID, u.Attempt, u.Seq, u.Log)
+	case events.UpdateEnded:
+		status := domain.Status(strings.ToLower(u.Status))
+		switch status {
+		case domain.Succeeded, domain.Failed, domain.TimedOut, domain.Cancelled:
+		default:
+			status = domain.Failed
+		}
+		err := e.with(ctx, run, func(m *domain.Machine) error {
+			if i >= len(m.S.Tasks) {
+				return errSkip
+			}
+			m.Ended(i, u.Attempt, status, u.Message, u.Results)
+			return nil
+		})
+		if errors.Is(err, errSkip) || apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// Run moves runs until ctx ends: timers, the publisher, this replica's beat, queued runs
+// and the runs of replicas that died.
+func (e *Engine) Run(ctx context.Context) error {
+	e.bgOnce.Do(func() {
+		e.bg = ctx
+		close(e.ready)
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() { e.pub.run(ctx) })
+	wg.Go(func() {
+		e.timers.run(ctx, e.now, func(run string) {
+			e.spawn(func(ctx context.Context) {
+				err := e.with(ctx, run, func(m *domain.Machine) error {
+					m.Tick(e.cfg.Lease)
+					return nil
+				})
+				if err != nil && ctx.Err() == nil && !apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+					e.log.Warn("timer step failed", "run", run, "error", err)
+					e.timers.set(run, e.now().Add(time.Second))
+				}
+			})
+		})
+	})
+	wg.Go(func() { e.reconcileLoop(ctx) })
+	wg.Wait()
+	e.wg.Wait()
+	return nil
+}
+
+func (e *Engine) reconcileLoop(ctx context.Context) {
+	beat := time.NewTicker(e.cfg.Beat)
+	defer beat.Stop()
+	rec := time.NewTicker(e.cfg.Reconcile)
+	defer rec.Stop()
+	purge := time.NewTicker(time.Hour)
+	defer purge.Stop()
+	_ = e.store.Beat(ctx, e.cfg.Replica, e.now())
+	e.reconcile(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-purge.C:
+			if err := e.store.PurgeKeys(ctx, e.now()); err != nil && ctx.Err() == nil {
+				e.log.Warn("cannot purge idempotency keys", "error", err)
+			}
+		case <-beat.C:
+			if err := e.store.Beat(ctx, e.cfg.Replica, e.now()); err != nil && ctx.Err() == nil {
+				e.log.Warn("replica beat failed", "error", err)
+			}
+		case <-rec.C:
+			e.reconcile(ctx)
+		}
+	}
+}
+
+// reconcile takes over the runs of dead replicas and starts queued runs.
+func (e *Engine) reconcile(ctx context.Context) {
+	all, err := e.store.ListActive(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot list active runs", "error", err)
+		}
+		return
+	}
+	seen, err := e.store.Replicas(ctx)
+	if err != nil {
+		return
+	}
+	now := e.now()
+	alive := func(r string) bool {
+		t, ok := seen[r]
+		return r == e.cfg.Replica || (ok && now.Sub(t) < e.cfg.ReplicaTimeout)
+	}
+	dead := map[string]bool{}
+	for _, a := range all {
+		if a.Owner == e.cfg.Replica && !a.Queued {
+			// A run of ours whose last step failed to store is reloaded from the truth.
+			if !e.inMemory(a.ID) {
+				_ = e.with(ctx, a.ID, func(*domain.Machine) error { return nil })
+			}
+			continue
+		}
+		if alive(a.Owner) {
+			continue
+		}
+		dead[a.Owner] = true
+		took, err := e.store.TakeOver(ctx, a.ID, a.Owner, e.cfg.Replica)
+		if err != nil || !took {
+			continue
+		}
+		e.log.Info("took over run", "run", a.ID, "from", a.Owner)
+		if a.Queued {
+			continue
+		}
+		if _, held := e.cached(a.ID); held {
+			continue
+		}
+		// Loading recovers the run: undecided tasks, dispatches, timers, an unfinished end.
+		if err := e.with(ctx, a.ID, func(*domain.Machine) error { return nil }); err != nil {
+			if apperr.HasReason(err, apperr.WorkflowRunNotFound) && now.Sub(a.Created) > time.Minute {
+				// Its submit stopped before storing the run: nothing to run.
+				_ = e.store.RemoveActive(ctx, a.ID)
+				e.forget(a.ID)
+			}
+		}
+	}
+	for r := range dead {
+		if _, ok := seen[r]; ok {
+			_ = e.store.ForgetReplica(ctx, r)
+		}
+	}
+	teams := map[string]bool{}
+	for _, a := range all {
+		if a.Queued {
+			teams[a.Team] = true
+		}
+	}
+	for team := range teams {
+		e.startQueued(ctx, team)
+	}
+}
+
+// inMemory reports whether a run is held in memory, or being worked on.
+func (e *Engine) inMemory(id string) bool {
+	a, ok := e.cached(id)
+	if !ok {
+		return false
+	}
+	if !a.mu.TryLock() {
+		return true
+	}
+	defer a.mu.Unlock()
+	return a.st != nil
+}

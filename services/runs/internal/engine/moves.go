@@ -1,0 +1,600 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/mongostore"
+)
+
+// Submission is a request to run a workflow.
+type Submission struct {
+	Team, Workflow string
+	// Version pins a workflow version; 0 is the latest.
+	Version int
+	Request domain.SubmitRequest
+	// Key is the idempotency key, scoped to the team and workflow.
+	Key string
+	// Start asks for the run to start within the call when a slot is free.
+	Start bool
+	// Trigger is manual for API submits; Baton's own services set others.
+	Trigger string
+	By      domain.Initiator
+	// ParentRun and ParentTask name the runworkflow task run submitting it.
+	ParentRun, ParentTask string
+}
+
+// Submit creates a run of a workflow. created is false when the idempotency key named an
+// earlier run, which is returned instead.
+func (e *Engine) Submit(ctx context.Context, s Submission) (view RunView, created bool, err error) {
+	id := newRunID()
+	if s.Key != "" {
+		held, err := e.store.Claim(ctx, s.Team+"/"+s.Workflow+"/"+s.Key, id, e.now())
+		if err != nil {
+			return RunView{}, false, err
+		}
+		if held != id {
+			r, err := e.store.FindRun(ctx, held, false)
+			if err == nil {
+				tasks, err := e.store.FindTasks(ctx, r)
+				if err != nil {
+					return RunView{}, false, err
+				}
+				return ViewRun(r, tasks, e.now()), false, nil
+			}
+			if !apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+				return RunView{}, false, err
+			}
+			// The first submit stopped before creating its run: create it under that id.
+			id = held
+		}
+	}
+	def, err := e.defs.Snapshot(ctx, s.Team, s.Workflow, s.Version)
+	if err != nil {
+		return RunView{}, false, err
+	}
+	def.Team = s.Team
+	if err := checkSubmit(def, s.Trigger); err != nil {
+		return RunView{}, false, err
+	}
+	tc, err := e.ctxs.get(ctx, s.Team)
+	if err != nil {
+		return RunView{}, false, err
+	}
+	if err := e.resolveSpecs(ctx, def); err != nil {
+		return RunView{}, false, err
+	}
+	r, tasks, err := domain.NewRun(id, def, s.Request, s.Trigger, s.By, e.now(),
+		domain.Limits{MaxDuration: tc.MaxDuration, TaskDefaultTimeout: tc.TaskDefaultTimeout})
+	if err != nil {
+		return RunView{}, false, requestError(err)
+	}
+	r.ParentRun, r.ParentTask = s.ParentRun, s.ParentTask
+	r.Context = e.runContext(r, tc)
+	if err := e.create(ctx, r, tasks, tc, s.Start); err != nil {
+		if errors.Is(err, mongostore.ErrConflict) && s.Key != "" {
+			// A concurrent submit with the same key created it first.
+			return e.Submit(ctx, s)
+		}
+		return RunView{}, false, err
+	}
+	return e.view(ctx, r.ID, tasks)
+}
+
+// create counts, records and stores a new run, then starts it now (start) or soon.
+func (e *Engine) create(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, tc TeamContext, start bool) error {
+	ok, err := e.store.CountMonthly(ctx, r.Team, month(r.CreationDate), tc.MaxMonthly)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.QuotaExceeded, "Team '%s' has used its %d runs for this month.", r.Team, tc.MaxMonthly)
+	}
+	// A run started within the call is not listed queued, so no sweep races to start it;
+	// should the process stop before it starts, the replica taking it over queues it.
+	if err := e.store.AddActive(ctx, mongostore.Active{ID: r.ID, Team: r.Team, Owner: e.cfg.Replica, Created: r.CreationDate, Queued: !start}); err != nil {
+		return err
+	}
+	if err := e.store.CreateRun(ctx, r, tasks); err != nil {
+		return err
+	}
+	if start {
+		started, err := e.tryStart(ctx, r.ID, r.Team, nil, false)
+		if err != nil && !isPhase(err) {
+			return err
+		}
+		if err == nil && !started {
+			return e.store.SetQueued(ctx, r.ID, true)
+		}
+		return nil
+	}
+	e.spawn(func(ctx context.Context) { e.startQueued(ctx, r.Team) })
+	return nil
+}
+
+// view reads a run as stored, with its tasks.
+func (e *Engine) view(ctx context.Context, id string, _ []*domain.TaskRun) (RunView, bool, error) {
+	v, err := e.Get(ctx, id, true)
+	return v, true, err
+}
+
+func checkSubmit(def *domain.Definition, trigger string) error {
+	if def.Status == "inactive" {
+		return apperr.New(apperr.WorkflowNotActive, "Workflow '%s' is inactive: activate it to run it.", def.Name)
+	}
+	name := trigger
+	switch trigger {
+	case "task", "retry", "":
+		return nil
+	}
+	t, ok := def.Triggers[name]
+	if !ok && name == "codehost" {
+		t, ok = def.Triggers["github"]
+	}
+	// The manual trigger is enabled unless a workflow turns it off; the others must be on.
+	if (ok && !t.Enabled) || (!ok && name != "manual") {
+		return apperr.New(apperr.WorkflowRunTriggerDisabled, "The %s trigger of workflow '%s' is disabled.", name, def.Name)
+	}
+	return nil
+}
+
+func requestError(err error) error {
+	var re *domain.ErrRequest
+	if errors.As(err, &re) {
+		e := apperr.New(apperr.WorkflowRunInvalidReq, "%s", re.Message)
+		for field, msg := range re.Fields {
+			e.Fields = append(e.Fields, apperr.FieldError{Field: field, Message: msg})
+		}
+		return e
+	}
+	return err
+}
+
+func month(t time.Time) string { return t.UTC().Format("2006-01") }
+
+func newRunID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// runContext captures what the run's references resolve against beyond its params.
+func (e *Engine) runContext(r *domain.Run, tc TeamContext) domain.RunContext {
+	rc := domain.RunContext{Global: tc.Global, Team: tc.Team}
+	for _, name := range tc.Secrets {
+		layer, n, _ := strings.Cut(name, ".")
+		var v any
+		if layer == "global" {
+			v = tc.Global[n]
+		} else {
+			v = tc.Team[n]
+		}
+		if s := textOf(v); s != "" {
+			rc.Secrets = append(rc.Secrets, s)
+		}
+	}
+	for name := range secretParams(r) {
+		if s := textOf(r.Params[name]); s != "" {
+			rc.Secrets = append(rc.Secrets, s)
+		}
+	}
+	if base := strings.TrimRight(e.cfg.PublicURL, "/"); base != "" {
+		cb := base + "/api/v2/callback?ref=" + r.ID
+		rc.Links = map[string]string{
+			"callback-url": cb, "wfe-url": cb,
+			"webhook-url": base + "/api/v2/webhook?ref=" + r.Team + "/" + r.Workflow,
+			"event-url":   base + "/api/v2/event?ref=" + r.Team + "/" + r.Workflow,
+		}
+	}
+	return rc
+}
+
+// resolveSpecs fills the catalogue specs of def's template tasks.
+func (e *Engine) resolveSpecs(ctx context.Context, def *domain.Definition) error {
+	for i := range def.Tasks {
+		t := &def.Tasks[i]
+		if t.Type != domain.TypeTemplate || t.Spec != nil {
+			continue
+		}
+		version := 0
+		if t.TaskVersion != nil {
+			version = *t.TaskVersion
+		}
+		spec, v, err := e.cat.TaskSpec(ctx, t.TaskRef, version)
+		if err != nil {
+			return err
+		}
+		t.Spec = spec
+		t.TaskVersion = &v
+	}
+	return nil
+}
+
+// tryStart starts a queued run when its team has a free slot. explicit (PUT start)
+// answers 429 when none is free; otherwise the run stays queued.
+func (e *Engine) tryStart(ctx context.Context, id, team string, req *domain.SubmitRequest, explicit bool) (bool, error) {
+	tc, err := e.ctxs.get(ctx, team)
+	if err != nil {
+		return false, err
+	}
+	ok, err := e.store.AcquireSlot(ctx, team, id, tc.MaxConcurrent)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		if req != nil {
+			if err := e.with(ctx, id, func(m *domain.Machine) error {
+				if m.S.Run.Phase != domain.Queued {
+					return phaseError(&domain.ErrInvalidPhase{Run: id, Phase: m.S.Run.Phase, Status: m.S.Run.Status})
+				}
+				return e.merge(m, *req)
+			}); err != nil {
+				return false, err
+			}
+		}
+		if explicit {
+			return false, apperr.New(apperr.QuotaExceeded, "Team '%s' runs %d runs at once already; the run stays queued.",
+				team, tc.MaxConcurrent).WithRetryAfter(5 * time.Second)
+		}
+		return false, nil
+	}
+	err = e.with(ctx, id, func(m *domain.Machine) error {
+		if req != nil {
+			if err := e.merge(m, *req); err != nil {
+				return err
+			}
+		}
+		return phaseError(m.Start())
+	})
+	if err != nil {
+		if isPhase(err) {
+			// Started or ended meanwhile: whichever holds the slot keeps it.
+			if r, ferr := e.store.FindRun(ctx, id, false); ferr == nil && r.Phase.Ended() {
+				_ = e.store.ReleaseSlot(ctx, team, id)
+			}
+		}
+		return false, err
+	}
+	if explicit || req == nil {
+		if err := e.store.SetQueued(ctx, id, false); err != nil {
+			e.log.Warn("cannot unmark started run", "run", id, "error", err)
+		}
+	}
+	return true, nil
+}
+
+func (e *Engine) merge(m *domain.Machine, req domain.SubmitRequest) error {
+	if err := m.S.Run.Merge(req); err != nil {
+		return requestError(err)
+	}
+	m.MarkRunChanged()
+	return nil
+}
+
+// startQueued starts a team's queued runs held by this replica, oldest first, while slots
+// are free.
+func (e *Engine) startQueued(ctx context.Context, team string) {
+	all, err := e.store.ListActive(ctx)
+	if err != nil {
+		e.log.Warn("cannot list queued runs", "error", err)
+		return
+	}
+	queued := queuedOf(all, team, e.cfg.Replica)
+	for _, a := range queued {
+		started, err := e.tryStart(ctx, a.ID, a.Team, nil, false)
+		if err != nil && !isPhase(err) && !apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+			e.log.Warn("cannot start queued run", "run", a.ID, "error", err)
+			return
+		}
+		if isPhase(err) || apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+			_ = e.store.SetQueued(ctx, a.ID, false)
+			continue
+		}
+		if !started {
+			return
+		}
+	}
+}
+
+func queuedOf(all []mongostore.Active, team, owner string) []mongostore.Active {
+	var out []mongostore.Active
+	for _, a := range all {
+		if a.Queued && a.Owner == owner && (team == "" || a.Team == team) {
+			out = append(out, a)
+		}
+	}
+	sortActive(out)
+	return out
+}
+
+// Start starts a queued run now (PUT start), with req merged in first.
+func (e *Engine) Start(ctx context.Context, team, id string, req domain.SubmitRequest) (RunView, error) {
+	r, err := e.teamRun(ctx, team, id)
+	if err != nil {
+		return RunView{}, err
+	}
+	if r.Phase != domain.Queued {
+		return RunView{}, phaseError(&domain.ErrInvalidPhase{Run: id, Phase: r.Phase, Status: r.Status})
+	}
+	if _, err := e.tryStart(ctx, id, team, &req, true); err != nil {
+		return RunView{}, err
+	}
+	return e.Get(ctx, id, true)
+}
+
+// Cancel cancels a run that has not completed.
+func (e *Engine) Cancel(ctx context.Context, id, why string) error {
+	return e.with(ctx, id, func(m *domain.Machine) error { return phaseError(m.Cancel(why)) })
+}
+
+// CancelTeamRun cancels a run of team.
+func (e *Engine) CancelTeamRun(ctx context.Context, team, id, by string) (RunView, error) {
+	if _, err := e.teamRun(ctx, team, id); err != nil {
+		return RunView{}, err
+	}
+	if err := e.Cancel(ctx, id, "cancelled by "+by); err != nil {
+		return RunView{}, err
+	}
+	return e.Get(ctx, id, true)
+}
+
+// Finalize moves a completed run of team to finalized.
+func (e *Engine) Finalize(ctx context.Context, team, id string) (RunView, error) {
+	r, err := e.teamRun(ctx, team, id)
+	if err != nil {
+		return RunView{}, err
+	}
+	if r.Phase != domain.Completed {
+		return RunView{}, phaseError(&domain.ErrInvalidPhase{Run: id, Phase: r.Phase, Status: r.Status})
+	}
+	full, err := e.store.FindRun(ctx, id, true)
+	if err != nil {
+		return RunView{}, err
+	}
+	full.Phase = domain.Finalized
+	if err := e.store.SaveRun(ctx, full); err != nil {
+		if errors.Is(err, mongostore.ErrConflict) {
+			return e.Finalize(ctx, team, id)
+		}
+		return RunView{}, err
+	}
+	return e.Get(ctx, id, true)
+}
+
+// Retry makes a new run of a run of team that did not succeed.
+func (e *Engine) Retry(ctx context.Context, team, id string, req domain.SubmitRequest, fromFailure bool, by domain.Initiator) (RunView, error) {
+	if _, err := e.teamRun(ctx, team, id); err != nil {
+		return RunView{}, err
+	}
+	return e.retry(ctx, id, newRunID(), req, fromFailure, by, false)
+}
+
+func (e *Engine) retry(ctx context.Context, id, newID string, req domain.SubmitRequest, fromFailure bool, by domain.Initiator, auto bool) (RunView, error) {
+	old, err := e.store.FindRun(ctx, id, true)
+	if err != nil {
+		return RunView{}, err
+	}
+	oldTasks, err := e.store.FindTasks(ctx, old)
+	if err != nil {
+		return RunView{}, err
+	}
+	r, tasks, err := domain.NewRetry(newID, old, oldTasks, req, fromFailure, by, e.now())
+	if err != nil {
+		return RunView{}, requestError(phaseError(err))
+	}
+	if !auto {
+		r.Retries = 0
+	}
+	tc, err := e.ctxs.get(ctx, r.Team)
+	if err != nil {
+		return RunView{}, err
+	}
+	if err := e.create(ctx, r, tasks, tc, false); err != nil {
+		return RunView{}, err
+	}
+	v, _, err := e.view(ctx, r.ID, tasks)
+	return v, err
+}
+
+// autoRetry submits a failed run's automatic retry, once: the new run's id is claimed
+// under the failed run's id.
+func (e *Engine) autoRetry(ctx context.Context, id string) {
+	newID := newRunID()
+	held, err := e.store.Claim(ctx, "retry/"+id, newID, e.now())
+	if err != nil {
+		e.log.Warn("cannot retry run", "run", id, "error", err)
+		return
+	}
+	if held != newID {
+		if _, err := e.store.FindRun(ctx, held, false); err == nil {
+			return
+		}
+	}
+	if _, err := e.retry(ctx, id, held, domain.SubmitRequest{}, true, domain.Initiator{Type: "service", ID: "runs", Name: "automatic retry"}, true); err != nil &&
+		!errors.Is(err, mongostore.ErrConflict) {
+		e.log.Warn("cannot retry run", "run", id, "error", err)
+	}
+}
+
+// teamRun reads a run and checks it belongs to team; another team's run is not found.
+func (e *Engine) teamRun(ctx context.Context, team, id string) (*domain.Run, error) {
+	r, err := e.store.FindRun(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if r.Team != team {
+		return nil, apperr.New(apperr.WorkflowRunNotFound, "Workflow run '%s' was not found.", id)
+	}
+	return r, nil
+}
+
+// Get reads a run as stored.
+func (e *Engine) Get(ctx context.Context, id string, withTasks bool) (RunView, error) {
+	r, err := e.store.FindRun(ctx, id, true)
+	if err != nil {
+		return RunView{}, err
+	}
+	var tasks []*domain.TaskRun
+	if withTasks {
+		if tasks, err = e.store.FindTasks(ctx, r); err != nil {
+			return RunView{}, err
+		}
+	}
+	return ViewRun(r, tasks, e.now()), nil
+}
+
+// GetTeamRun reads a run of team.
+func (e *Engine) GetTeamRun(ctx context.Context, team, id string, withTasks bool) (RunView, error) {
+	v, err := e.Get(ctx, id, withTasks)
+	if err != nil {
+		return RunView{}, err
+	}
+	if v.Team != team {
+		return RunView{}, apperr.New(apperr.WorkflowRunNotFound, "Workflow run '%s' was not found.", id)
+	}
+	return v, nil
+}
+
+// startChild submits the child run of runworkflow task i of run.
+func (e *Engine) startChild(ctx context.Context, run string, i int) {
+	var s Submission
+	var wait = true
+	var attempt int
+	if err := e.with(ctx, run, func(m *domain.Machine) error {
+		r, t := m.S.Run, m.S.Tasks[i]
+		if t.Status != domain.Running || t.Child != "" {
+			return errSkip
+		}
+		attempt = t.Attempt
+		p, _ := t.Params["params"].(map[string]any)
+		version := 0
+		if v, ok := t.Params["workflowVersion"].(float64); ok {
+			version = int(v)
+		}
+		if w, ok := t.Params["wait"]; ok && (w == false || w == "false") {
+			wait = false
+		}
+		ref := textOf(t.Params["workflowRef"])
+		if team, name, ok := strings.Cut(ref, "/"); ok {
+			if team != r.Team {
+				m.Fail(i, domain.Invalid, fmt.Sprintf("runworkflow may only start workflows of team '%s', not '%s'", r.Team, team))
+				return nil
+			}
+			ref = name
+		}
+		s = Submission{Team: r.Team, Workflow: ref, Version: version, Request: domain.SubmitRequest{Params: maps.Clone(p)},
+			Key: fmt.Sprintf("child/%s/%d/%d", r.ID, i, attempt), Trigger: "task",
+			By: domain.Initiator{Type: "workflowrun", ID: r.ID, Name: r.Workflow}, ParentRun: r.ID, ParentTask: t.Name}
+		return errSkip
+	}); err != nil && !errors.Is(err, errSkip) {
+		e.log.Warn("cannot start child run", "run", run, "error", err)
+		return
+	}
+	if s.Workflow == "" {
+		return
+	}
+	child, _, err := e.Submit(ctx, s)
+	err2 := e.with(ctx, run, func(m *domain.Machine) error {
+		if m.S.Tasks[i].Attempt != attempt {
+			return nil
+		}
+		if err != nil {
+			m.Fail(i, domain.Failed, "cannot start the child run: "+errMessage(err))
+			return nil
+		}
+		m.ChildStarted(i, child.ID, wait)
+		return nil
+	})
+	if err2 != nil {
+		e.log.Warn("cannot record child run", "run", run, "error", err2)
+	}
+	if err != nil {
+		return
+	}
+	// The child may have ended before its parent recorded it, its news ignored then: read
+	// it again now that the parent knows it.
+	if cur, err := e.store.FindRun(ctx, child.ID, false); err == nil && cur.Phase.Ended() {
+		results := map[string]string{}
+		for k, v := range cur.Results {
+			results[k] = textOf(v)
+		}
+		if err := e.childEnded(ctx, run, s.ParentTask, cur.ID, cur.Status, results); err != nil {
+			e.log.Warn("cannot tell the parent run", "run", run, "child", cur.ID, "error", err)
+		}
+	}
+}
+
+// errSkip ends a with() without storing anything.
+var errSkip = errors.New("nothing to do")
+
+// childEnded gives a parent run's runworkflow task its child's end.
+func (e *Engine) childEnded(ctx context.Context, parent, task, child string, status domain.Status, results map[string]string) error {
+	err := e.with(ctx, parent, func(m *domain.Machine) error {
+		i, ok := m.S.G.Index[task]
+		if !ok {
+			return errSkip
+		}
+		m.ChildEnded(i, child, status, results)
+		return nil
+	})
+	if errors.Is(err, errSkip) || apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+		return nil
+	}
+	return err
+}
+
+// contextCache keeps teams' run contexts briefly: a burst of submits asks identity once.
+type contextCache struct {
+	src Contexts
+	ttl time.Duration
+	mu  sync.Mutex
+	m   map[string]cachedContext
+}
+
+type cachedContext struct {
+	tc  TeamContext
+	exp time.Time
+}
+
+func newContextCache(src Contexts, ttl time.Duration) *contextCache {
+	return &contextCache{src: src, ttl: ttl, m: map[string]cachedContext{}}
+}
+
+func (c *contextCache) get(ctx context.Context, team string) (TeamContext, error) {
+	c.mu.Lock()
+	if v, ok := c.m[team]; ok && time.Now().Before(v.exp) {
+		c.mu.Unlock()
+		return v.tc, nil
+	}
+	c.mu.Unlock()
+	tc, err := c.src.RunContext(ctx, team)
+	if err != nil {
+		return TeamContext{}, err
+	}
+	c.mu.Lock()
+	c.m[team] = cachedContext{tc: tc, exp: time.Now().Add(c.ttl)}
+	c.mu.Unlock()
+	return tc, nil
+}
+
+func errMessage(err error) string {
+	if ae, ok := apperr.As(err); ok {
+		return ae.Message
+	}
+	return err.Error()
+}
+
+func sortActive(a []mongostore.Active) {
+	slices.SortFunc(a, func(x, y mongostore.Active) int {
+		if c := x.Created.Compare(y.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+}

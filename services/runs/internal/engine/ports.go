@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/mongostore"
+)
+
+// What the engine asks of other services, declared here where it is used.
+type (
+	// Definitions reads a workflow version, secrets unmasked (the workflows service).
+	Definitions interface {
+		Snapshot(ctx context.Context, team, workflow string, version int) (*domain.Definition, error)
+	}
+	// Catalogue reads a catalogue task's version (the tasks service).
+	Catalogue interface {
+		TaskSpec(ctx context.Context, ref string, version int) (*domain.Spec, int, error)
+	}
+	// Contexts reads what a team's runs resolve against and are limited by (identity).
+	Contexts interface {
+		RunContext(ctx context.Context, team string) (TeamContext, error)
+	}
+	// Publisher publishes events and returns once the broker has them.
+	Publisher interface {
+		PublishMany(ctx context.Context, topic string, msgs ...kafkax.Message) error
+	}
+)
+
+// TeamContext is a team's parameters, limits and settings, as runs need them.
+type TeamContext struct {
+	Global             map[string]any
+	Team               map[string]any
+	Secrets            []string
+	MaxMonthly         int
+	MaxDuration        int
+	MaxConcurrent      int
+	TaskDefaultTimeout int
+}
+
+// Store is the runs database as the engine uses it.
+type Store interface {
+	CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
+	FindRun(ctx context.Context, id string, withDefinition bool) (*domain.Run, error)
+	FindTasks(ctx context.Context, r *domain.Run) ([]*domain.TaskRun, error)
+	FindTask(ctx context.Context, id string) (*domain.TaskRun, error)
+	SaveStep(ctx context.Context, r *domain.Run, runChanged bool, tasks []*domain.TaskRun) error
+	SaveRun(ctx context.Context, r *domain.Run) error
+	Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (bool, error)
+	FindRuns(ctx context.Context, f mongostore.Filter, p page.Request) ([]*domain.Run, int64, error)
+	CountRuns(ctx context.Context, f mongostore.Filter) (map[string]int64, error)
+
+	AddActive(ctx context.Context, a mongostore.Active) error
+	SetQueued(ctx context.Context, id string, queued bool) error
+	RemoveActive(ctx context.Context, id string) error
+	ListActive(ctx context.Context) ([]mongostore.Active, error)
+	TakeOver(ctx context.Context, id, from, owner string) (bool, error)
+	Beat(ctx context.Context, replica string, at time.Time) error
+	Replicas(ctx context.Context) (map[string]time.Time, error)
+	ForgetReplica(ctx context.Context, replica string) error
+	AcquireSlot(ctx context.Context, team, run string, max int) (bool, error)
+	ReleaseSlot(ctx context.Context, team, run string) error
+	Usage(ctx context.Context, team, month string) (mongostore.Usage, error)
+	CountMonthly(ctx context.Context, team, month string, max int) (bool, error)
+	Claim(ctx context.Context, key, run string, now time.Time) (string, error)
+	PurgeKeys(ctx context.Context, now time.Time) error
+
+	AppendLog(ctx context.Context, taskRunID string, attempt, seq int, text string) error
+}
+
+// message is one event owed to a topic.
+type message struct {
+	topic string
+	key   string
+	event event.Event
+}

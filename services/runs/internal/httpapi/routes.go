@@ -1,0 +1,455 @@
+// Package httpapi is the runs service's HTTP surface: runs, task-run logs, and the
+// endpoints runners call.
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/engine"
+	"github.com/baton-flow/baton/services/runs/internal/mongostore"
+)
+
+// Logs reads task-run logs.
+type Logs interface {
+	ReadLog(ctx context.Context, taskRunID, after string) (string, string, error)
+}
+
+type handlers struct {
+	engine *engine.Engine
+	store  *mongostore.Store
+	logs   Logs
+	// poll is how often a followed log looks for more.
+	poll time.Duration
+}
+
+// Routes registers the public endpoints on r (/api/v2, principal verified):
+//
+//	POST   /team/{team}/workflow/{name}/submit
+//	GET    /team/{team}/workflowrun/query | /count | /{id}
+//	PUT    /team/{team}/workflowrun/{id}/start | /finalize | /retry
+//	DELETE /team/{team}/workflowrun/{id}/cancel
+//	GET    /taskrun/{id}/log
+func Routes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
+	h := &handlers{engine: e, store: store, logs: store, poll: 250 * time.Millisecond}
+	r.Post("/team/:team/workflow/:name/submit", h.submit)
+	r.Get("/team/:team/workflowrun/query", h.query)
+	r.Get("/team/:team/workflowrun/count", h.count)
+	r.Get("/team/:team/workflowrun/:id", h.get)
+	r.Put("/team/:team/workflowrun/:id/start", h.start)
+	r.Delete("/team/:team/workflowrun/:id/cancel", h.cancel)
+	r.Put("/team/:team/workflowrun/:id/finalize", h.finalize)
+	r.Put("/team/:team/workflowrun/:id/retry", h.retry)
+	r.Get("/taskrun/:id/log", h.log)
+}
+
+// InternalRoutes registers the endpoints runners call, on r (/internal/v1):
+//
+//	POST /taskruns/{id}/claim      {"attempt", "runner"} → 200 {"claimed": true} | 409
+//	POST /taskruns/{id}/heartbeat  {"attempt", "runner"} → 200 {"cancel": bool} | 409
+func InternalRoutes(r fiber.Router, e *engine.Engine) {
+	h := &handlers{engine: e}
+	r.Use(requireService)
+	r.Post("/taskruns/:id/claim", h.claim)
+	r.Post("/taskruns/:id/heartbeat", h.heartbeat)
+}
+
+func requireService(c *fiber.Ctx) error {
+	if p, ok := auth.FromContext(c.UserContext()); !ok || p.Type != auth.TypeService {
+		return apperr.New(apperr.PermissionDenied, "Only Baton's own services may call %s.", c.Path())
+	}
+	return c.Next()
+}
+
+// require checks the caller may do action on the team's runs (of workflow, when known).
+func require(c *fiber.Ctx, team, workflow, action string) (auth.Principal, error) {
+	return auth.Require(c.UserContext(), auth.Scope{Team: team, Workflow: workflow}, "workflowrun", action)
+}
+
+// inScope hides the runs of other workflows from a workflow's token.
+func inScope(p auth.Principal, v engine.RunView) error {
+	if p.Workflow != "" && p.Workflow != v.WorkflowRef {
+		return apperr.New(apperr.WorkflowRunNotFound, "Workflow run '%s' was not found.", v.ID)
+	}
+	return nil
+}
+
+func initiator(p auth.Principal) domain.Initiator {
+	return domain.Initiator{Type: p.Type, ID: p.ID, Name: cmpOr(p.Name, p.Email, p.ID)}
+}
+
+func cmpOr(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// submitBody is WorkflowSubmitRequest; `trigger` from API clients is ignored.
+type submitBody struct {
+	Labels          map[string]string `json:"labels"`
+	Annotations     map[string]any    `json:"annotations"`
+	Params          map[string]any    `json:"params"`
+	Workspaces      json.RawMessage   `json:"workspaces"`
+	Timeout         *int              `json:"timeout"`
+	Retries         *int              `json:"retries"`
+	Debug           bool              `json:"debug"`
+	WorkflowVersion int               `json:"workflowVersion"`
+	IdempotencyKey  string            `json:"idempotencyKey"`
+	FromFailure     *bool             `json:"fromFailure"`
+}
+
+func (b submitBody) request() domain.SubmitRequest {
+	return domain.SubmitRequest{Labels: b.Labels, Annotations: b.Annotations, Params: b.Params,
+		Workspaces: b.Workspaces, Timeout: b.Timeout, Retries: b.Retries, Debug: b.Debug}
+}
+
+// optionalBody reads a body that may be absent.
+func optionalBody(c *fiber.Ctx) (submitBody, error) {
+	var b submitBody
+	if len(strings.TrimSpace(string(c.Body()))) == 0 {
+		return b, nil
+	}
+	return b, httpx.DecodeJSON(c, &b)
+}
+
+func (h *handlers) submit(c *fiber.Ctx) error {
+	team, name := c.Params("team"), c.Params("name")
+	start, err := httpx.Bool(c, "start", false)
+	if err != nil {
+		return err
+	}
+	b, err := optionalBody(c)
+	if err != nil {
+		return err
+	}
+	if b.Timeout != nil && *b.Timeout < 0 {
+		return apperr.Invalid(apperr.WorkflowRunInvalidReq, "timeout must not be negative.", apperr.FieldError{Field: "timeout", Message: "must not be negative"})
+	}
+	if b.WorkflowVersion < 0 {
+		return apperr.Invalid(apperr.WorkflowRunInvalidReq, "workflowVersion must be 1 or more.", apperr.FieldError{Field: "workflowVersion", Message: "must be 1 or more"})
+	}
+	p, err := require(c, team, name, "write")
+	if err != nil {
+		return err
+	}
+	idem := cmpOr(b.IdempotencyKey, c.Get("Idempotency-Key"))
+	v, created, err := h.engine.Submit(c.UserContext(), engine.Submission{
+		Team: team, Workflow: name, Version: b.WorkflowVersion, Request: b.request(), Key: idem, Start: start,
+		Trigger: "manual", By: initiator(p),
+	})
+	if err != nil {
+		return err
+	}
+	if !created {
+		return c.JSON(v)
+	}
+	return httpx.Created(c, "/api/v2/team/"+team+"/workflowrun/"+v.ID, v)
+}
+
+func (h *handlers) get(c *fiber.Ctx) error {
+	team := c.Params("team")
+	p, err := require(c, team, "", "read")
+	if err != nil {
+		return err
+	}
+	withTasks, err := httpx.Bool(c, "withTasks", true)
+	if err != nil {
+		return err
+	}
+	v, err := h.engine.GetTeamRun(c.UserContext(), team, c.Params("id"), withTasks)
+	if err != nil {
+		return err
+	}
+	if err := inScope(p, v); err != nil {
+		return err
+	}
+	return c.JSON(v)
+}
+
+// runMove checks the caller may act on the run, then calls move.
+func (h *handlers) runMove(c *fiber.Ctx, move func(p auth.Principal, team, id string) (engine.RunView, error)) error {
+	team, id := c.Params("team"), c.Params("id")
+	p, err := require(c, team, "", "action")
+	if err != nil {
+		return err
+	}
+	cur, err := h.engine.GetTeamRun(c.UserContext(), team, id, false)
+	if err != nil {
+		return err
+	}
+	if err := inScope(p, cur); err != nil {
+		return err
+	}
+	if _, err := require(c, team, cur.WorkflowRef, "action"); err != nil {
+		return err
+	}
+	v, err := move(p, team, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(v)
+}
+
+func (h *handlers) start(c *fiber.Ctx) error {
+	b, err := optionalBody(c)
+	if err != nil {
+		return err
+	}
+	return h.runMove(c, func(_ auth.Principal, team, id string) (engine.RunView, error) {
+		return h.engine.Start(c.UserContext(), team, id, b.request())
+	})
+}
+
+func (h *handlers) cancel(c *fiber.Ctx) error {
+	return h.runMove(c, func(p auth.Principal, team, id string) (engine.RunView, error) {
+		return h.engine.CancelTeamRun(c.UserContext(), team, id, initiator(p).Name)
+	})
+}
+
+func (h *handlers) finalize(c *fiber.Ctx) error {
+	return h.runMove(c, func(_ auth.Principal, team, id string) (engine.RunView, error) {
+		return h.engine.Finalize(c.UserContext(), team, id)
+	})
+}
+
+func (h *handlers) retry(c *fiber.Ctx) error {
+	b, err := optionalBody(c)
+	if err != nil {
+		return err
+	}
+	fromFailure := b.FromFailure == nil || *b.FromFailure
+	team, id := c.Params("team"), c.Params("id")
+	p, err := require(c, team, "", "action")
+	if err != nil {
+		return err
+	}
+	cur, err := h.engine.GetTeamRun(c.UserContext(), team, id, false)
+	if err != nil {
+		return err
+	}
+	if err := inScope(p, cur); err != nil {
+		return err
+	}
+	v, err := h.engine.Retry(c.UserContext(), team, id, b.request(), fromFailure, initiator(p))
+	if err != nil {
+		return err
+	}
+	return httpx.Created(c, "/api/v2/team/"+team+"/workflowrun/"+v.ID, v)
+}
+
+// filter reads the query filters shared by query and count.
+func filter(c *fiber.Ctx, p auth.Principal, team string) (mongostore.Filter, error) {
+	f := mongostore.Filter{Team: team}
+	var err error
+	if f.Labels, err = httpx.Labels(c); err != nil {
+		return f, err
+	}
+	if f.From, err = httpx.EpochMillis(c, "fromDate"); err != nil {
+		return f, err
+	}
+	if f.To, err = httpx.EpochMillis(c, "toDate"); err != nil {
+		return f, err
+	}
+	f.Workflows = httpx.List(c, "workflows")
+	if p.Workflow != "" {
+		// A workflow's token sees that workflow's runs only.
+		f.None = len(f.Workflows) > 0 && !slices.Contains(f.Workflows, p.Workflow)
+		f.Workflows = []string{p.Workflow}
+	}
+	return f, nil
+}
+
+func oneOf[T ~string](c *fiber.Ctx, name string, allowed []T) ([]string, error) {
+	vals := httpx.List(c, name)
+	for i, v := range vals {
+		v = strings.ToLower(v)
+		vals[i] = v
+		if !slices.Contains(allowed, T(v)) {
+			e := apperr.New(apperr.QueryInvalidFilters, "%s: unknown value %q.", name, v)
+			e.Fields = []apperr.FieldError{{Field: name, Message: e.Message}}
+			return nil, e
+		}
+	}
+	return vals, nil
+}
+
+func (h *handlers) query(c *fiber.Ctx) error {
+	team := c.Params("team")
+	p, err := require(c, team, "", "read")
+	if err != nil {
+		return err
+	}
+	pr, err := httpx.Paging(c, 10)
+	if err != nil {
+		return err
+	}
+	if pr.Desc, err = httpx.Direction(c, "order", false); err != nil {
+		return err
+	}
+	f, err := filter(c, p, team)
+	if err != nil {
+		return err
+	}
+	if f.Statuses, err = oneOf(c, "statuses", domain.Statuses); err != nil {
+		return err
+	}
+	if f.Phases, err = oneOf(c, "phase", domain.Phases); err != nil {
+		return err
+	}
+	if f.Triggers, err = oneOf(c, "triggers", domain.Triggers); err != nil {
+		return err
+	}
+	f.IDs = httpx.List(c, "workflowruns")
+	runs, total, err := h.store.FindRuns(c.UserContext(), f, pr)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	return c.JSON(page.New(mapRuns(runs, now), pr, total))
+}
+
+func mapRuns(runs []*domain.Run, now time.Time) []engine.RunView {
+	out := make([]engine.RunView, len(runs))
+	for i, r := range runs {
+		out[i] = engine.ViewRun(r, nil, now)
+	}
+	return out
+}
+
+func (h *handlers) count(c *fiber.Ctx) error {
+	team := c.Params("team")
+	p, err := require(c, team, "", "read")
+	if err != nil {
+		return err
+	}
+	f, err := filter(c, p, team)
+	if err != nil {
+		return err
+	}
+	counts, err := h.store.CountRuns(c.UserContext(), f)
+	if err != nil {
+		return err
+	}
+	out := map[string]int64{"all": 0}
+	for _, s := range domain.Statuses {
+		out[string(s)] = counts[string(s)]
+		out["all"] += counts[string(s)]
+	}
+	return c.JSON(fiber.Map{"status": out})
+}
+
+// log answers a task run's log as text; follow streams it until the task ends.
+func (h *handlers) log(c *fiber.Ctx) error {
+	id := c.Params("id")
+	follow, err := httpx.Bool(c, "follow", false)
+	if err != nil {
+		return err
+	}
+	t, err := h.store.FindTask(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	r, err := h.store.FindRun(c.UserContext(), t.RunID, false)
+	if err != nil {
+		return err
+	}
+	p, err := require(c, r.Team, r.Workflow, "read")
+	if err != nil {
+		return apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", id)
+	}
+	if p.Workflow != "" && p.Workflow != r.Workflow {
+		return apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", id)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+	if !follow || t.Status.Terminal() {
+		text, _, err := h.logs.ReadLog(c.UserContext(), id, "")
+		if err != nil {
+			return err
+		}
+		return c.SendString(text)
+	}
+	ctx := context.WithoutCancel(c.UserContext())
+	c.Context().SetBodyStreamWriter(fasthttp.StreamWriter(func(w *bufio.Writer) {
+		after := ""
+		deadline := time.Now().Add(24 * time.Hour)
+		for time.Now().Before(deadline) {
+			text, last, err := h.logs.ReadLog(ctx, id, after)
+			if err != nil {
+				return
+			}
+			after = last
+			if text != "" {
+				if _, err := w.WriteString(text); err != nil {
+					return
+				}
+			}
+			if err := w.Flush(); err != nil {
+				return // the client left
+			}
+			cur, err := h.store.FindTask(ctx, id)
+			if err != nil {
+				return
+			}
+			if cur.Status.Terminal() {
+				// One last read: chunks stored before the end was.
+				if text, _, err := h.logs.ReadLog(ctx, id, after); err == nil && text != "" {
+					_, _ = w.WriteString(text)
+					_ = w.Flush()
+				}
+				return
+			}
+			time.Sleep(h.poll)
+		}
+	}))
+	return nil
+}
+
+type attemptBody struct {
+	Attempt int    `json:"attempt"`
+	Runner  string `json:"runner"`
+}
+
+func (h *handlers) claim(c *fiber.Ctx) error {
+	var b attemptBody
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	ok, err := h.engine.Claim(c.UserContext(), c.Params("id"), b.Attempt, b.Runner)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.WorkflowRunInvalidPhase, "Attempt %d of task run '%s' cannot be claimed.", b.Attempt, c.Params("id"))
+	}
+	return c.JSON(fiber.Map{"claimed": true})
+}
+
+func (h *handlers) heartbeat(c *fiber.Ctx) error {
+	var b attemptBody
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	cancel, ok, err := h.engine.Heartbeat(c.UserContext(), c.Params("id"), b.Attempt, b.Runner)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.WorkflowRunInvalidPhase, "Attempt %d of task run '%s' is not runner %s's.", b.Attempt, c.Params("id"), b.Runner)
+	}
+	return c.JSON(fiber.Map{"cancel": cancel})
+}

@@ -1,0 +1,179 @@
+// Package mongostore keeps runs, task runs, logs and the engine's bookkeeping in the runs
+// service's MongoDB database. Every state change is one conditional write on a document's
+// version; the engine's lookups go by _id, the only lookup FerretDB answers without a scan.
+package mongostore
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// Values with client-chosen keys (params, results, annotations) are kept as JSON text:
+// their keys may hold dots or dollars, which field names may not.
+
+type runDoc struct {
+	ID                  string           `bson:"_id"`
+	Team                string           `bson:"team"`
+	Workflow            string           `bson:"workflow"`
+	WorkflowDisplayName string           `bson:"workflowDisplayName,omitempty"`
+	WorkflowVersion     int              `bson:"workflowVersion"`
+	Status              string           `bson:"status"`
+	Phase               string           `bson:"phase"`
+	StatusMessage       string           `bson:"statusMessage,omitempty"`
+	Trigger             string           `bson:"trigger"`
+	InitiatedBy         domain.Initiator `bson:"initiatedBy"`
+	Labels              string           `bson:"labels,omitempty"`
+	LabelPairs          []string         `bson:"labelPairs,omitempty"`
+	Annotations         string           `bson:"annotations,omitempty"`
+	Params              string           `bson:"params,omitempty"`
+	Results             string           `bson:"results,omitempty"`
+	Workspaces          string           `bson:"workspaces,omitempty"`
+	CreationDate        time.Time        `bson:"creationDate"`
+	StartTime           time.Time        `bson:"startTime,omitempty"`
+	EndTime             time.Time        `bson:"endTime,omitempty"`
+	Timeout             int              `bson:"timeout"`
+	Deadline            time.Time        `bson:"deadline,omitempty"`
+	Retries             int              `bson:"retries,omitempty"`
+	Debug               bool             `bson:"debug,omitempty"`
+	RetryOf             string           `bson:"retryOf,omitempty"`
+	ParentRun           string           `bson:"parentRun,omitempty"`
+	ParentTask          string           `bson:"parentTask,omitempty"`
+	FinalStatus         string           `bson:"finalStatus,omitempty"`
+	Context             string           `bson:"context,omitempty"`
+	TaskDefaultTimeout  int              `bson:"taskDefaultTimeout,omitempty"`
+	Definition          string           `bson:"definition"`
+	Tasks               int              `bson:"tasks"`
+	Version             int64            `bson:"version"`
+}
+
+type taskDoc struct {
+	ID            string    `bson:"_id"`
+	RunID         string    `bson:"runId"`
+	Index         int       `bson:"index"`
+	Name          string    `bson:"name"`
+	Type          string    `bson:"type"`
+	Status        string    `bson:"status"`
+	StatusMessage string    `bson:"statusMessage,omitempty"`
+	TaskRef       string    `bson:"taskRef,omitempty"`
+	TaskVersion   int       `bson:"taskVersion,omitempty"`
+	Params        string    `bson:"params,omitempty"`
+	Results       string    `bson:"results,omitempty"`
+	CreationDate  time.Time `bson:"creationDate"`
+	StartTime     time.Time `bson:"startTime,omitempty"`
+	EndTime       time.Time `bson:"endTime,omitempty"`
+	Timeout       int       `bson:"timeout,omitempty"`
+	Attempt       int       `bson:"attempt,omitempty"`
+	Deadline      time.Time `bson:"deadline,omitempty"`
+	WakeAt        time.Time `bson:"wakeAt,omitempty"`
+	Runner        string    `bson:"runner,omitempty"`
+	Heartbeat     time.Time `bson:"heartbeat,omitempty"`
+	Decision      string    `bson:"decision,omitempty"`
+	Child         string    `bson:"child,omitempty"`
+	Kept          bool      `bson:"kept,omitempty"`
+	Labels        string    `bson:"labels,omitempty"`
+	Version       int64     `bson:"version"`
+}
+
+func jsonText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case map[string]any:
+		if len(x) == 0 {
+			return ""
+		}
+	case map[string]string:
+		if len(x) == 0 {
+			return ""
+		}
+	case json.RawMessage:
+		return string(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func fromText[T any](s string) T {
+	var v T
+	if s != "" {
+		_ = json.Unmarshal([]byte(s), &v)
+	}
+	return v
+}
+
+func labelPairs(labels map[string]string) []string {
+	out := make([]string, 0, len(labels))
+	for k, v := range labels {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func toRunDoc(r *domain.Run) runDoc {
+	return runDoc{
+		ID: r.ID, Team: r.Team, Workflow: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
+		WorkflowVersion: r.WorkflowVersion, Status: string(r.Status), Phase: string(r.Phase), StatusMessage: r.StatusMessage,
+		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, Labels: jsonText(r.Labels), LabelPairs: labelPairs(r.Labels),
+		Annotations: jsonText(r.Annotations), Params: jsonText(r.Params), Results: jsonText(r.Results),
+		Workspaces: string(r.Workspaces), CreationDate: r.CreationDate, StartTime: r.StartTime, EndTime: r.EndTime,
+		Timeout: r.Timeout, Deadline: r.Deadline, Retries: r.Retries, Debug: r.Debug, RetryOf: r.RetryOf,
+		ParentRun: r.ParentRun, ParentTask: r.ParentTask, FinalStatus: string(r.FinalStatus), Context: jsonText(r.Context),
+		TaskDefaultTimeout: r.TaskDefaultTimeout, Definition: jsonText(r.Definition), Tasks: r.Tasks, Version: r.Version,
+	}
+}
+
+func (d runDoc) run(withDefinition bool) *domain.Run {
+	r := &domain.Run{
+		ID: d.ID, Team: d.Team, Workflow: d.Workflow, WorkflowDisplayName: d.WorkflowDisplayName,
+		WorkflowVersion: d.WorkflowVersion, Status: domain.Status(d.Status), Phase: domain.Phase(d.Phase),
+		StatusMessage: d.StatusMessage, Trigger: d.Trigger, InitiatedBy: d.InitiatedBy,
+		Labels: fromText[map[string]string](d.Labels), Annotations: fromText[map[string]any](d.Annotations),
+		Params: fromText[map[string]any](d.Params), Results: fromText[map[string]any](d.Results),
+		CreationDate: d.CreationDate.UTC(), StartTime: utc(d.StartTime), EndTime: utc(d.EndTime), Timeout: d.Timeout,
+		Deadline: utc(d.Deadline), Retries: d.Retries, Debug: d.Debug, RetryOf: d.RetryOf, ParentRun: d.ParentRun,
+		ParentTask: d.ParentTask, FinalStatus: domain.Status(d.FinalStatus), Context: fromText[domain.RunContext](d.Context),
+		TaskDefaultTimeout: d.TaskDefaultTimeout, Tasks: d.Tasks, Version: d.Version,
+	}
+	if d.Workspaces != "" {
+		r.Workspaces = json.RawMessage(d.Workspaces)
+	}
+	if withDefinition && d.Definition != "" {
+		def := fromText[domain.Definition](d.Definition)
+		r.Definition = &def
+	}
+	return r
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() || t.Unix() <= 0 {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+func toTaskDoc(t *domain.TaskRun) taskDoc {
+	return taskDoc{
+		ID: t.ID, RunID: t.RunID, Index: t.Index, Name: t.Name, Type: t.Type, Status: string(t.Status),
+		StatusMessage: t.StatusMessage, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion, Params: jsonText(t.Params),
+		Results: jsonText(t.Results), CreationDate: t.CreationDate, StartTime: t.StartTime, EndTime: t.EndTime,
+		Timeout: t.Timeout, Attempt: t.Attempt, Deadline: t.Deadline, WakeAt: t.WakeAt, Runner: t.Runner,
+		Heartbeat: t.Heartbeat, Decision: t.Decision, Child: t.Child, Kept: t.Kept, Labels: jsonText(t.Labels),
+		Version: t.Version,
+	}
+}
+
+func (d taskDoc) task() *domain.TaskRun {
+	return &domain.TaskRun{
+		ID: d.ID, RunID: d.RunID, Index: d.Index, Name: d.Name, Type: d.Type, Status: domain.Status(d.Status),
+		StatusMessage: d.StatusMessage, TaskRef: d.TaskRef, TaskVersion: d.TaskVersion,
+		Params: fromText[map[string]any](d.Params), Results: fromText[map[string]string](d.Results),
+		CreationDate: d.CreationDate.UTC(), StartTime: utc(d.StartTime), EndTime: utc(d.EndTime), Timeout: d.Timeout,
+		Attempt: d.Attempt, Deadline: utc(d.Deadline), WakeAt: utc(d.WakeAt), Runner: d.Runner,
+		Heartbeat: utc(d.Heartbeat), Decision: d.Decision, Child: d.Child, Kept: d.Kept,
+		Labels: fromText[map[string]string](d.Labels), Version: d.Version,
+	}
+}

@@ -1,0 +1,227 @@
+package mongostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/baton-flow/baton/libs/mongox"
+)
+
+// The engine's bookkeeping lives in small collections read by _id or scanned whole: they
+// hold only what is in flight, so a scan stays cheap however many runs have finished.
+//
+//   - active: one document per run not yet completed, naming the replica that holds it;
+//   - replicas: one document per live replica of the service, with its last beat;
+//   - counters: per team, the runs holding a concurrency slot and the month's run count;
+//   - idempotency: submit keys, expiring after 24 hours.
+
+// Active is a run in flight.
+type Active struct {
+	ID      string    `bson:"_id"`
+	Team    string    `bson:"team"`
+	Owner   string    `bson:"owner"`
+	Created time.Time `bson:"created"`
+	// Queued marks a run waiting for a concurrency slot.
+	Queued bool `bson:"queued"`
+}
+
+// AddActive records a run in flight, held by owner.
+func (s *Store) AddActive(ctx context.Context, a Active) error {
+	_, err := s.active.UpdateOne(ctx, bson.M{"_id": a.ID}, bson.M{"$setOnInsert": a}, options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("record active run %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// SetQueued marks whether an active run waits for a slot.
+func (s *Store) SetQueued(ctx context.Context, id string, queued bool) error {
+	if _, err := s.active.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"queued": queued}}); err != nil {
+		return fmt.Errorf("mark run %s queued=%v: %w", id, queued, err)
+	}
+	return nil
+}
+
+// RemoveActive forgets a run that completed and owes nothing more.
+func (s *Store) RemoveActive(ctx context.Context, id string) error {
+	if _, err := s.active.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
+		return fmt.Errorf("forget active run %s: %w", id, err)
+	}
+	return nil
+}
+
+// ListActive lists every run in flight.
+func (s *Store) ListActive(ctx context.Context) ([]Active, error) {
+	cur, err := s.active.Find(ctx, bson.M{})
+	if err != nil {
+		return nil, fmt.Errorf("list active runs: %w", err)
+	}
+	var out []Active
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("read active runs: %w", err)
+	}
+	return out, nil
+}
+
+// TakeOver moves an active run from a dead replica to owner; false when another replica
+// took it first.
+func (s *Store) TakeOver(ctx context.Context, id, from, owner string) (bool, error) {
+	res, err := s.active.UpdateOne(ctx, bson.M{"_id": id, "owner": from}, bson.M{"$set": bson.M{"owner": owner}})
+	if err != nil {
+		return false, fmt.Errorf("take over run %s: %w", id, err)
+	}
+	return res.MatchedCount == 1, nil
+}
+
+// Beat records that replica is alive.
+func (s *Store) Beat(ctx context.Context, replica string, at time.Time) error {
+	_, err := s.replicas.UpdateOne(ctx, bson.M{"_id": replica}, bson.M{"$set": bson.M{"seen": at}}, options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("beat replica %s: %w", replica, err)
+	}
+	return nil
+}
+
+// Replicas returns when each replica last beat.
+func (s *Store) Replicas(ctx context.Context) (map[string]time.Time, error) {
+	cur, err := s.replicas.Find(ctx, bson.M{})
+	if err != nil {
+		return nil, fmt.Errorf("list replicas: %w", err)
+	}
+	var rows []struct {
+		ID   string    `bson:"_id"`
+		Seen time.Time `bson:"seen"`
+	}
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("read replicas: %w", err)
+	}
+	out := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.Seen
+	}
+	return out, nil
+}
+
+// ForgetReplica removes a dead replica once its runs moved.
+func (s *Store) ForgetReplica(ctx context.Context, replica string) error {
+	_, err := s.replicas.DeleteOne(ctx, bson.M{"_id": replica})
+	return err
+}
+
+// AcquireSlot gives run one of team's max concurrency slots; false when all are taken.
+// Holding a slot is membership of a set, so acquiring or releasing twice is harmless.
+func (s *Store) AcquireSlot(ctx context.Context, team, run string, max int) (bool, error) {
+	id := "slots/" + team
+	if _, err := s.counters.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$setOnInsert": bson.M{"runs": bson.A{}, "n": 0}},
+		options.UpdateOne().SetUpsert(true)); err != nil && !mongox.IsDuplicateKey(err) {
+		return false, fmt.Errorf("slots of %s: %w", team, err)
+	}
+	res, err := s.counters.UpdateOne(ctx, bson.M{"_id": id, "n": bson.M{"$lt": max}, "runs": bson.M{"$ne": run}},
+		bson.M{"$push": bson.M{"runs": run}, "$inc": bson.M{"n": 1}})
+	if err != nil {
+		return false, fmt.Errorf("acquire a slot of %s: %w", team, err)
+	}
+	if res.MatchedCount == 1 {
+		return true, nil
+	}
+	n, err := s.counters.CountDocuments(ctx, bson.M{"_id": id, "runs": run})
+	if err != nil {
+		return false, fmt.Errorf("read slots of %s: %w", team, err)
+	}
+	return n == 1, nil
+}
+
+// ReleaseSlot frees run's slot, if it holds one.
+func (s *Store) ReleaseSlot(ctx context.Context, team, run string) error {
+	_, err := s.counters.UpdateOne(ctx, bson.M{"_id": "slots/" + team, "runs": run},
+		bson.M{"$pull": bson.M{"runs": run}, "$inc": bson.M{"n": -1}})
+	if err != nil {
+		return fmt.Errorf("release the slot of %s: %w", run, err)
+	}
+	return nil
+}
+
+// Usage is a team's run counters.
+type Usage struct {
+	Concurrent int
+	Monthly    int
+}
+
+// Usage reads team's counters for month ("2006-01").
+func (s *Store) Usage(ctx context.Context, team, month string) (Usage, error) {
+	var u Usage
+	var slots struct {
+		N int `bson:"n"`
+	}
+	if err := s.counters.FindOne(ctx, bson.M{"_id": "slots/" + team}).Decode(&slots); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		return u, fmt.Errorf("read slots of %s: %w", team, err)
+	}
+	var monthly struct {
+		N int `bson:"n"`
+	}
+	if err := s.counters.FindOne(ctx, bson.M{"_id": "month/" + team + "/" + month}).Decode(&monthly); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		return u, fmt.Errorf("read monthly runs of %s: %w", team, err)
+	}
+	u.Concurrent, u.Monthly = slots.N, monthly.N
+	return u, nil
+}
+
+// CountMonthly counts one more run of team in month unless max are counted; false at the
+// limit.
+func (s *Store) CountMonthly(ctx context.Context, team, month string, max int) (bool, error) {
+	_, err := s.counters.UpdateOne(ctx, bson.M{"_id": "month/" + team + "/" + month, "n": bson.M{"$lt": max}},
+		bson.M{"$inc": bson.M{"n": 1}}, options.UpdateOne().SetUpsert(true))
+	if mongox.IsDuplicateKey(err) {
+		// The filter missed an existing document: the month is at its limit.
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("count a run of %s: %w", team, err)
+	}
+	return true, nil
+}
+
+// KeyTTL is how long an idempotency key names its run.
+const KeyTTL = 24 * time.Hour
+
+// Claim reserves an idempotency key for run; it returns the run that holds the key, which
+// is run unless the key was used in the last KeyTTL.
+func (s *Store) Claim(ctx context.Context, key, run string, now time.Time) (string, error) {
+	_, err := s.idem.InsertOne(ctx, bson.M{"_id": key, "run": run, "created": now})
+	if err == nil {
+		return run, nil
+	}
+	if !mongox.IsDuplicateKey(err) {
+		return "", fmt.Errorf("claim idempotency key: %w", err)
+	}
+	// An expired key is taken over, conditionally, so two late submits still agree.
+	res, err := s.idem.UpdateOne(ctx, bson.M{"_id": key, "created": bson.M{"$lt": now.Add(-KeyTTL)}},
+		bson.M{"$set": bson.M{"run": run, "created": now}})
+	if err != nil {
+		return "", fmt.Errorf("renew idempotency key: %w", err)
+	}
+	if res.MatchedCount == 1 {
+		return run, nil
+	}
+	var held struct {
+		Run string `bson:"run"`
+	}
+	if err := s.idem.FindOne(ctx, bson.M{"_id": key}).Decode(&held); err != nil {
+		return "", fmt.Errorf("read idempotency key: %w", err)
+	}
+	return held.Run, nil
+}
+
+// PurgeKeys deletes idempotency keys older than KeyTTL.
+func (s *Store) PurgeKeys(ctx context.Context, now time.Time) error {
+	if _, err := s.idem.DeleteMany(ctx, bson.M{"created": bson.M{"$lt": now.Add(-KeyTTL)}}); err != nil {
+		return fmt.Errorf("purge idempotency keys: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package runs_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/services/runs"
+)
+
+const infra = "/api/v2/team/infra"
+
+func TestSubmitInlineChain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	def := chain("hello", prop("a", "greeting", "hello $(params.who) in $(params.region)"),
+		prop("b", "shout", "$(tasks.a.results.greeting)!"), prop("c", "token", "$(global.params.token)"))
+	def["params"] = []map[string]any{{"name": "who", "type": "text", "default": "world"}}
+	f.defs.put("infra", def)
+
+	res := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/hello/submit?start=true",
+		map[string]any{"params": map[string]any{"who": "Baton"}, "labels": map[string]any{"env": "prod"}, "trigger": "schedule"})
+	run := res.body
+	assert.Equal(t, "succeeded", run["status"], run["statusMessage"])
+	assert.Equal(t, "completed", run["phase"])
+	assert.Equal(t, "manual", run["trigger"], "API submits are manual, whatever the body says")
+	assert.Equal(t, map[string]any{"greeting": "hello Baton in us-east", "shout": "hello Baton in us-east!", "token": "********"}, run["results"])
+	assert.Equal(t, infra+"/workflowrun/"+run["id"].(string), res.header.Get("Location"))
+	tasks := run["tasks"].([]any)
+	require.Len(t, tasks, 5)
+	for _, task := range tasks {
+		assert.Equal(t, "succeeded", task.(map[string]any)["status"])
+	}
+	assert.Equal(t, map[string]any{"type": "user", "id": "u-owner", "name": "Olive Owner"}, run["initiatedBy"])
+
+	id := run["id"].(string)
+	got := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/"+id+"?withTasks=false", nil).body
+	assert.NotContains(t, got, "tasks")
+	f.must(t, http.StatusNotFound, outsider, http.MethodGet, "/api/v2/team/other/workflowrun/"+id, nil)
+	f.must(t, http.StatusForbidden, outsider, http.MethodGet, infra+"/workflowrun/"+id, nil)
+
+	// Moves the table does not allow answer 409.
+	for _, move := range []struct{ method, path string }{
+		{http.MethodPut, "/start"}, {http.MethodDelete, "/cancel"}, {http.MethodPut, "/retry"},
+	} {
+		r := f.must(t, http.StatusConflict, owner, move.method, infra+"/workflowrun/"+id+move.path, nil)
+		assert.Equal(t, "WORKFLOWRUN_INVALID_PHASE", r.body["reason"])
+	}
+	fin := f.must(t, http.StatusOK, owner, http.MethodPut, infra+"/workflowrun/"+id+"/finalize", nil).body
+	assert.Equal(t, "finalized", fin["phase"])
+	f.must(t, http.StatusConflict, owner, http.MethodPut, infra+"/workflowrun/"+id+"/finalize", nil)
+
+	// Query and count see it.
+	page := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/query?page=0&limit=10&labels=env%3Dprod&statuses=succeeded", nil).body
+	assert.EqualValues(t, 1, page["totalElements"])
+	page = f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/query?page=0&limit=10&statuses=failed", nil).body
+	assert.EqualValues(t, 0, page["totalElements"])
+	page = f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/query?page=0&limit=10&workflowruns="+id+"&phase=finalized", nil).body
+	assert.EqualValues(t, 1, page["totalElements"])
+	f.must(t, http.StatusBadRequest, reader, http.MethodGet, infra+"/workflowrun/query?statuses=bogus", nil)
+	count := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/count", nil).body["status"].(map[string]any)
+	assert.EqualValues(t, 1, count["all"])
+	assert.EqualValues(t, 1, count["succeeded"])
+	assert.Len(t, count, 11)
+}
+
+func TestSubmitRules(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	def := chain("needs", prop("a", "x", "$(params.must)"))
+	def["params"] = []map[string]any{{"name": "must", "required": true}}
+	f.defs.put("infra", def)
+	off := chain("off", prop("a", "x", "1"))
+	off["triggers"] = map[string]any{"manual": map[string]any{"enabled": false}}
+	f.defs.put("infra", off)
+	inactive := chain("idle", prop("a", "x", "1"))
+	inactive["status"] = "inactive"
+	f.defs.put("infra", inactive)
+
+	tests := []struct {
+		name, path string
+		body       map[string]any
+		code       int
+		reason     string
+	}{
+		{"missing required param", "/workflow/needs/submit", nil, 400, "WORKFLOWRUN_INVALID_REQ"},
+		{"unknown workflow", "/workflow/nope/submit", nil, 404, "WORKFLOW_NOT_FOUND"},
+		{"unknown version", "/workflow/needs/submit", map[string]any{"workflowVersion": 7, "params": map[string]any{"must": 1}}, 404, "WORKFLOW_REVISION_NOT_FOUND"},
+		{"manual trigger off", "/workflow/off/submit", nil, 400, "WORKFLOWRUN_TRIGGER_DISABLED"},
+		{"inactive workflow", "/workflow/idle/submit", nil, 400, "WORKFLOW_NOT_ACTIVE"},
+		{"bad start flag", "/workflow/needs/submit?start=maybe", nil, 400, "QUERY_INVALID_FILTERS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.must(t, tt.code, owner, http.MethodPost, infra+tt.path, tt.body)
+			assert.Equal(t, tt.reason, r.body["reason"])
+		})
+	}
+	f.must(t, http.StatusForbidden, reader, http.MethodPost, infra+"/workflow/needs/submit", map[string]any{"params": map[string]any{"must": 1}})
+
+	// An idempotency key answers the first run again.
+	body := map[string]any{"params": map[string]any{"must": "yes"}, "idempotencyKey": "k-1"}
+	first := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/needs/submit", body).body
+	again := f.must(t, http.StatusOK, owner, http.MethodPost, infra+"/workflow/needs/submit", body).body
+	assert.Equal(t, first["id"], again["id"])
+	// Without start, the run is accepted ready/queued and then starts on its own.
+	assert.Equal(t, "ready", first["status"])
+	assert.Equal(t, "queued", first["phase"])
+	done := f.waitRun(t, "infra", first["id"].(string), completed)
+	assert.Equal(t, "succeeded", done["status"])
+	assert.Equal(t, map[string]any{"x": "yes"}, done["results"])
+}
+
+func TestConcurrencyAndMonthlyQuotas(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.ctxs.tc["infra"] = runs.TeamContext{MaxMonthly: 3, MaxDuration: 60, MaxConcurrent: 1, TaskDefaultTimeout: 10}
+	f.defs.put("infra", chain("nap", map[string]any{"name": "nap", "type": "sleep", "params": []map[string]any{{"name": "duration", "value": 600000}}}))
+
+	first := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/nap/submit?start=true", nil).body
+	assert.Equal(t, "running", first["status"])
+	second := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/nap/submit?start=true", nil).body
+	assert.Equal(t, "queued", second["phase"], "no slot: the run waits")
+	r := f.must(t, http.StatusTooManyRequests, owner, http.MethodPut, infra+"/workflowrun/"+second["id"].(string)+"/start",
+		map[string]any{"labels": map[string]any{"k": "v"}})
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/nap/submit", nil)
+	r = f.must(t, http.StatusTooManyRequests, owner, http.MethodPost, infra+"/workflow/nap/submit", nil)
+	assert.Equal(t, "QUOTA_EXCEEDED", r.body["reason"])
+
+	cancelled := f.must(t, http.StatusOK, owner, http.MethodDelete, infra+"/workflowrun/"+first["id"].(string)+"/cancel", nil).body
+	assert.Equal(t, "cancelled", cancelled["status"])
+	assert.Equal(t, "cancelled", cancelled["tasks"].([]any)[1].(map[string]any)["status"])
+	assert.Equal(t, "skipped", cancelled["tasks"].([]any)[2].(map[string]any)["status"])
+	// The freed slot goes to the oldest queued run, with the labels its start request added.
+	started := f.waitRun(t, "infra", second["id"].(string), func(run map[string]any) bool { return run["status"] == "running" })
+	assert.Equal(t, map[string]any{"k": "v"}, started["labels"])
+}
+
+func TestRunnerTasksRetryAndLogs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	script := map[string]any{"name": "build", "type": "script", "retries": 1, "retryDelay": 0, "results": []string{"out"},
+		"params": []map[string]any{{"name": "script", "value": "echo $(params.region) > $(results.out.path)"}}}
+	f.defs.put("infra", chain("build", script, prop("after", "built", "$(tasks.build.results.out)")))
+	run := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/build/submit?start=true", nil).body
+	id := run["id"].(string)
+	taskRun := id + ".1"
+
+	dispatches := f.consume(t, events.TaskDispatch, func(e event.Event) bool { return e.ID() == taskRun+"/1" })
+	a, err := events.Decode[events.TaskAttempt](dispatches[len(dispatches)-1])
+	require.NoError(t, err)
+	assert.Equal(t, "echo us-east > $(results.out.path)", a.Spec.Script)
+	assert.Equal(t, []string{"out"}, a.Results)
+	assert.Equal(t, []string{"s3cr3t-value"}, a.Secrets)
+
+	claim := map[string]any{"attempt": 1, "runner": "r1"}
+	f.must(t, http.StatusOK, service, http.MethodPost, "/internal/v1/taskruns/"+taskRun+"/claim", claim)
+	f.must(t, http.StatusConflict, service, http.MethodPost, "/internal/v1/taskruns/"+taskRun+"/claim", map[string]any{"attempt": 1, "runner": "r2"})
+	f.must(t, http.StatusForbidden, owner, http.MethodPost, "/internal/v1/taskruns/"+taskRun+"/claim", claim)
+	hb := f.must(t, http.StatusOK, service, http.MethodPost, "/internal/v1/taskruns/"+taskRun+"/heartbeat", claim).body
+	assert.Equal(t, false, hb["cancel"])
+
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 1, Kind: events.UpdateLog, Seq: 0, Log: "first try\n"})
+	code := 1
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 1, Kind: events.UpdateEnded, Status: "failed", ExitCode: &code, Message: "exit code 1"})
+	// The retry is attempt 2.
+	f.consume(t, events.TaskDispatch, func(e event.Event) bool { return e.ID() == taskRun+"/2" })
+	f.must(t, http.StatusOK, service, http.MethodPost, "/internal/v1/taskruns/"+taskRun+"/claim", map[string]any{"attempt": 2, "runner": "r1"})
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 2, Kind: events.UpdateLog, Seq: 0, Log: "second try\n"})
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 2, Kind: events.UpdateEnded, Status: "succeeded",
+		Results: map[string]string{"out": "artifact-42"}})
+	done := f.waitRun(t, "infra", id, completed)
+	assert.Equal(t, "succeeded", done["status"], done["statusMessage"])
+	assert.Equal(t, map[string]any{"built": "artifact-42"}, done["results"])
+	build := done["tasks"].([]any)[1].(map[string]any)
+	assert.EqualValues(t, 2, build["attempt"])
+
+	log := f.must(t, http.StatusOK, reader, http.MethodGet, "/api/v2/taskrun/"+taskRun+"/log", nil)
+	assert.Equal(t, "first try\nsecond try\n", string(log.raw))
+	assert.Contains(t, log.header.Get("Content-Type"), "text/plain")
+	empty := f.must(t, http.StatusOK, reader, http.MethodGet, "/api/v2/taskrun/"+id+".0/log", nil)
+	assert.Empty(t, empty.raw)
+	f.must(t, http.StatusNotFound, outsider, http.MethodGet, "/api/v2/taskrun/"+taskRun+"/log", nil)
+
+	// Every status change went out as a CloudEvent, the run's last.
+	evs := f.consume(t, events.RunEvents, func(e event.Event) bool {
+		return e.Type() == events.TypeStatusWorkflowRun && e.Subject() == "/workflowrun/"+id+"/status/succeeded"
+	})
+	var taskStatuses []string
+	for _, e := range evs {
+		if e.Type() == events.TypeStatusTaskRun && e.Subject() != "" && e.ID()[:len(taskRun)] == taskRun {
+			taskStatuses = append(taskStatuses, e.ID()[len(taskRun)+1:])
+		}
+	}
+	assert.Equal(t, []string{"1/ready", "1/running", "1/waiting", "2/ready", "2/running", "2/succeeded"}, taskStatuses)
+}
+
+func TestRetryFromFailureAndChildRuns(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.defs.put("infra", chain("flaky", prop("a", "one", "1"), prop("b", "two", "$(params.gate)")))
+	run := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/flaky/submit?start=true", nil).body
+	assert.Equal(t, "failed", run["status"])
+	assert.Contains(t, run["statusMessage"], "$(params.gate)")
+
+	retry := f.must(t, http.StatusCreated, owner, http.MethodPut, infra+"/workflowrun/"+run["id"].(string)+"/retry",
+		map[string]any{"params": map[string]any{"gate": "open"}}).body
+	assert.Equal(t, run["id"], retry["retryOf"])
+	assert.Equal(t, "retry", retry["trigger"])
+	done := f.waitRun(t, "infra", retry["id"].(string), completed)
+	assert.Equal(t, "succeeded", done["status"])
+	a := done["tasks"].([]any)[1].(map[string]any)
+	assert.Contains(t, a["statusMessage"], "kept from run")
+	assert.Equal(t, map[string]any{"one": "1", "two": "open"}, done["results"])
+
+	// A parent waits for its child and takes its status; results come along.
+	f.defs.put("infra", chain("child", prop("c", "said", "$(params.word)")))
+	f.defs.put("infra", chain("parent", map[string]any{"name": "kid", "type": "runworkflow", "params": []map[string]any{
+		{"name": "workflowRef", "value": "child"}, {"name": "params", "value": map[string]any{"word": "$(params.region)"}}}},
+		prop("after", "childSaid", "$(tasks.kid.results.said)")))
+	parent := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/parent/submit?start=true", nil).body
+	done = f.waitRun(t, "infra", parent["id"].(string), completed)
+	assert.Equal(t, "succeeded", done["status"], done["statusMessage"])
+	assert.Equal(t, map[string]any{"childSaid": "us-east"}, done["results"])
+	kid := done["tasks"].([]any)[1].(map[string]any)
+	page := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/query?page=0&limit=10&triggers=task", nil).body
+	require.EqualValues(t, 1, page["totalElements"])
+	child := page["content"].([]any)[0].(map[string]any)
+	assert.Equal(t, parent["id"], child["parentRun"])
+	assert.Equal(t, child["id"], kid["results"].(map[string]any)["workflowRunRef"])
+
+	// Cancelling a parent cancels the child it waits for.
+	f.defs.put("infra", chain("slowchild", map[string]any{"name": "nap", "type": "sleep", "params": []map[string]any{{"name": "duration", "value": 600000}}}))
+	f.defs.put("infra", chain("waiter", map[string]any{"name": "kid", "type": "runworkflow", "params": []map[string]any{{"name": "workflowRef", "value": "slowchild"}}}))
+	waiter := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/waiter/submit?start=true", nil).body
+	running := f.waitRun(t, "infra", waiter["id"].(string), func(run map[string]any) bool {
+		return run["tasks"].([]any)[1].(map[string]any)["workflowRunChildRef"] != nil
+	})
+	childID := running["tasks"].([]any)[1].(map[string]any)["workflowRunChildRef"].(string)
+	f.must(t, http.StatusOK, owner, http.MethodDelete, infra+"/workflowrun/"+waiter["id"].(string)+"/cancel", nil)
+	gone := f.waitRun(t, "infra", childID, completed)
+	assert.Equal(t, "cancelled", gone["status"])
+}
+
+func TestSleepIsADurableTimer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.defs.put("infra", chain("nap", map[string]any{"name": "nap", "type": "sleep", "params": []map[string]any{{"name": "duration", "value": 300}}}))
+	start := time.Now()
+	run := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/nap/submit?start=true", nil).body
+	done := f.waitRun(t, "infra", run["id"].(string), completed)
+	assert.Equal(t, "succeeded", done["status"])
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+}
