@@ -1,0 +1,65 @@
+package standalone_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A workflow of a catalogue task, a script task and an inline task runs end to end:
+// gateway → runs → workflows, tasks, identity → Kafka → runner → a real process → back.
+func TestIntegrationEngine(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token,
+		`{"name":"eng","parameters":[{"name":"greeting","type":"text","value":"hello"},{"name":"pw","type":"password","value":"hunter2-secret"}]}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	code, out = b.call(t, http.MethodPost, "/api/v2/team/eng/task", b.token,
+		`{"name":"say","type":"template","spec":{"image":"alpine:3","script":"echo \"$(params.word) from the catalogue\" > $(results.said.path)","params":[{"name":"word","type":"text","default":"hi"}],"results":[{"name":"said"}]}}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	workflow := `{"name":"pipeline","params":[{"name":"who","type":"text","default":"world"}],"tasks":[
+		{"name":"start","type":"start"},
+		{"name":"say","type":"template","taskRef":"eng/say","params":[{"name":"word","value":"$(team.params.greeting)"}],"dependencies":[{"taskRef":"start"}]},
+		{"name":"build","type":"script","results":["out"],"params":[{"name":"script","value":"echo building for $(params.who) with $(params.pw); printf '%s' \"$(tasks.say.results.said)\" > $(results.out.path)"}],"dependencies":[{"taskRef":"say"}]},
+		{"name":"record","type":"setwfproperty","params":[{"name":"output","value":"artifact"},{"name":"value","value":"$(tasks.build.results.out)"}],"dependencies":[{"taskRef":"build"}]},
+		{"name":"end","type":"end","dependencies":[{"taskRef":"record"}]}]}`
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/eng/workflow", b.token, workflow)
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/eng/workflow/pipeline/submit?start=true", b.token, `{"params":{"who":"Baton"}}`)
+	require.Equal(t, http.StatusCreated, code, run)
+	id := run["id"].(string)
+	var done map[string]any
+	require.Eventually(t, func() bool {
+		_, done = b.call(t, http.MethodGet, "/api/v2/team/eng/workflowrun/"+id, b.token, "")
+		return done["phase"] == "completed"
+	}, 60*time.Second, 50*time.Millisecond)
+	require.Equal(t, "succeeded", done["status"], done)
+	assert.Equal(t, map[string]any{"artifact": "hello from the catalogue"}, done["results"])
+
+	build := done["tasks"].([]any)[2].(map[string]any)
+	req, err := http.NewRequest(http.MethodGet, b.url+"/api/v2/taskrun/"+build["id"].(string)+"/log", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	log, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "building for Baton with ***\n", string(log), "the secret is masked")
+
+	code, count := b.call(t, http.MethodGet, "/api/v2/team/eng/workflowrun/count", b.token, "")
+	require.Equal(t, http.StatusOK, code)
+	assert.EqualValues(t, 1, count["status"].(map[string]any)["succeeded"])
+	code, out = b.call(t, http.MethodPut, "/api/v2/team/eng/workflowrun/"+id+"/start", b.token, "")
+	assert.Equal(t, http.StatusConflict, code)
+	assert.True(t, strings.HasPrefix(out["reason"].(string), "WORKFLOWRUN_INVALID_PHASE"))
+}
