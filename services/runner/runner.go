@@ -163,6 +163,7 @@ type Service struct {
 	signer   *auth.Signer
 	worker   *worker.Worker
 	consumer *kafkax.Consumer
+	log      *slog.Logger
 }
 
 // New wires the service.
@@ -202,7 +203,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		MaxBackoff:  10 * time.Second,
 		Logger:      logger,
 	})
-	return &Service{signer: deps.Signer, worker: w, consumer: consumer}, nil
+	return &Service{signer: deps.Signer, worker: w, consumer: consumer, log: logger}, nil
 }
 
 // executors picks a step's executor: a container when the step names an image and the
@@ -232,6 +233,19 @@ func (s *Service) Routes(r fiber.Router) {
 // Run consumes dispatches until ctx ends, then stops the attempts still running (each
 // reports failed "runner stopped" if it still can) and returns once they have.
 func (s *Service) Run(ctx context.Context) error {
+	// What a previous run of this runner finished but did not report goes out first.
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		err := s.worker.Recover(ctx)
+		if err == nil {
+			break
+		}
+		s.log.Warn("cannot report recovered attempts; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
 	err := s.consumer.Run(ctx)
 	s.worker.Wait()
 	return err

@@ -91,6 +91,8 @@ type Worker struct {
 	sem  chan struct{}
 	wg   sync.WaitGroup
 
+	journal journal
+
 	mu      sync.Mutex
 	running map[string]bool
 }
@@ -108,6 +110,7 @@ func New(opts Options) *Worker {
 		log:     cmp.Or(opts.Logger, slog.Default()),
 		sem:     make(chan struct{}, opts.Concurrency),
 		running: map[string]bool{},
+		journal: journal{dir: filepath.Join(opts.WorkDir, ".journal")},
 	}
 }
 
@@ -147,6 +150,9 @@ func (w *Worker) Handle(ctx context.Context, e event.Event) error {
 		}
 		w.log.Debug("attempt not claimed", "taskRunId", d.TaskRunID, "attempt", d.Attempt)
 		return nil
+	}
+	if err := w.journal.claimed(d); err != nil {
+		w.log.Warn("cannot journal a claimed attempt", "taskRunId", d.TaskRunID, "err", err)
 	}
 	w.mu.Lock()
 	w.running[key] = true
@@ -209,12 +215,19 @@ func (w *Worker) execute(ctx context.Context, d events.TaskAttempt) {
 	}
 	log.Info("attempt started")
 	out := w.opts.Executor(d.Spec).Execute(execCtx, step, logs)
+	if !errors.Is(context.Cause(runCtx), errStopped) && !errors.Is(context.Cause(runCtx), errLost) {
+		// The step ended on its own: from now on it must be reported, not run again.
+		if err := w.journal.ended(d, out); err != nil {
+			log.Warn("cannot journal an attempt's outcome", "err", err)
+		}
+	}
 	stopBeats()
 	beats.Wait()
 
 	if errors.Is(context.Cause(runCtx), errLost) {
 		logs.Abort()
 		logs.Close()
+		w.journal.done(d)
 		log.Info("attempt lost to the runs service; not reported")
 		return
 	}
@@ -228,6 +241,7 @@ func (w *Worker) execute(ctx context.Context, d events.TaskAttempt) {
 		log.Error("publish attempt end", "status", out.Status, "err", err)
 		return
 	}
+	w.journal.done(d)
 	log.Info("attempt ended", "status", out.Status, "message", out.Message)
 }
 

@@ -345,5 +345,39 @@ func TestWorkspaceIsPerAttempt(t *testing.T) {
 	assert.Equal(t, filepath.Join(w.opts.WorkDir, "tr1-2")+"\n", sent[0].update.Log)
 	entries, err := os.ReadDir(w.opts.WorkDir)
 	require.NoError(t, err)
-	assert.Empty(t, entries, "the workspace is removed")
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	assert.Equal(t, []string{".journal"}, left, "the workspace is removed")
+	pending, err := w.journal.pending()
+	require.NoError(t, err)
+	assert.Empty(t, pending, "a reported attempt leaves no journal entry")
+}
+
+// A step that ended while its report could not leave is reported when the runner starts
+// again, and not run a second time; one that did not end is forgotten.
+func TestRecoverReportsFinishedAttempts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	j := journal{dir: filepath.Join(dir, ".journal")}
+	code := 0
+	finished := events.TaskAttempt{TaskRunID: "r1.1", RunID: "r1", Attempt: 2}
+	unfinished := events.TaskAttempt{TaskRunID: "r1.2", RunID: "r1", Attempt: 1}
+	require.NoError(t, j.claimed(finished))
+	require.NoError(t, j.ended(finished, executor.Outcome{Status: executor.StatusSucceeded, ExitCode: &code, Results: map[string]string{"out": "x"}}))
+	require.NoError(t, j.claimed(unfinished))
+
+	pub := newPublisher()
+	w := New(Options{ID: "r-new", WorkDir: dir, Publisher: pub})
+	require.NoError(t, w.Recover(context.Background()))
+	got := pub.all()
+	require.Len(t, got, 1)
+	assert.Equal(t, "r1", got[0].key)
+	assert.Equal(t, "r1.1/2/ended", got[0].id)
+	assert.Equal(t, events.UpdateEnded, got[0].update.Kind)
+	assert.Equal(t, map[string]string{"out": "x"}, got[0].update.Results)
+	left, err := j.pending()
+	require.NoError(t, err)
+	assert.Empty(t, left)
 }

@@ -110,6 +110,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.timers.run(ctx, e.now, func(run string) {
 			e.spawn(func(ctx context.Context) {
 				err := e.with(ctx, run, func(m *domain.Machine) error {
+					e.refreshHeartbeats(ctx, m)
 					m.Tick(e.cfg.Lease)
 					return nil
 				})
@@ -231,4 +232,18 @@ func (e *Engine) inMemory(id string) bool {
 	}
 	defer a.mu.Unlock()
 	return a.st != nil
+}
+
+// refreshHeartbeats reads the stored heartbeats of runners this replica has not heard
+// from within the lease: they may beat through another replica.
+func (e *Engine) refreshHeartbeats(ctx context.Context, m *domain.Machine) {
+	for _, t := range m.S.Tasks {
+		if t.Status != domain.Running || t.Runner == "" || m.Now.Sub(t.Heartbeat) <= e.cfg.Lease {
+			continue
+		}
+		stored, err := e.store.FindTask(ctx, t.ID)
+		if err == nil && stored.Runner == t.Runner && stored.Attempt == t.Attempt && stored.Heartbeat.After(t.Heartbeat) {
+			t.Heartbeat = stored.Heartbeat
+		}
+	}
 }
