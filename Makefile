@@ -35,9 +35,12 @@ lint:
 		| grep -E 'gofiber/fiber|mongo-driver|segmentio/kafka-go' | cut -d: -f1); \
 	if [ -n "$$bad" ]; then echo "domain packages must not import Fiber, Mongo or Kafka:"; echo "$$bad"; exit 1; fi
 
-## bench: benchmarks, printing their numbers
+## bench: benchmarks, printing their numbers; then the engine's speed table end to end
+## (gateway/internal/standalone/engine_bench_test.go), each benchmark a fixed workload on
+## its own standalone process, one after another
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkEngine' -benchmem $(PKGS)
+	$(GO) test -run '^$$' -bench '^BenchmarkEngine' -benchtime 1x -timeout 30m ./gateway/internal/standalone/
 
 ## tools: a Consul agent built from its Go module, for tests (into .tools/bin)
 tools: $(CONSUL)

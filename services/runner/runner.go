@@ -248,6 +248,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	err := s.consumer.Run(ctx)
 	s.worker.Wait()
+	s.worker.WaitLingering()
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/engine"
 	"github.com/baton-flow/baton/services/runs/internal/httpapi"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
@@ -83,6 +84,10 @@ type (
 	Contexts = engine.Contexts
 	// TeamContext is what Contexts answer.
 	TeamContext = engine.TeamContext
+	// Definition is the workflow version a run runs, as Definitions answer it.
+	Definition = domain.Definition
+	// Spec is a catalogue task's step, as Catalogue answers it.
+	Spec = domain.Spec
 )
 
 // Deps are what the service needs from its process.

@@ -92,6 +92,8 @@ type Worker struct {
 	wg   sync.WaitGroup
 
 	journal journal
+	// lingering counts the reported attempts still beating (see linger).
+	lingering sync.WaitGroup
 
 	mu      sync.Mutex
 	running map[string]bool
@@ -142,21 +144,12 @@ func (w *Worker) Handle(ctx context.Context, e event.Event) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	claimed, err := w.opts.Runs.Claim(ctx, d.TaskRunID, d.Attempt)
-	if err != nil || !claimed {
-		<-w.sem
-		if err != nil {
-			return fmt.Errorf("claim %s: %w", key, err)
-		}
-		w.log.Debug("attempt not claimed", "taskRunId", d.TaskRunID, "attempt", d.Attempt)
-		return nil
-	}
-	if err := w.journal.claimed(d); err != nil {
-		w.log.Warn("cannot journal a claimed attempt", "taskRunId", d.TaskRunID, "err", err)
-	}
 	w.mu.Lock()
 	w.running[key] = true
 	w.mu.Unlock()
+	// The claim is made beside the next dispatches rather than before them: a slow answer
+	// from the runs service holds up only this attempt. Should the runner stop before
+	// claiming, the runs service sends the attempt again once no one claimed it in time.
 	w.wg.Go(func() {
 		defer func() {
 			w.mu.Lock()
@@ -164,13 +157,44 @@ func (w *Worker) Handle(ctx context.Context, e event.Event) error {
 			w.mu.Unlock()
 			<-w.sem
 		}()
+		if !w.claim(ctx, d) {
+			return
+		}
 		w.execute(ctx, d)
 	})
 	return nil
 }
 
+// claim makes the attempt this runner's, trying again while the runs service does not
+// answer; false when the attempt is not to be had or the runner stops.
+func (w *Worker) claim(ctx context.Context, d events.TaskAttempt) bool {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		claimed, err := w.opts.Runs.Claim(ctx, d.TaskRunID, d.Attempt)
+		if err == nil {
+			if !claimed {
+				w.log.Debug("attempt not claimed", "taskRunId", d.TaskRunID, "attempt", d.Attempt)
+				return false
+			}
+			if err := w.journal.claimed(d); err != nil {
+				w.log.Warn("cannot journal a claimed attempt", "taskRunId", d.TaskRunID, "err", err)
+			}
+			return true
+		}
+		w.log.Warn("claim failed; retrying", "taskRunId", d.TaskRunID, "attempt", d.Attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+	}
+}
+
 // Wait returns once every attempt Handle started has ended and reported.
 func (w *Worker) Wait() { w.wg.Wait() }
+
+// WaitLingering returns once reported attempts stopped beating; they stop when the
+// runs service applied their reports, or when the context Handle got ends.
+func (w *Worker) WaitLingering() { w.lingering.Wait() }
 
 func validID(id string) bool {
 	return id != "" && filepath.IsLocal(id) && !strings.ContainsAny(id, `/\`)
@@ -242,7 +266,31 @@ func (w *Worker) execute(ctx context.Context, d events.TaskAttempt) {
 		return
 	}
 	w.journal.done(d)
+	w.lingering.Go(func() { w.linger(ctx, d) })
 	log.Info("attempt ended", "status", out.Status, "message", out.Message)
+}
+
+// lingerFor bounds how long a reported attempt keeps beating.
+const lingerFor = 10 * time.Minute
+
+// linger keeps beating for an attempt whose end is reported until the runs service has
+// applied the report (it answers that the attempt is no longer running): a report waiting
+// in the queue behind others must not look like a runner that went silent.
+func (w *Worker) linger(ctx context.Context, d events.TaskAttempt) {
+	ctx, cancel := context.WithTimeout(ctx, lingerFor)
+	defer cancel()
+	t := time.NewTicker(w.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if beat, err := w.opts.Runs.Heartbeat(ctx, d.TaskRunID, d.Attempt); err == nil && beat != Continue {
+			return
+		}
+	}
 }
 
 // heartbeat beats until ctx ends, and stops the attempt when the runs service says so.

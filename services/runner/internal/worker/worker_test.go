@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -158,7 +159,7 @@ func TestSkipped(t *testing.T) {
 		wantClaims int
 	}{
 		{name: "claimed elsewhere or cancelled (409/404)", claim: func(int) (bool, error) { return false, nil }, give: attempt("echo no"), wantClaims: 1},
-		{name: "runs service away", claim: func(int) (bool, error) { return false, errors.New("503") }, give: attempt("echo no"), wantErr: true, wantClaims: 1},
+		{name: "runs service away, then the attempt taken", claim: awayOnce(), give: attempt("echo no"), wantClaims: 2},
 		{name: "generic tasks are external workers'", give: events.TaskAttempt{TaskRunID: "tr1", Attempt: 1, Type: TypeGeneric, Queue: "q"}},
 	}
 	for _, tt := range tests {
@@ -380,4 +381,16 @@ func TestRecoverReportsFinishedAttempts(t *testing.T) {
 	left, err := j.pending()
 	require.NoError(t, err)
 	assert.Empty(t, left)
+}
+
+// awayOnce answers a claim with an error the first time, as a runs service that is away,
+// and "not yours" after.
+func awayOnce() func(int) (bool, error) {
+	var calls atomic.Int32
+	return func(int) (bool, error) {
+		if calls.Add(1) == 1 {
+			return false, errors.New("503")
+		}
+		return false, nil
+	}
 }

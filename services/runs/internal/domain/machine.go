@@ -161,6 +161,7 @@ func (m *Machine) Start() error {
 		return errPhase(r)
 	}
 	r.Phase, r.Status = PhaseRunning, Running
+	r.Queued = false
 	r.StartTime = m.Now
 	if r.Timeout > 0 {
 		r.Deadline = m.Now.Add(time.Duration(r.Timeout) * time.Minute)
@@ -329,6 +330,9 @@ func (m *Machine) stop(status Status, msg string) error {
 // Claim gives the current attempt of task i to runner.
 func (m *Machine) Claim(i, attempt int, runner string) bool {
 	t := m.S.Tasks[i]
+	if t.Status == Running && t.Attempt == attempt && t.Runner == runner {
+		return true // claimed already, by this runner: its answer was lost
+	}
 	if t.Status != Ready || t.Attempt != attempt || m.S.Run.Phase.Ended() {
 		return false
 	}
@@ -433,6 +437,9 @@ func (m *Machine) Tick(lease time.Duration) {
 		case t.Status == Running && t.Runner != "" && lease > 0 && m.Now.Sub(t.Heartbeat) > lease:
 			m.touch(i)
 			m.failAttempt(i, Failed, fmt.Sprintf("runner %s stopped reporting", t.Runner))
+		case t.Status == Ready && lease > 0 && RunsOnRunner(t.Type) && m.Now.Sub(t.DispatchedAt) > lease:
+			// No runner claimed it: the dispatch may be lost with a runner that stopped.
+			m.dispatch(i)
 		}
 	}
 	m.maybeFinish()
@@ -457,6 +464,9 @@ func (m *Machine) NextWake(lease time.Duration) time.Time {
 			at(t.WakeAt)
 		case Ready:
 			at(t.Deadline)
+			if lease > 0 && RunsOnRunner(t.Type) {
+				at(t.DispatchedAt.Add(lease))
+			}
 		case Running:
 			at(t.Deadline)
 			if t.Runner != "" && lease > 0 {
@@ -555,7 +565,7 @@ func (m *Machine) Recover() {
 	for i, t := range s.Tasks {
 		switch {
 		case t.Status == Ready:
-			m.eff.Dispatch = append(m.eff.Dispatch, i)
+			m.dispatch(i)
 		case t.Status == Running && t.Runner != "":
 			// The runner's lease restarts: heartbeats went to the replica that died.
 			t.Heartbeat = m.Now

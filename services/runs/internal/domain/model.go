@@ -107,12 +107,18 @@ type Run struct {
 	// Context holds the values of the layers outside the run: global and team params and
 	// the secrets to mask, captured at submit.
 	Context RunContext
+	// SecretParams names the run params of password type, masked in answers.
+	SecretParams []string
 	// TaskDefaultTimeout is the default task timeout in minutes.
 	TaskDefaultTimeout int
 	Definition         *Definition
 	// Tasks is the number of task runs; their ids are TaskRunID(ID, i).
 	Tasks   int
 	Version int64
+	// Owner names the replica holding the run while it is in flight, empty once it has
+	// ended and been put away; Queued marks it waiting for a concurrency slot.
+	Owner  string
+	Queued bool
 }
 
 // RunContext is what a run's references resolve against beyond its own params.
@@ -162,6 +168,8 @@ type TaskRun struct {
 	Deadline time.Time
 	// WakeAt is when a waiting task moves on: a sleep ends or a retry is due.
 	WakeAt time.Time
+	// DispatchedAt is when the current attempt was last sent out; kept in memory only.
+	DispatchedAt time.Time
 	// Runner names the runner executing the attempt; Heartbeat is when it last reported.
 	Runner    string
 	Heartbeat time.Time

@@ -60,6 +60,11 @@ func NewRun(id string, def *Definition, req SubmitRequest, trigger string, by In
 	if r.Workspaces == nil {
 		r.Workspaces = def.Workspaces
 	}
+	for _, p := range def.Params {
+		if p.Type == "password" {
+			r.SecretParams = append(r.SecretParams, p.Name)
+		}
+	}
 	r.Timeout = lim.MaxDuration
 	for _, t := range []*int{def.Timeout, req.Timeout} {
 		if t != nil && *t > 0 && (lim.MaxDuration <= 0 || *t < lim.MaxDuration) {

@@ -78,7 +78,7 @@ func (m *Machine) begin(v int) {
 		t.Status = Ready
 		t.Timeout = m.taskTimeout(def)
 		t.Deadline = m.deadline(t.Timeout)
-		m.eff.Dispatch = append(m.eff.Dispatch, v)
+		m.dispatch(v)
 	case TypeRunWorkflow:
 		if text(values["workflowRef"]) == "" {
 			m.complete(v, Invalid, "param 'workflowRef' must name a workflow of the team")
@@ -117,6 +117,12 @@ func (m *Machine) nextAttempt(i int) {
 	t.Attempt++
 	t.Status, t.WakeAt, t.Runner = Ready, time.Time{}, ""
 	t.Deadline = m.deadline(t.Timeout)
+	m.dispatch(i)
+}
+
+// dispatch sends task i's current attempt out (again).
+func (m *Machine) dispatch(i int) {
+	m.S.Tasks[i].DispatchedAt = m.Now
 	m.eff.Dispatch = append(m.eff.Dispatch, i)
 }
 

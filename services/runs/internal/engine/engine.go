@@ -126,12 +126,17 @@ func (e *Engine) cached(id string) (*actor, bool) {
 	return a, ok
 }
 
+// forget drops a run from memory; the caller may hold the run's own lock.
 func (e *Engine) forget(id string) {
 	e.mu.Lock()
 	delete(e.actors, id)
 	e.mu.Unlock()
 	e.timers.set(id, time.Time{})
 }
+
+// errStale is what a step answers when it refused an input that a fresher view of the run
+// might accept; with reloads the run once and applies the step again.
+var errStale = errors.New("refused on the state in memory")
 
 // errConflictRetries bounds the reloads of a step that keeps losing to another writer.
 const errConflictRetries = 8
@@ -143,14 +148,25 @@ func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine)
 	a := e.actor(id)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	revalidated := false
 	for try := 0; ; try++ {
 		if a.st == nil {
+			revalidated = true
 			if err := e.load(ctx, id, a); err != nil {
 				return err
 			}
 		}
 		m := domain.NewMachine(a.st, e.now())
 		if err := fn(m); err != nil {
+			if errors.Is(err, errStale) {
+				if revalidated {
+					return nil
+				}
+				// A refusal decided on what this replica holds in memory, which another
+				// replica may have moved on: decide again on what is stored.
+				a.st = nil
+				continue
+			}
 			return err
 		}
 		err := e.commit(ctx, id, a, m)
@@ -183,6 +199,9 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 			return fmt.Errorf("load run %s: %w", id, err)
 		}
 		a.st = st
+		if r.Owner == "" {
+			return nil // ended and put away: it owes nothing
+		}
 		m := domain.NewMachine(st, e.now())
 		m.Repair()
 		m.Recover()
@@ -204,33 +223,40 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 
 // commit stores a step and carries out its effects.
 func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Machine) error {
-	st := a.st
 	changed := m.Changed()
-	runChanged, prevRun, prevPhase := m.RunChanged()
-	eff := m.Effects()
+	runChanged, _, _ := m.RunChanged()
 	if len(changed) > 0 || runChanged {
 		idx := make([]int, 0, len(changed))
 		for i := range changed {
 			idx = append(idx, i)
 		}
-		slices.Sort(idx)
-		tasks := make([]*domain.TaskRun, len(idx))
-		for k, i := range idx {
-			tasks[k] = st.Tasks[i]
-		}
-		if err := e.store.SaveStep(ctx, st.Run, runChanged, tasks); err != nil {
+		if err := e.store.SaveStep(ctx, a.st.Run, a.st.Tasks, idx); err != nil {
 			return err
 		}
-		var msgs []message
-		for _, i := range idx {
-			if t := st.Tasks[i]; t.Status != changed[i] {
-				msgs = append(msgs, e.taskEvent(st, t))
-			}
+	}
+	e.effects(id, a.st, m)
+	return nil
+}
+
+// effects carries out what a stored step owes: its status events, dispatches, child runs,
+// timers, and the end of a run that ended.
+func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
+	changed := m.Changed()
+	runChanged, prevRun, prevPhase := m.RunChanged()
+	eff := m.Effects()
+	idx := make([]int, 0, len(changed))
+	for i := range changed {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	var msgs []message
+	for _, i := range idx {
+		if t := st.Tasks[i]; t.Status != changed[i] {
+			msgs = append(msgs, e.taskEvent(st, t))
 		}
-		if runChanged && (st.Run.Status != prevRun || st.Run.Phase != prevPhase) {
-			msgs = append(msgs, e.runEvent(st))
-		}
-		e.pub.enqueue(msgs, nil)
+	}
+	if runChanged && (st.Run.Status != prevRun || st.Run.Phase != prevPhase) {
+		msgs = append(msgs, e.runEvent(st))
 	}
 	for _, i := range eff.Dispatch {
 		msg, err := e.attempt(st, i)
@@ -238,8 +264,10 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			e.log.Error("cannot dispatch task run", "taskRun", st.Tasks[i].ID, "error", err)
 			continue
 		}
-		e.pub.enqueue([]message{msg}, nil)
+		e.log.Debug("dispatch", "taskRun", st.Tasks[i].ID, "attempt", st.Tasks[i].Attempt)
+		msgs = append(msgs, msg)
 	}
+	e.pub.enqueue(msgs, nil)
 	for _, i := range eff.StartChild {
 		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })
 	}
@@ -255,15 +283,14 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			e.spawn(func(ctx context.Context) { e.autoRetry(ctx, st.Run.ID) })
 		}
 		e.ended(st)
-		return nil
+		return
 	}
-	m2 := domain.NewMachine(st, e.now())
-	e.timers.set(id, m2.NextWake(e.cfg.Lease))
-	return nil
+	e.timers.set(id, domain.NewMachine(st, e.now()).NextWake(e.cfg.Lease))
 }
 
 // ended carries out what a completed run owes once its events are out: its slot back,
-// its parent told, the next queued run of its team started, its active entry removed.
+// its parent told, the run put away in the archive, the next queued run of its team
+// started.
 func (e *Engine) ended(st *domain.State) {
 	r := st.Run
 	id, team, parent, parentTask, status := r.ID, r.Team, r.ParentRun, r.ParentTask, r.Status
@@ -284,14 +311,43 @@ func (e *Engine) ended(st *domain.State) {
 					return
 				}
 			}
-			if err := e.store.RemoveActive(ctx, id); err != nil {
-				e.log.Warn("cannot forget active run", "run", id, "error", err)
+			if err := e.archive(ctx, id); err != nil {
+				e.log.Warn("cannot archive run", "run", id, "error", err)
 				return
 			}
-			e.forget(id)
 			e.startQueued(ctx, team)
 		})
 	})
+}
+
+// archive puts an ended run away, as it is in memory (a finalize may have moved it since
+// it ended), and lets go of it.
+func (e *Engine) archive(ctx context.Context, id string) error {
+	a := e.actor(id)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.st == nil {
+		if err := e.load(ctx, id, a); err != nil {
+			return err
+		}
+	}
+	r := *a.st.Run
+	if r.Owner == "" {
+		e.forget(id)
+		return nil
+	}
+	tasks := make([]*domain.TaskRun, len(a.st.Tasks))
+	for i, t := range a.st.Tasks {
+		c := *t
+		tasks[i] = &c
+	}
+	if err := e.store.Archive(ctx, &r, tasks); err != nil {
+		a.st = nil
+		return err
+	}
+	a.st.Run.Owner, a.st.Run.Queued = "", false
+	e.forget(id)
+	return nil
 }
 
 // spawn runs fn in the background under Run's context.

@@ -10,6 +10,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
 
 // Claim gives a runner the current attempt of a task run; false when it is not to be had
@@ -24,7 +25,10 @@ func (e *Engine) Claim(ctx context.Context, taskRunID string, attempt int, runne
 		if i >= len(m.S.Tasks) {
 			return apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
 		}
-		claimed = m.Claim(i, attempt, runner)
+		if claimed = m.Claim(i, attempt, runner); !claimed {
+			e.log.Debug("claim refused", "taskRun", taskRunID, "attempt", attempt, "status", m.S.Tasks[i].Status, "has", m.S.Tasks[i].Attempt)
+			return errStale
+		}
 		return nil
 	})
 	return claimed, err
@@ -38,29 +42,28 @@ func (e *Engine) Heartbeat(ctx context.Context, taskRunID string, attempt int, r
 		return false, false, apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
 	}
 	now := e.now()
-	if a, held := e.cached(run); held {
-		a.mu.Lock()
-		if a.st != nil && i < len(a.st.Tasks) {
-			cancel, ok = domain.NewMachine(a.st, now).Heartbeat(i, attempt, runner)
-			a.mu.Unlock()
-			if !ok || cancel {
-				return cancel, ok, nil
-			}
-			// Stored too, for a replica that takes the run over.
-			_, err := e.store.Heartbeat(ctx, taskRunID, attempt, runner, now)
-			return false, true, err
-		}
-		a.mu.Unlock()
-	}
+	// The stored task run is the truth: the attempt may have moved on through another
+	// replica.
 	matched, err := e.store.Heartbeat(ctx, taskRunID, attempt, runner, now)
-	if err != nil || matched {
-		return false, matched, err
+	if err != nil {
+		return false, false, err
+	}
+	if matched {
+		if a, held := e.cached(run); held {
+			a.mu.Lock()
+			if a.st != nil && i < len(a.st.Tasks) {
+				domain.NewMachine(a.st, now).Heartbeat(i, attempt, runner)
+			}
+			a.mu.Unlock()
+		}
+		return false, true, nil
 	}
 	t, err := e.store.FindTask(ctx, taskRunID)
 	if err != nil {
 		return false, false, err
 	}
 	if t.Attempt == attempt && t.Runner == runner {
+		// Still this runner's attempt, but no longer running: cancelled or timed out.
 		return true, true, nil
 	}
 	return false, false, nil
@@ -86,7 +89,9 @@ func (e *Engine) HandleUpdate(ctx context.Context, u events.TaskUpdate) error {
 			if i >= len(m.S.Tasks) {
 				return errSkip
 			}
-			m.Ended(i, u.Attempt, status, u.Message, u.Results)
+			if !m.Ended(i, u.Attempt, status, u.Message, u.Results) {
+				return errStale
+			}
 			return nil
 		})
 		if errors.Is(err, errSkip) || apperr.HasReason(err, apperr.WorkflowRunNotFound) {
@@ -177,7 +182,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 		if a.Owner == e.cfg.Replica && !a.Queued {
 			// A run of ours whose last step failed to store is reloaded from the truth.
 			if !e.inMemory(a.ID) {
-				_ = e.with(ctx, a.ID, func(*domain.Machine) error { return nil })
+				e.adopt(ctx, a)
 			}
 			continue
 		}
@@ -190,19 +195,8 @@ func (e *Engine) reconcile(ctx context.Context) {
 			continue
 		}
 		e.log.Info("took over run", "run", a.ID, "from", a.Owner)
-		if a.Queued {
-			continue
-		}
-		if _, held := e.cached(a.ID); held {
-			continue
-		}
-		// Loading recovers the run: undecided tasks, dispatches, timers, an unfinished end.
-		if err := e.with(ctx, a.ID, func(*domain.Machine) error { return nil }); err != nil {
-			if apperr.HasReason(err, apperr.WorkflowRunNotFound) && now.Sub(a.Created) > time.Minute {
-				// Its submit stopped before storing the run: nothing to run.
-				_ = e.store.RemoveActive(ctx, a.ID)
-				e.forget(a.ID)
-			}
+		if !a.Queued && !e.inMemory(a.ID) {
+			e.adopt(ctx, a)
 		}
 	}
 	for r := range dead {
@@ -245,5 +239,18 @@ func (e *Engine) refreshHeartbeats(ctx context.Context, m *domain.Machine) {
 		if err == nil && stored.Runner == t.Runner && stored.Attempt == t.Attempt && stored.Heartbeat.After(t.Heartbeat) {
 			t.Heartbeat = stored.Heartbeat
 		}
+	}
+}
+
+// adopt loads a run this replica holds but does not have in memory. Loading recovers it:
+// undecided tasks, dispatches, timers, an unfinished end. A run stored but never started
+// is queued instead.
+func (e *Engine) adopt(ctx context.Context, a mongostore.Active) {
+	if domain.Phase(a.Phase) == domain.Queued {
+		_ = e.store.SetQueued(ctx, a.ID, true)
+		return
+	}
+	if err := e.with(ctx, a.ID, func(*domain.Machine) error { return nil }); err != nil && ctx.Err() == nil {
+		e.log.Warn("cannot recover run", "run", a.ID, "error", err)
 	}
 }

@@ -91,7 +91,9 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (view RunView, create
 	return e.view(ctx, r.ID, tasks)
 }
 
-// create counts, records and stores a new run, then starts it now (start) or soon.
+// create counts and stores a new run, then starts it now (start) or soon. A run started
+// within the call takes its first step before it is stored, so a run of inline tasks is
+// written once, already ended.
 func (e *Engine) create(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, tc TeamContext, start bool) error {
 	ok, err := e.store.CountMonthly(ctx, r.Team, month(r.CreationDate), tc.MaxMonthly)
 	if err != nil {
@@ -100,26 +102,51 @@ func (e *Engine) create(ctx context.Context, r *domain.Run, tasks []*domain.Task
 	if !ok {
 		return apperr.New(apperr.QuotaExceeded, "Team '%s' has used its %d runs for this month.", r.Team, tc.MaxMonthly)
 	}
-	// A run started within the call is not listed queued, so no sweep races to start it;
-	// should the process stop before it starts, the replica taking it over queues it.
-	if err := e.store.AddActive(ctx, mongostore.Active{ID: r.ID, Team: r.Team, Owner: e.cfg.Replica, Created: r.CreationDate, Queued: !start}); err != nil {
-		return err
-	}
-	if err := e.store.CreateRun(ctx, r, tasks); err != nil {
-		return err
-	}
+	r.Owner, r.Queued = e.cfg.Replica, true
 	if start {
-		started, err := e.tryStart(ctx, r.ID, r.Team, nil, false)
-		if err != nil && !isPhase(err) {
+		if r.Queued, err = e.slotless(ctx, r, tc); err != nil {
 			return err
 		}
-		if err == nil && !started {
-			return e.store.SetQueued(ctx, r.ID, true)
+	}
+	if r.Queued {
+		if err := e.store.CreateRun(ctx, r, tasks); err != nil {
+			return err
+		}
+		if !start {
+			e.spawn(func(ctx context.Context) { e.startQueued(ctx, r.Team) })
 		}
 		return nil
 	}
-	e.spawn(func(ctx context.Context) { e.startQueued(ctx, r.Team) })
+	st, err := domain.NewState(r, tasks)
+	if err != nil {
+		return err
+	}
+	a := e.actor(r.ID)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m := domain.NewMachine(st, e.now())
+	if err := m.Start(); err != nil {
+		return phaseError(err)
+	}
+	if err := e.store.CreateRun(ctx, r, tasks); err != nil {
+		_ = e.store.ReleaseSlot(ctx, r.Team, r.ID)
+		e.forget(r.ID)
+		return err
+	}
+	a.st = st
+	e.effects(r.ID, st, m)
+	if r.Phase.Ended() {
+		// Stored in the archive at once: nothing to put away later.
+		r.Owner = ""
+		e.forget(r.ID)
+	}
 	return nil
+}
+
+// slotless takes a concurrency slot for r; it reports true when none is free.
+func (e *Engine) slotless(ctx context.Context, r *domain.Run, tc TeamContext) (bool, error) {
+	ok, err := e.store.AcquireSlot(ctx, r.Team, r.ID, tc.MaxConcurrent)
+	return !ok, err
 }
 
 // view reads a run as stored, with its tasks.
@@ -261,11 +288,6 @@ func (e *Engine) tryStart(ctx context.Context, id, team string, req *domain.Subm
 		}
 		return false, err
 	}
-	if explicit || req == nil {
-		if err := e.store.SetQueued(ctx, id, false); err != nil {
-			e.log.Warn("cannot unmark started run", "run", id, "error", err)
-		}
-	}
 	return true, nil
 }
 
@@ -353,15 +375,16 @@ func (e *Engine) Finalize(ctx context.Context, team, id string) (RunView, error)
 	if r.Phase != domain.Completed {
 		return RunView{}, phaseError(&domain.ErrInvalidPhase{Run: id, Phase: r.Phase, Status: r.Status})
 	}
-	full, err := e.store.FindRun(ctx, id, true)
-	if err != nil {
-		return RunView{}, err
-	}
-	full.Phase = domain.Finalized
-	if err := e.store.SaveRun(ctx, full); err != nil {
-		if errors.Is(err, mongostore.ErrConflict) {
-			return e.Finalize(ctx, team, id)
+	if r.Owner != "" {
+		// Not yet put away: the move is a step like any other.
+		err = e.with(ctx, id, func(m *domain.Machine) error { return phaseError(m.Finalize()) })
+	} else {
+		var done bool
+		if done, err = e.store.Finalize(ctx, id); err == nil && !done {
+			err = phaseError(&domain.ErrInvalidPhase{Run: id, Phase: domain.Finalized, Status: r.Status})
 		}
+	}
+	if err != nil {
 		return RunView{}, err
 	}
 	return e.Get(ctx, id, true)

@@ -49,15 +49,14 @@ type Store interface {
 	FindRun(ctx context.Context, id string, withDefinition bool) (*domain.Run, error)
 	FindTasks(ctx context.Context, r *domain.Run) ([]*domain.TaskRun, error)
 	FindTask(ctx context.Context, id string) (*domain.TaskRun, error)
-	SaveStep(ctx context.Context, r *domain.Run, runChanged bool, tasks []*domain.TaskRun) error
-	SaveRun(ctx context.Context, r *domain.Run) error
+	SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error
+	Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
+	Finalize(ctx context.Context, id string) (bool, error)
 	Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (bool, error)
 	FindRuns(ctx context.Context, f mongostore.Filter, p page.Request) ([]*domain.Run, int64, error)
 	CountRuns(ctx context.Context, f mongostore.Filter) (map[string]int64, error)
 
-	AddActive(ctx context.Context, a mongostore.Active) error
 	SetQueued(ctx context.Context, id string, queued bool) error
-	RemoveActive(ctx context.Context, id string) error
 	ListActive(ctx context.Context) ([]mongostore.Active, error)
 	TakeOver(ctx context.Context, id, from, owner string) (bool, error)
 	Beat(ctx context.Context, replica string, at time.Time) error

@@ -80,12 +80,8 @@ func fmtTime(t time.Time) string {
 // secretParams names the run params of password type.
 func secretParams(r *domain.Run) map[string]bool {
 	out := map[string]bool{}
-	if r.Definition != nil {
-		for _, p := range r.Definition.Params {
-			if p.Type == "password" {
-				out[p.Name] = true
-			}
-		}
+	for _, name := range r.SecretParams {
+		out[name] = true
 	}
 	return out
 }

@@ -24,7 +24,7 @@ import (
 
 // Logs reads task-run logs.
 type Logs interface {
-	ReadLog(ctx context.Context, taskRunID, after string) (string, string, error)
+	ReadLog(ctx context.Context, taskRunID string, attempts int, from mongostore.LogCursor) (string, mongostore.LogCursor, error)
 }
 
 type handlers struct {
@@ -377,7 +377,7 @@ func (h *handlers) log(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
 	if !follow || t.Status.Terminal() {
-		text, _, err := h.logs.ReadLog(c.UserContext(), id, "")
+		text, _, err := h.logs.ReadLog(c.UserContext(), id, t.Attempt, mongostore.LogCursor{})
 		if err != nil {
 			return err
 		}
@@ -385,14 +385,15 @@ func (h *handlers) log(c *fiber.Ctx) error {
 	}
 	ctx := context.WithoutCancel(c.UserContext())
 	c.Context().SetBodyStreamWriter(fasthttp.StreamWriter(func(w *bufio.Writer) {
-		after := ""
+		var after mongostore.LogCursor
+		attempts := t.Attempt
 		deadline := time.Now().Add(24 * time.Hour)
 		for time.Now().Before(deadline) {
-			text, last, err := h.logs.ReadLog(ctx, id, after)
+			text, next, err := h.logs.ReadLog(ctx, id, attempts, after)
 			if err != nil {
 				return
 			}
-			after = last
+			after = next
 			if text != "" {
 				if _, err := w.WriteString(text); err != nil {
 					return
@@ -405,9 +406,10 @@ func (h *handlers) log(c *fiber.Ctx) error {
 			if err != nil {
 				return
 			}
+			attempts = cur.Attempt
 			if cur.Status.Terminal() {
 				// One last read: chunks stored before the end was.
-				if text, _, err := h.logs.ReadLog(ctx, id, after); err == nil && text != "" {
+				if text, _, err := h.logs.ReadLog(ctx, id, attempts, after); err == nil && text != "" {
 					_, _ = w.WriteString(text)
 					_ = w.Flush()
 				}

@@ -44,13 +44,25 @@ type runDoc struct {
 	FinalStatus         string           `bson:"finalStatus,omitempty"`
 	Context             string           `bson:"context,omitempty"`
 	TaskDefaultTimeout  int              `bson:"taskDefaultTimeout,omitempty"`
-	Definition          string           `bson:"definition"`
+	SecretParams        []string         `bson:"secretParams,omitempty"`
+	// Owner and Queued are set while the run is in flight (in the live collection).
+	Owner  string `bson:"owner,omitempty"`
+	Queued bool   `bson:"queued,omitempty"`
 	Tasks               int              `bson:"tasks"`
 	Version             int64            `bson:"version"`
 }
 
+// pageDoc holds up to PageSize task runs of one run: a step rewrites the pages of the tasks
+// it moved, not one document per task.
+type pageDoc struct {
+	ID      string    `bson:"_id"`
+	RunID   string    `bson:"runId"`
+	Version int64     `bson:"version"`
+	Tasks   []taskDoc `bson:"tasks"`
+}
+
 type taskDoc struct {
-	ID            string    `bson:"_id"`
+	ID            string    `bson:"id"`
 	RunID         string    `bson:"runId"`
 	Index         int       `bson:"index"`
 	Name          string    `bson:"name"`
@@ -74,7 +86,7 @@ type taskDoc struct {
 	Child         string    `bson:"child,omitempty"`
 	Kept          bool      `bson:"kept,omitempty"`
 	Labels        string    `bson:"labels,omitempty"`
-	Version       int64     `bson:"version"`
+	Version       int64     `bson:"-"`
 }
 
 func jsonText(v any) string {
@@ -122,11 +134,12 @@ func toRunDoc(r *domain.Run) runDoc {
 		Workspaces: string(r.Workspaces), CreationDate: r.CreationDate, StartTime: r.StartTime, EndTime: r.EndTime,
 		Timeout: r.Timeout, Deadline: r.Deadline, Retries: r.Retries, Debug: r.Debug, RetryOf: r.RetryOf,
 		ParentRun: r.ParentRun, ParentTask: r.ParentTask, FinalStatus: string(r.FinalStatus), Context: jsonText(r.Context),
-		TaskDefaultTimeout: r.TaskDefaultTimeout, Definition: jsonText(r.Definition), Tasks: r.Tasks, Version: r.Version,
+		TaskDefaultTimeout: r.TaskDefaultTimeout, SecretParams: r.SecretParams, Tasks: r.Tasks, Version: r.Version,
+		Owner: r.Owner, Queued: r.Queued,
 	}
 }
 
-func (d runDoc) run(withDefinition bool) *domain.Run {
+func (d runDoc) run() *domain.Run {
 	r := &domain.Run{
 		ID: d.ID, Team: d.Team, Workflow: d.Workflow, WorkflowDisplayName: d.WorkflowDisplayName,
 		WorkflowVersion: d.WorkflowVersion, Status: domain.Status(d.Status), Phase: domain.Phase(d.Phase),
@@ -136,14 +149,11 @@ func (d runDoc) run(withDefinition bool) *domain.Run {
 		CreationDate: d.CreationDate.UTC(), StartTime: utc(d.StartTime), EndTime: utc(d.EndTime), Timeout: d.Timeout,
 		Deadline: utc(d.Deadline), Retries: d.Retries, Debug: d.Debug, RetryOf: d.RetryOf, ParentRun: d.ParentRun,
 		ParentTask: d.ParentTask, FinalStatus: domain.Status(d.FinalStatus), Context: fromText[domain.RunContext](d.Context),
-		TaskDefaultTimeout: d.TaskDefaultTimeout, Tasks: d.Tasks, Version: d.Version,
+		TaskDefaultTimeout: d.TaskDefaultTimeout, SecretParams: d.SecretParams, Tasks: d.Tasks, Version: d.Version,
+		Owner: d.Owner, Queued: d.Queued,
 	}
 	if d.Workspaces != "" {
 		r.Workspaces = json.RawMessage(d.Workspaces)
-	}
-	if withDefinition && d.Definition != "" {
-		def := fromText[domain.Definition](d.Definition)
-		r.Definition = &def
 	}
 	return r
 }

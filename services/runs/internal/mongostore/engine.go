@@ -16,7 +16,7 @@ import (
 // The engine's bookkeeping lives in small collections read by _id or scanned whole: they
 // hold only what is in flight, so a scan stays cheap however many runs have finished.
 //
-//   - active: one document per run not yet completed, naming the replica that holds it;
+//   - live: the runs in flight, each naming the replica that holds it (see store.go);
 //   - replicas: one document per live replica of the service, with its last beat;
 //   - counters: per team, the runs holding a concurrency slot and the month's run count;
 //   - idempotency: submit keys, expiring after 24 hours.
@@ -26,39 +26,23 @@ type Active struct {
 	ID      string    `bson:"_id"`
 	Team    string    `bson:"team"`
 	Owner   string    `bson:"owner"`
-	Created time.Time `bson:"created"`
+	Created time.Time `bson:"creationDate"`
 	// Queued marks a run waiting for a concurrency slot.
-	Queued bool `bson:"queued"`
+	Queued bool   `bson:"queued"`
+	Phase  string `bson:"phase"`
 }
 
-// AddActive records a run in flight, held by owner.
-func (s *Store) AddActive(ctx context.Context, a Active) error {
-	_, err := s.active.UpdateOne(ctx, bson.M{"_id": a.ID}, bson.M{"$setOnInsert": a}, options.UpdateOne().SetUpsert(true))
-	if err != nil {
-		return fmt.Errorf("record active run %s: %w", a.ID, err)
-	}
-	return nil
-}
-
-// SetQueued marks whether an active run waits for a slot.
+// SetQueued marks whether a run in flight waits for a slot.
 func (s *Store) SetQueued(ctx context.Context, id string, queued bool) error {
-	if _, err := s.active.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"queued": queued}}); err != nil {
+	if _, err := s.live.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"queued": queued}}); err != nil {
 		return fmt.Errorf("mark run %s queued=%v: %w", id, queued, err)
-	}
-	return nil
-}
-
-// RemoveActive forgets a run that completed and owes nothing more.
-func (s *Store) RemoveActive(ctx context.Context, id string) error {
-	if _, err := s.active.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
-		return fmt.Errorf("forget active run %s: %w", id, err)
 	}
 	return nil
 }
 
 // ListActive lists every run in flight.
 func (s *Store) ListActive(ctx context.Context) ([]Active, error) {
-	cur, err := s.active.Find(ctx, bson.M{})
+	cur, err := s.live.Find(ctx, bson.M{}, options.Find().SetProjection(bson.M{"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1}))
 	if err != nil {
 		return nil, fmt.Errorf("list active runs: %w", err)
 	}
@@ -69,10 +53,10 @@ func (s *Store) ListActive(ctx context.Context) ([]Active, error) {
 	return out, nil
 }
 
-// TakeOver moves an active run from a dead replica to owner; false when another replica
+// TakeOver moves a run in flight from a dead replica to owner; false when another replica
 // took it first.
 func (s *Store) TakeOver(ctx context.Context, id, from, owner string) (bool, error) {
-	res, err := s.active.UpdateOne(ctx, bson.M{"_id": id, "owner": from}, bson.M{"$set": bson.M{"owner": owner}})
+	res, err := s.live.UpdateOne(ctx, bson.M{"_id": id, "owner": from}, bson.M{"$set": bson.M{"owner": owner}})
 	if err != nil {
 		return false, fmt.Errorf("take over run %s: %w", id, err)
 	}

@@ -2,11 +2,12 @@ package mongostore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/mongox"
 )
@@ -27,30 +28,37 @@ func (s *Store) AppendLog(ctx context.Context, taskRunID string, attempt, seq in
 	return nil
 }
 
-// ReadLog returns a task run's log chunks after the chunk id after ("" from the start),
-// in order, and the id of the last one returned.
-func (s *Store) ReadLog(ctx context.Context, taskRunID, after string) (string, string, error) {
-	lo := taskRunID + "/"
-	filter := bson.M{"$gte": lo, "$lt": taskRunID + "0"}
-	if after != "" {
-		filter = bson.M{"$gt": after, "$lt": taskRunID + "0"}
-	}
-	cur, err := s.logs.Find(ctx, bson.M{"_id": filter}, options.Find().SetSort(bson.M{"_id": 1}))
-	if err != nil {
-		return "", after, fmt.Errorf("read log of %s: %w", taskRunID, err)
-	}
-	var docs []struct {
-		ID   string `bson:"_id"`
-		Text string `bson:"text"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
-		return "", after, fmt.Errorf("read log of %s: %w", taskRunID, err)
-	}
+// LogCursor is where a read of a log stopped: the next chunk to read.
+type LogCursor struct {
+	Attempt, Seq int
+}
+
+// ReadLog returns the chunks of a task run's log from cursor on, through attempt
+// attempts, and the cursor after them. Chunks are read one by one by id, which stays fast
+// however many logs are kept.
+func (s *Store) ReadLog(ctx context.Context, taskRunID string, attempts int, from LogCursor) (string, LogCursor, error) {
 	var b strings.Builder
-	last := after
-	for _, d := range docs {
-		b.WriteString(d.Text)
-		last = d.ID
+	cur := from
+	if cur.Attempt < 1 {
+		cur = LogCursor{Attempt: 1}
 	}
-	return b.String(), last, nil
+	for cur.Attempt <= attempts {
+		var d struct {
+			Text string `bson:"text"`
+		}
+		err := s.logs.FindOne(ctx, bson.M{"_id": logID(taskRunID, cur.Attempt, cur.Seq)}).Decode(&d)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			if cur.Attempt == attempts {
+				break // the current attempt may write more
+			}
+			cur = LogCursor{Attempt: cur.Attempt + 1}
+			continue
+		}
+		if err != nil {
+			return "", from, fmt.Errorf("read log of %s: %w", taskRunID, err)
+		}
+		b.WriteString(d.Text)
+		cur.Seq++
+	}
+	return b.String(), cur, nil
 }

@@ -1,9 +1,12 @@
 package mongostore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -16,52 +19,85 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
+// Runs in flight live apart from runs that have ended. A step's writes go to the live
+// collections only, which hold what is in flight and so stay small however many runs have
+// ended: on the embedded FerretDB every update, even one by _id, reads its whole
+// collection, while inserts and reads by _id do not. When a run ends it is copied to the
+// archive collections (inserts) and removed from the live ones.
+//
+//   - live, pages:      runs in flight and their task-run pages (owner and queued included);
+//   - runs, taskpages:  runs that ended, and their pages;
+//   - definitions:      the workflow version of each run, written once;
+//   - logs:             task-run log chunks, written once each.
+
+// PageSize is how many task runs share a page.
+const PageSize = 64
+
 // ErrConflict is returned when a document changed since it was read.
 var ErrConflict = mongox.ErrConflict
 
 // Store is the runs database.
 type Store struct {
-	runs, tasks, active, replicas, counters, idem *mongo.Collection
-	logs                                          *mongo.Collection
+	live, pages, runs, archivedPages           *mongo.Collection
+	defs, logs, replicas, counters, idem       *mongo.Collection
 }
 
 // New returns the store over db.
 func New(db *mongo.Database) *Store {
 	return &Store{
-		runs: db.Collection("runs"), tasks: db.Collection("taskruns"), active: db.Collection("active"),
+		live: db.Collection("live"), pages: db.Collection("pages"),
+		runs: db.Collection("runs"), archivedPages: db.Collection("taskpages"),
+		defs: db.Collection("definitions"), logs: db.Collection("logs"),
 		replicas: db.Collection("replicas"), counters: db.Collection("counters"), idem: db.Collection("idempotency"),
-		logs: db.Collection("logs"),
 	}
 }
 
 // EnsureIndexes creates the indexes of the query paths.
 func (s *Store) EnsureIndexes(ctx context.Context) error {
-	return errors.Join(
-		mongox.EnsureIndexes(ctx, s.runs, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "creationDate", Value: 1}, {Key: "_id", Value: 1}}}),
-		mongox.EnsureIndexes(ctx, s.runs, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}, {Key: "creationDate", Value: 1}}}),
-		// Keys expire by PurgeKeys rather than a TTL index, which FerretDB does not have.
-		mongox.EnsureIndexes(ctx, s.idem, mongo.IndexModel{Keys: bson.D{{Key: "created", Value: 1}}}),
-	)
+	var errs []error
+	for _, coll := range []*mongo.Collection{s.live, s.runs} {
+		errs = append(errs,
+			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "creationDate", Value: 1}, {Key: "_id", Value: 1}}}),
+			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}, {Key: "creationDate", Value: 1}}}))
+	}
+	// Keys expire by PurgeKeys rather than a TTL index, which FerretDB does not have.
+	errs = append(errs, mongox.EnsureIndexes(ctx, s.idem, mongo.IndexModel{Keys: bson.D{{Key: "created", Value: 1}}}))
+	return errors.Join(errs...)
 }
 
 func notFound(id string) error {
 	return apperr.New(apperr.WorkflowRunNotFound, "Workflow run '%s' was not found.", id)
 }
 
-// CreateRun stores a new run: its task runs first, then the run, so a run that exists has
-// all its task runs.
-func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
-	if len(tasks) > 0 {
-		docs := make([]any, len(tasks))
-		for i, t := range tasks {
-			docs[i] = toTaskDoc(t)
-		}
-		_, err := s.tasks.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-		if err != nil && !onlyDuplicates(err) {
-			return fmt.Errorf("insert task runs of %s: %w", r.ID, err)
-		}
+func pageID(run string, p int) string { return run + "/" + strconv.Itoa(p) }
+
+func pageCount(tasks int) int { return (tasks + PageSize - 1) / PageSize }
+
+// pageOf builds page p of tasks, at version.
+func pageOf(run string, tasks []*domain.TaskRun, p int, version int64) pageDoc {
+	d := pageDoc{ID: pageID(run, p), RunID: run, Version: version}
+	for _, t := range tasks[p*PageSize : min(len(tasks), (p+1)*PageSize)] {
+		d.Tasks = append(d.Tasks, toTaskDoc(t))
 	}
-	if _, err := s.runs.InsertOne(ctx, toRunDoc(r)); err != nil {
+	return d
+}
+
+// CreateRun stores a new run: its definition and pages first, then the run, so a run that
+// exists has all its parts. A run in flight goes to the live collections; one that ended
+// within its first step (all its tasks inline) goes straight to the archive.
+func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
+	if _, err := s.defs.InsertOne(ctx, bson.M{"_id": r.ID, "definition": jsonText(r.Definition)}); err != nil && !mongox.IsDuplicateKey(err) {
+		return fmt.Errorf("insert definition of %s: %w", r.ID, err)
+	}
+	runs, pages := s.live, s.pages
+	if r.Phase.Ended() {
+		runs, pages = s.runs, s.archivedPages
+		r.Owner, r.Queued = "", false
+	}
+	if err := insertPages(ctx, pages, r.ID, tasks); err != nil {
+		return err
+	}
+	if _, err := runs.InsertOne(ctx, toRunDoc(r)); err != nil {
 		if mongox.IsDuplicateKey(err) {
 			return fmt.Errorf("insert run %s: %w", r.ID, ErrConflict)
 		}
@@ -70,8 +106,46 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	return nil
 }
 
+// maxBatch bounds the statements of one write command: the embedded FerretDB keeps a
+// connection per statement until the command ends and never answers one of more than
+// about 100.
+const maxBatch = 50
+
+// bulkWrite applies models in batches of maxBatch and returns how many matched.
+func bulkWrite(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (int, error) {
+	matched := 0
+	for len(models) > 0 {
+		n := min(len(models), maxBatch)
+		res, err := coll.BulkWrite(ctx, models[:n], options.BulkWrite().SetOrdered(false))
+		if err != nil {
+			return matched, err
+		}
+		matched += int(res.MatchedCount)
+		models = models[n:]
+	}
+	return matched, nil
+}
+
+func insertPages(ctx context.Context, coll *mongo.Collection, run string, tasks []*domain.TaskRun) error {
+	n := pageCount(len(tasks))
+	if n == 0 {
+		return nil
+	}
+	for from := 0; from < n; from += maxBatch {
+		docs := make([]any, 0, maxBatch)
+		for p := from; p < min(n, from+maxBatch); p++ {
+			docs = append(docs, pageOf(run, tasks, p, tasks[p*PageSize].Version))
+		}
+		_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+		if err != nil && !onlyDuplicates(err) {
+			return fmt.Errorf("insert task runs of %s: %w", run, err)
+		}
+	}
+	return nil
+}
+
 // onlyDuplicates reports a bulk insert whose only failures are documents already there:
-// a create retried after a crash.
+// a create or an archive retried after a crash.
 func onlyDuplicates(err error) bool {
 	var bw mongo.BulkWriteException
 	if !errors.As(err, &bw) {
@@ -85,90 +159,159 @@ func onlyDuplicates(err error) bool {
 	return bw.WriteConcernError == nil
 }
 
+// findRunDoc reads a run from the live collection, else the archive.
+func (s *Store) findRunDoc(ctx context.Context, id string) (runDoc, bool, error) {
+	for _, coll := range []*mongo.Collection{s.live, s.runs} {
+		d, err := mongox.FindOne[runDoc](ctx, coll, bson.M{"_id": id})
+		if err == nil {
+			return d, coll == s.live, nil
+		}
+		if !errors.Is(err, mongox.ErrNotFound) {
+			return runDoc{}, false, err
+		}
+	}
+	return runDoc{}, false, notFound(id)
+}
+
 // FindRun reads a run, with its definition when withDefinition.
 func (s *Store) FindRun(ctx context.Context, id string, withDefinition bool) (*domain.Run, error) {
-	opts := options.FindOne()
-	if !withDefinition {
-		opts.SetProjection(bson.M{"definition": 0})
-	}
-	d, err := mongox.FindOne[runDoc](ctx, s.runs, bson.M{"_id": id}, opts)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return nil, notFound(id)
-	}
+	d, _, err := s.findRunDoc(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return d.run(withDefinition), nil
+	r := d.run()
+	if withDefinition {
+		def, err := mongox.FindOne[struct {
+			Definition string `bson:"definition"`
+		}](ctx, s.defs, bson.M{"_id": id})
+		if err != nil {
+			return nil, fmt.Errorf("definition of run %s: %w", id, err)
+		}
+		v := fromText[domain.Definition](def.Definition)
+		r.Definition = &v
+	}
+	return r, nil
+}
+
+// findPage reads a page of run, live or archived, as the run is.
+func (s *Store) findPage(ctx context.Context, r *domain.Run, p int) (pageDoc, error) {
+	colls := []*mongo.Collection{s.pages, s.archivedPages}
+	if r.Owner == "" {
+		colls = []*mongo.Collection{s.archivedPages, s.pages}
+	}
+	for _, coll := range colls {
+		d, err := mongox.FindOne[pageDoc](ctx, coll, bson.M{"_id": pageID(r.ID, p)})
+		if err == nil {
+			return d, nil
+		}
+		if !errors.Is(err, mongox.ErrNotFound) {
+			return pageDoc{}, err
+		}
+	}
+	return pageDoc{}, fmt.Errorf("run %s misses task-run page %d", r.ID, p)
 }
 
 // FindTasks reads the task runs of r, in definition order.
 func (s *Store) FindTasks(ctx context.Context, r *domain.Run) ([]*domain.TaskRun, error) {
-	ids := make([]string, r.Tasks)
-	for i := range ids {
-		ids[i] = domain.TaskRunID(r.ID, i)
-	}
-	cur, err := s.tasks.Find(ctx, bson.M{"_id": bson.M{"$in": ids}})
-	if err != nil {
-		return nil, fmt.Errorf("find task runs of %s: %w", r.ID, err)
-	}
-	var docs []taskDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("read task runs of %s: %w", r.ID, err)
-	}
-	out := make([]*domain.TaskRun, r.Tasks)
-	for _, d := range docs {
-		if d.Index >= 0 && d.Index < len(out) {
-			out[d.Index] = d.task()
+	out := make([]*domain.TaskRun, 0, r.Tasks)
+	for p := range pageCount(r.Tasks) {
+		d, err := s.findPage(ctx, r, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, td := range d.Tasks {
+			t := td.task()
+			t.Version = d.Version
+			out = append(out, t)
 		}
 	}
-	for i, t := range out {
-		if t == nil {
-			return nil, fmt.Errorf("run %s misses task run %d", r.ID, i)
-		}
+	if len(out) != r.Tasks {
+		return nil, fmt.Errorf("run %s has %d of its %d task runs", r.ID, len(out), r.Tasks)
 	}
 	return out, nil
 }
 
 // FindTask reads one task run.
 func (s *Store) FindTask(ctx context.Context, id string) (*domain.TaskRun, error) {
-	d, err := mongox.FindOne[taskDoc](ctx, s.tasks, bson.M{"_id": id})
-	if errors.Is(err, mongox.ErrNotFound) {
-		return nil, apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", id)
+	run, i, ok := domain.ParseTaskRunID(id)
+	missing := apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", id)
+	if !ok {
+		return nil, missing
+	}
+	r, err := s.FindRun(ctx, run, false)
+	if apperr.HasReason(err, apperr.WorkflowRunNotFound) || (err == nil && i >= r.Tasks) {
+		return nil, missing
 	}
 	if err != nil {
 		return nil, err
 	}
-	return d.task(), nil
+	d, err := s.findPage(ctx, r, i/PageSize)
+	if err != nil {
+		return nil, err
+	}
+	k := i % PageSize
+	if k >= len(d.Tasks) {
+		return nil, missing
+	}
+	t := d.Tasks[k].task()
+	t.Version = d.Version
+	return t, nil
 }
 
-// SaveStep stores a step: the changed task runs, each on the version it was read at, then
-// the run when it changed. Versions advance in memory as writes succeed; ErrConflict means
-// another writer moved first and the caller must reload.
-func (s *Store) SaveStep(ctx context.Context, r *domain.Run, runChanged bool, tasks []*domain.TaskRun) error {
-	if len(tasks) > 0 {
-		models := make([]mongo.WriteModel, len(tasks))
-		for i, t := range tasks {
-			d := toTaskDoc(t)
-			d.Version = t.Version + 1
-			models[i] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": t.ID, "version": t.Version}).SetReplacement(d)
+// runFields is the $set of a step: the run's fields but its holder, which only a takeover
+// moves.
+func runFields(r *domain.Run) bson.M {
+	d := toRunDoc(r)
+	raw, _ := bson.Marshal(d)
+	var m bson.M
+	_ = bson.Unmarshal(raw, &m)
+	delete(m, "_id")
+	delete(m, "owner")
+	delete(m, "version")
+	return m
+}
+
+// SaveStep stores a step: the pages of the changed task runs, each on the version it was
+// read at, then the run on its version, changed or not. Pages go first so that a reader
+// never sees a run ahead of its task runs (a run completed, a task still running).
+//
+// The run's version orders the steps of a run. A replica stepping from an outdated view
+// may still write a page no one else changed, but only facts go there: task runs move
+// forward only, and a decision about a task is taken only once all it depends on has
+// ended, which no newer view would undo. What an outdated view misses is a decision, and
+// the replica learns of it when the run's version refuses it: it reloads, and loading
+// derives the decisions a run still owes. Versions advance in memory as writes succeed;
+// ErrConflict means another writer moved first and the caller must reload.
+func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error {
+	var pages []int
+	for _, i := range changed {
+		pages = append(pages, i/PageSize)
+	}
+	slices.Sort(pages)
+	pages = slices.Compact(pages)
+	if len(pages) > 0 {
+		models := make([]mongo.WriteModel, len(pages))
+		for k, p := range pages {
+			v := all[p*PageSize].Version
+			models[k] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": pageID(r.ID, p), "version": v}).
+				SetReplacement(pageOf(r.ID, all, p, v+1))
 		}
-		res, err := s.tasks.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		matched, err := bulkWrite(ctx, s.pages, models)
 		if err != nil {
 			return fmt.Errorf("save task runs of %s: %w", r.ID, err)
 		}
-		if int(res.MatchedCount) != len(tasks) {
+		if matched != len(pages) {
 			return fmt.Errorf("save task runs of %s: %w", r.ID, ErrConflict)
 		}
-		for _, t := range tasks {
-			t.Version++
+		for _, p := range pages {
+			for _, t := range all[p*PageSize : min(len(all), (p+1)*PageSize)] {
+				t.Version++
+			}
 		}
 	}
-	if !runChanged {
-		return nil
-	}
-	d := toRunDoc(r)
-	d.Version = r.Version + 1
-	res, err := s.runs.ReplaceOne(ctx, bson.M{"_id": r.ID, "version": r.Version}, d)
+	set := runFields(r)
+	set["version"] = r.Version + 1
+	res, err := s.live.UpdateOne(ctx, bson.M{"_id": r.ID, "version": r.Version}, bson.M{"$set": set})
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, err)
 	}
@@ -179,16 +322,51 @@ func (s *Store) SaveStep(ctx context.Context, r *domain.Run, runChanged bool, ta
 	return nil
 }
 
-// SaveRun stores a run that changed without a step (a finalize, a start request's body).
-func (s *Store) SaveRun(ctx context.Context, r *domain.Run) error {
-	return s.SaveStep(ctx, r, true, nil)
+// Archive moves a run that ended, with its pages, from the live collections to the
+// archive. Every part is written before the live copies go, and each write may be
+// repeated, so a crash midway leaves a run that Archive completes again.
+func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
+	if err := insertPages(ctx, s.archivedPages, r.ID, tasks); err != nil {
+		return err
+	}
+	d := toRunDoc(r)
+	d.Owner, d.Queued = "", false
+	if _, err := s.runs.InsertOne(ctx, d); err != nil && !mongox.IsDuplicateKey(err) {
+		return fmt.Errorf("archive run %s: %w", r.ID, err)
+	}
+	for p := range pageCount(len(tasks)) {
+		if _, err := s.pages.DeleteOne(ctx, bson.M{"_id": pageID(r.ID, p)}); err != nil {
+			return fmt.Errorf("remove live task runs of %s: %w", r.ID, err)
+		}
+	}
+	if _, err := s.live.DeleteOne(ctx, bson.M{"_id": r.ID}); err != nil {
+		return fmt.Errorf("remove live run %s: %w", r.ID, err)
+	}
+	return nil
 }
 
-// Heartbeat records a runner's heartbeat on a task run without moving its version: it is
-// a hint for the replica that holds the run, not a state change.
+// Finalize moves an archived run from completed to finalized; false when it is not
+// completed.
+func (s *Store) Finalize(ctx context.Context, id string) (bool, error) {
+	res, err := s.runs.UpdateOne(ctx, bson.M{"_id": id, "phase": string(domain.Completed)},
+		bson.M{"$set": bson.M{"phase": string(domain.Finalized)}, "$inc": bson.M{"version": 1}})
+	if err != nil {
+		return false, fmt.Errorf("finalize run %s: %w", id, err)
+	}
+	return res.MatchedCount == 1, nil
+}
+
+// Heartbeat records a runner's heartbeat on a task run without moving its page's
+// version: it is a hint for the replica that holds the run, not a state change.
 func (s *Store) Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (bool, error) {
-	res, err := s.tasks.UpdateOne(ctx, bson.M{"_id": taskRunID, "attempt": attempt, "runner": runner, "status": string(domain.Running)},
-		bson.M{"$set": bson.M{"heartbeat": at}})
+	run, i, ok := domain.ParseTaskRunID(taskRunID)
+	if !ok {
+		return false, nil
+	}
+	at0 := "tasks." + strconv.Itoa(i%PageSize) + "."
+	res, err := s.pages.UpdateOne(ctx, bson.M{"_id": pageID(run, i/PageSize), at0 + "attempt": attempt,
+		at0 + "runner": runner, at0 + "status": string(domain.Running)},
+		bson.M{"$set": bson.M{at0 + "heartbeat": at}})
 	if err != nil {
 		return false, fmt.Errorf("heartbeat %s: %w", taskRunID, err)
 	}
@@ -240,39 +418,110 @@ func (f Filter) bson() bson.M {
 	return m
 }
 
-// FindRuns returns one page of runs, without definitions, ordered by creation date.
+// FindRuns returns one page of runs, in flight and ended together, ordered by creation
+// date, and how many match in all.
 func (s *Store) FindRuns(ctx context.Context, f Filter, p page.Request) ([]*domain.Run, int64, error) {
-	docs, total, err := mongox.FindPage[runDoc](ctx, s.runs.Database().Collection(s.runs.Name()), f.bson(),
-		mongox.Sort{Field: "creationDate", Tiebreak: "_id", Desc: p.Desc}, p.Offset(), int64(p.Size))
+	sort := mongox.Sort{Field: "creationDate", Tiebreak: "_id", Desc: p.Desc}
+	// Each collection gives its first offset+size matches; the page is cut from their merge.
+	upto := p.Offset() + int64(p.Size)
+	live, liveTotal, err := mongox.FindPage[runDoc](ctx, s.live, f.bson(), sort, 0, upto)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]*domain.Run, len(docs))
-	for i, d := range docs {
-		out[i] = d.run(false)
+	twice, err := s.archivedLive(ctx, f)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, total, nil
+	ended, endedTotal, err := mongox.FindPage[runDoc](ctx, s.runs, f.bson(), sort, 0, upto)
+	if err != nil {
+		return nil, 0, err
+	}
+	seen := map[string]bool{}
+	var all []runDoc
+	// The archived copy of a run being put away is the newer.
+	for _, d := range append(ended, live...) {
+		if !seen[d.ID] {
+			seen[d.ID] = true
+			all = append(all, d)
+		}
+	}
+	slices.SortFunc(all, func(a, b runDoc) int {
+		c := cmp.Or(a.CreationDate.Compare(b.CreationDate), cmp.Compare(a.ID, b.ID))
+		if p.Desc {
+			return -c
+		}
+		return c
+	})
+	from := min(int(p.Offset()), len(all))
+	to := min(from+p.Size, len(all))
+	out := make([]*domain.Run, 0, to-from)
+	for _, d := range all[from:to] {
+		out = append(out, d.run())
+	}
+	return out, max(0, liveTotal+endedTotal-int64(len(twice))), nil
+}
+
+// archivedLive lists the runs matching f that are being put away: ended in the live
+// collection and already in the archive, so counted twice. They are few: a run stays in
+// the live collection only until its end's events are out.
+func (s *Store) archivedLive(ctx context.Context, f Filter) ([]string, error) {
+	q := f.bson()
+	q["phase"] = bson.M{"$in": bson.A{string(domain.Completed), string(domain.Finalized)}}
+	if len(f.Phases) > 0 {
+		q["$and"] = bson.A{bson.M{"phase": bson.M{"$in": f.Phases}}}
+	}
+	cur, err := s.live.Find(ctx, q, options.Find().SetProjection(bson.M{"_id": 1}))
+	if err != nil {
+		return nil, fmt.Errorf("find ending runs: %w", err)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read ending runs: %w", err)
+	}
+	var out []string
+	for _, d := range docs {
+		if err := s.runs.FindOne(ctx, bson.M{"_id": d.ID}).Err(); err == nil {
+			out = append(out, d.ID)
+		}
+	}
+	return out, nil
 }
 
 // CountRuns counts a team's runs by status.
 func (s *Store) CountRuns(ctx context.Context, f Filter) (map[string]int64, error) {
-	cur, err := s.runs.Aggregate(ctx, mongo.Pipeline{
-		{{Key: "$match", Value: f.bson()}},
-		{{Key: "$group", Value: bson.M{"_id": "$status", "n": bson.M{"$sum": 1}}}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("count runs: %w", err)
-	}
-	var rows []struct {
-		ID string `bson:"_id"`
-		N  int64  `bson:"n"`
-	}
-	if err := cur.All(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("read run counts: %w", err)
-	}
 	out := map[string]int64{}
-	for _, r := range rows {
-		out[r.ID] = r.N
+	for _, coll := range []*mongo.Collection{s.live, s.runs} {
+		cur, err := coll.Aggregate(ctx, mongo.Pipeline{
+			{{Key: "$match", Value: f.bson()}},
+			{{Key: "$group", Value: bson.M{"_id": "$status", "n": bson.M{"$sum": 1}}}},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("count runs: %w", err)
+		}
+		var rows []struct {
+			ID string `bson:"_id"`
+			N  int64  `bson:"n"`
+		}
+		if err := cur.All(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("read run counts: %w", err)
+		}
+		for _, r := range rows {
+			out[r.ID] += r.N
+		}
+		if coll == s.live {
+			// Counted again in the archive below.
+			twice, err := s.archivedLive(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range twice {
+				if d, _, err := s.findRunDoc(ctx, id); err == nil {
+					out[d.Status]--
+				}
+			}
+		}
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package mongostore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/libs/testkit"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
 
@@ -76,4 +78,75 @@ func TestMonthlyCountAndKeys(t *testing.T) {
 	held, err = s.Claim(ctx, "k", "r3", now.Add(mongostore.KeyTTL+time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, "r3", held, "an expired key names the new run")
+}
+
+func TestSaveStepIsConditionalAndArchiveMovesTheRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	def := &domain.Definition{Name: "w", Tasks: []domain.TaskDef{{Name: "start", Type: "start"}}}
+	for i := range 70 {
+		def.Tasks = append(def.Tasks, domain.TaskDef{Name: fmt.Sprintf("t%d", i), Type: "setwfproperty", Dependencies: []domain.Dependency{{TaskRef: "start"}}})
+	}
+	def.Tasks = append(def.Tasks, domain.TaskDef{Name: "end", Type: "end", Dependencies: []domain.Dependency{{TaskRef: "t0"}}})
+	r, tasks, err := domain.NewRun("run-1", def, domain.SubmitRequest{}, "manual", domain.Initiator{}, time.Now(), domain.Limits{MaxDuration: 5})
+	require.NoError(t, err)
+	r.Owner = "replica-a"
+	require.NoError(t, s.CreateRun(ctx, r, tasks))
+
+	stale, err := s.FindTasks(ctx, r)
+	require.NoError(t, err)
+	staleRun := *r
+	tasks[65].Status = domain.Ready
+	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{65}))
+	assert.EqualValues(t, 2, tasks[65].Version)
+	assert.EqualValues(t, 2, r.Version)
+	assert.EqualValues(t, 1, tasks[0].Version, "only the changed page moves")
+
+	stale[65].Status = domain.Running
+	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{65}), mongostore.ErrConflict, "a stale page must not be written")
+	stale[1].Status = domain.Running
+	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{1}), mongostore.ErrConflict, "a stale run must not be written")
+	got, err := s.FindTask(ctx, tasks[65].ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.Ready, got.Status)
+	got, err = s.FindTask(ctx, tasks[1].ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.Running, got.Status, "a page no one else moved keeps the facts of a step that lost the run")
+
+	ok, err := s.Heartbeat(ctx, tasks[65].ID, 0, "", time.Now())
+	require.NoError(t, err)
+	assert.False(t, ok, "a heartbeat for a task run that is not running")
+	tasks[66].Status, tasks[66].Attempt, tasks[66].Runner = domain.Running, 2, "r1"
+	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{66}))
+	beat := time.Now().UTC().Truncate(time.Millisecond)
+	ok, err = s.Heartbeat(ctx, tasks[66].ID, 2, "r1", beat)
+	require.NoError(t, err)
+	assert.True(t, ok, "the running attempt's heartbeat")
+	got, err = s.FindTask(ctx, tasks[66].ID)
+	require.NoError(t, err)
+	assert.True(t, beat.Equal(got.Heartbeat), "%v != %v", beat, got.Heartbeat)
+
+	active, err := s.ListActive(ctx)
+	require.NoError(t, err)
+	require.Len(t, active, 1)
+	assert.Equal(t, "replica-a", active[0].Owner)
+
+	r.Status, r.Phase = domain.Succeeded, domain.Completed
+	require.NoError(t, s.Archive(ctx, r, tasks))
+	require.NoError(t, s.Archive(ctx, r, tasks), "archiving again is harmless")
+	active, err = s.ListActive(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, active)
+	back, err := s.FindRun(ctx, r.ID, true)
+	require.NoError(t, err)
+	assert.Equal(t, domain.Succeeded, back.Status)
+	assert.Empty(t, back.Owner)
+	all, err := s.FindTasks(ctx, back)
+	require.NoError(t, err)
+	assert.Len(t, all, 72)
+	assert.Equal(t, domain.Ready, all[65].Status)
+	done, err := s.Finalize(ctx, r.ID)
+	require.NoError(t, err)
+	assert.True(t, done)
 }

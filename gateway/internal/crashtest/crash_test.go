@@ -1,0 +1,452 @@
+// Package crashtest kills the engine's processes at random points while runs go through
+// it, and checks that every run still ends right, with each task executed exactly once.
+package crashtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/mongox"
+	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/testkit"
+	"github.com/baton-flow/baton/services/runner"
+	"github.com/baton-flow/baton/services/runs"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+const key = "crash-test-service-key-0123456789"
+
+// gate stands for a process's link to the broker: once the process is dead nothing more
+// leaves it, not even what a graceful shutdown would still send.
+type gate struct {
+	p    *kafkax.Producer
+	dead atomic.Bool
+}
+
+var errDead = errors.New("the process is dead")
+
+func (g *gate) Publish(ctx context.Context, topic, key string, e event.Event) error {
+	if g.dead.Load() {
+		return errDead
+	}
+	return g.p.Publish(ctx, topic, key, e)
+}
+
+func (g *gate) PublishMany(ctx context.Context, topic string, msgs ...kafkax.Message) error {
+	if g.dead.Load() {
+		return errDead
+	}
+	return g.p.PublishMany(ctx, topic, msgs...)
+}
+
+// process is one running service instance that can be killed.
+type process struct {
+	name   string
+	url    string
+	gate   *gate
+	cancel context.CancelFunc
+	done   chan struct{}
+	app    *fiber.App
+}
+
+// kill stops the process without a graceful shutdown: its broker link dies first, then
+// its context, its listener and its connections.
+func (p *process) kill() {
+	p.gate.dead.Store(true)
+	p.cancel()
+	if p.app != nil {
+		_ = p.app.ShutdownWithTimeout(0)
+	}
+	<-p.done
+}
+
+type cluster struct {
+	t        *testing.T
+	db       *mongo.Database
+	kafka    kafkax.Config
+	producer *kafkax.Producer
+	signer   *auth.Signer
+	static   *registry.Static
+	defs     defs
+	workDirs []string
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	runs    []*process
+	runners []*process
+}
+
+type defs struct{ def runs.Definition }
+
+func (d defs) Snapshot(_ context.Context, team, name string, _ int) (*runs.Definition, error) {
+	if name != d.def.Name {
+		return nil, apperr.New(apperr.WorkflowNotFound, "Workflow '%s' was not found.", name)
+	}
+	def := d.def
+	def.Team, def.Version = team, 1
+	return &def, nil
+}
+
+type contexts struct{}
+
+func (contexts) RunContext(context.Context, string) (runs.TeamContext, error) {
+	return runs.TeamContext{MaxMonthly: 1_000_000, MaxDuration: 60, MaxConcurrent: 1000, TaskDefaultTimeout: 10}, nil
+}
+
+type noCatalogue struct{}
+
+func (noCatalogue) TaskSpec(context.Context, string, int) (*runs.Spec, int, error) {
+	return nil, 0, apperr.New(apperr.TaskNotFound, "no catalogue here")
+}
+
+func (c *cluster) startRuns(i int) *process {
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &gate{p: c.producer}
+	svc, err := runs.New(ctx, runs.Config{
+		GroupID: c.kafka.TopicPrefix + "runs", Replica: fmt.Sprintf("runs-%d-%d", i, rand.Int()),
+		RunnerLease: 10 * time.Second, ReplicaTimeout: 5 * time.Second, Reconcile: 200 * time.Millisecond,
+	}, runs.Deps{DB: c.db, Kafka: c.kafka, Publisher: g, Signer: c.signer, Logger: c.log,
+		Definitions: c.defs, Catalogue: noCatalogue{}, Contexts: contexts{}})
+	require.NoError(c.t, err)
+	app := httpx.NewApp(httpx.Config{Name: "runs", Logger: c.log, NoTracing: true})
+	svc.Routes(app)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(c.t, err)
+	p := &process{name: fmt.Sprintf("runs-%d", i), url: "http://" + ln.Addr().String(), gate: g, cancel: cancel,
+		done: make(chan struct{}), app: app}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = app.Listener(ln) })
+	wg.Go(func() { _ = svc.Run(ctx) })
+	go func() {
+		wg.Wait()
+		close(p.done)
+	}()
+	return p
+}
+
+func (c *cluster) startRunner(i int) *process {
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &gate{p: c.producer}
+	svc, err := runner.New(ctx, runner.Config{
+		GroupID: c.kafka.TopicPrefix + "runner", ID: fmt.Sprintf("runner-%d-%d", i, rand.Int()),
+		WorkDir: c.workDirs[i], Heartbeat: 500 * time.Millisecond, Concurrency: 16,
+	}, runner.Deps{Kafka: c.kafka, Publisher: g, Resolver: c.static, Signer: c.signer, Logger: c.log})
+	require.NoError(c.t, err)
+	p := &process{name: fmt.Sprintf("runner-%d", i), gate: g, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		_ = svc.Run(ctx)
+		close(p.done)
+	}()
+	return p
+}
+
+// publish tells the runners where the live runs replicas are.
+func (c *cluster) publish() {
+	var urls []string
+	for _, p := range c.runs {
+		if p != nil {
+			urls = append(urls, p.url)
+		}
+	}
+	c.static.Set("runs", urls...)
+}
+
+func (c *cluster) runsURL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var live []string
+	for _, p := range c.runs {
+		if p != nil {
+			live = append(live, p.url)
+		}
+	}
+	if len(live) == 0 {
+		return ""
+	}
+	return live[rand.IntN(len(live))]
+}
+
+// submit submits a run to any live replica, again with the same key until one answers.
+func (c *cluster) submit(ctx context.Context, key string) (string, error) {
+	body, _ := json.Marshal(map[string]any{"idempotencyKey": key})
+	for ctx.Err() == nil {
+		base := c.runsURL()
+		if base == "" {
+			pause(20 * time.Millisecond)
+			continue
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v2/team/crash/workflow/flow/submit?start=true", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		_ = c.signer.SetHeaders(auth.Principal{Type: auth.TypeUser, ID: "u", Name: "u", Roles: []string{auth.RoleAdmin}}, req.Header.Set)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			continue
+		}
+		raw, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode == http.StatusCreated || res.StatusCode == http.StatusOK {
+			var run struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(raw, &run); err == nil && run.ID != "" {
+				return run.ID, nil
+			}
+		}
+	}
+	return "", ctx.Err()
+}
+
+// The crash test: 200 concurrent runs of a workflow with script, sleep and inline tasks,
+// while runs replicas and runners are killed at random points and restarted. Every run
+// must succeed with each script task executed exactly once as the task sees it: a counter
+// file per task run gets one line per execution.
+func TestCrashSafety(t *testing.T) {
+	if os.Getenv("BATON_CRASH_TEST") == "" {
+		t.Skip("set BATON_CRASH_TEST=1 to kill and restart the engine's processes under load (several minutes)")
+	}
+	ctx := context.Background()
+	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	kcfg := kafkax.Config{Brokers: testkit.KafkaBrokers(t), TopicPrefix: testkit.TopicPrefix(t)}
+	require.NoError(t, kafkax.EnsureTopics(ctx, kcfg, 4, events.TaskDispatch, events.TaskUpdates, events.RunEvents))
+	producer := kafkax.NewProducer(kcfg)
+	t.Cleanup(func() { _ = producer.Close() })
+	signer, err := auth.NewSigner([]byte(key))
+	require.NoError(t, err)
+	counters := t.TempDir()
+
+	script := func(name string) map[string]any {
+		return map[string]any{"name": name, "type": "script", "retries": 8, "retryDelay": 0,
+			"params": []map[string]any{{"name": "script", "value": "echo once >> " + counters + "/$(context.params.taskrun-ref)"}}}
+	}
+	dep := func(names ...string) []map[string]any {
+		var out []map[string]any
+		for _, n := range names {
+			out = append(out, map[string]any{"taskRef": n})
+		}
+		return out
+	}
+	a, b, e := script("a"), script("b"), script("e")
+	a["dependencies"], e["dependencies"] = dep("start"), dep("start")
+	b["dependencies"] = dep("nap")
+	raw, _ := json.Marshal(map[string]any{"name": "flow", "status": "active", "tasks": []map[string]any{
+		{"name": "start", "type": "start"}, a, e,
+		{"name": "nap", "type": "sleep", "params": []map[string]any{{"name": "duration", "value": 150}}, "dependencies": dep("a")},
+		b,
+		{"name": "mark", "type": "setwfproperty", "params": []map[string]any{{"name": "output", "value": "done"}, {"name": "value", "value": "yes"}},
+			"dependencies": dep("b", "e")},
+		{"name": "end", "type": "end", "dependencies": dep("mark")},
+	}})
+	var def runs.Definition
+	require.NoError(t, json.Unmarshal(raw, &def))
+
+	c := &cluster{t: t, db: client.Database(testkit.Database(t)), kafka: kcfg, producer: producer, signer: signer,
+		static: registry.NewStatic(nil), defs: defs{def: def}, workDirs: []string{t.TempDir(), t.TempDir()},
+		log: testLogger()}
+	c.runs = []*process{c.startRuns(0), c.startRuns(1)}
+	c.runners = []*process{c.startRunner(0), c.startRunner(1)}
+	c.publish()
+	t.Cleanup(func() {
+		for _, p := range append(c.runs, c.runners...) {
+			if p != nil {
+				p.kill()
+			}
+		}
+	})
+
+	// Chaos: kill one process at a random moment, restart it a little later, again and
+	// again, while the runs go through. One runs replica is always up, so submits get an
+	// answer; the other's runs are taken over while it is down.
+	chaosCtx, stopChaos := context.WithCancel(ctx)
+	var kills atomic.Int64
+	var chaos sync.WaitGroup
+	chaos.Go(func() {
+		for chaosCtx.Err() == nil && os.Getenv("BATON_CRASH_NO_KILLS") == "" {
+			select {
+			case <-chaosCtx.Done():
+				return
+			case <-time.After(time.Duration(100+rand.IntN(300)) * time.Millisecond):
+			}
+			if rand.IntN(2) == 0 {
+				i := rand.IntN(2)
+				c.mu.Lock()
+				victim := c.runs[i]
+				c.runs[i] = nil
+				c.publish()
+				c.mu.Unlock()
+				victim.kill()
+				kills.Add(1)
+				pause(time.Duration(100+rand.IntN(400)) * time.Millisecond)
+				c.mu.Lock()
+				c.runs[i] = c.startRuns(i)
+				c.publish()
+				c.mu.Unlock()
+			} else {
+				i := rand.IntN(2)
+				c.runners[i].kill()
+				kills.Add(1)
+				pause(time.Duration(50+rand.IntN(200)) * time.Millisecond)
+				c.runners[i] = c.startRunner(i)
+			}
+		}
+	})
+
+	total := 200
+	if n, err := strconv.Atoi(os.Getenv("BATON_CRASH_RUNS")); err == nil {
+		total = n
+	}
+	ids := make([]string, total)
+	submitCtx, cancelSubmit := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelSubmit()
+	var submits sync.WaitGroup
+	sem := make(chan struct{}, 25)
+	for i := range total {
+		sem <- struct{}{}
+		submits.Go(func() {
+			defer func() { <-sem }()
+			id, err := c.submit(submitCtx, fmt.Sprintf("run-%d", i))
+			assert.NoError(t, err)
+			ids[i] = id
+		})
+	}
+	submits.Wait()
+	// Keep killing for a while after the last submit, then let everything settle.
+	pause(2 * time.Second)
+	stopChaos()
+	chaos.Wait()
+	t.Logf("%d kills", kills.Load())
+
+	// Every run ends, and succeeds.
+	runs := map[string]map[string]any{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(runs) < total {
+		for _, id := range ids {
+			if _, ok := runs[id]; ok {
+				continue
+			}
+			if run, ok := c.get(ctx, id); ok && run["phase"] == "completed" {
+				runs[id] = run
+			}
+		}
+		if time.Now().After(deadline) {
+			for _, id := range ids {
+				if _, ok := runs[id]; ok {
+					continue
+				}
+				run, _ := c.get(ctx, id)
+				t.Logf("not completed: %s %v/%v", id, run["status"], run["phase"])
+				tasks, _ := run["tasks"].([]any)
+				for _, task := range tasks {
+					tr := task.(map[string]any)
+					t.Logf("   %v %v attempt=%v msg=%v", tr["name"], tr["status"], tr["attempt"], tr["statusMessage"])
+				}
+			}
+			require.FailNow(t, "runs did not all complete", "%d of %d", len(runs), total)
+		}
+		pause(100 * time.Millisecond)
+	}
+	for id, run := range runs {
+		assert.Equal(t, "succeeded", run["status"], "run %s: %v", id, run["statusMessage"])
+	}
+	count, ok := c.count(ctx)
+	require.True(t, ok)
+	assert.EqualValues(t, total, count["all"], "one run per idempotency key")
+
+	// Each script task of each run executed exactly once.
+	for _, id := range ids {
+		for _, task := range []int{1, 2, 4} {
+			raw, err := os.ReadFile(filepath.Join(counters, fmt.Sprintf("%s.%d", id, task)))
+			if !assert.NoError(t, err, "run %s task %d never executed", id, task) {
+				continue
+			}
+			if !assert.Equal(t, 1, strings.Count(string(raw), "once"), "run %s task %d executions", id, task) {
+				tr := runs[id]["tasks"].([]any)[task].(map[string]any)
+				t.Logf("task run: attempt=%v status=%v msg=%v", tr["attempt"], tr["status"], tr["statusMessage"])
+			}
+		}
+	}
+
+	// Nothing is left owed: no run in flight, no concurrency slot held.
+	require.Eventually(t, func() bool {
+		n, err := c.db.Collection("live").CountDocuments(ctx, bson.M{})
+		return err == nil && n == 0
+	}, 30*time.Second, 100*time.Millisecond, "runs left in flight")
+	var slots struct {
+		N int `bson:"n"`
+	}
+	require.NoError(t, c.db.Collection("counters").FindOne(ctx, bson.M{"_id": "slots/crash"}).Decode(&slots))
+	assert.Equal(t, 0, slots.N, "slots left held")
+}
+
+// pause waits d: the chaos's own rhythm, not a wait for a condition.
+func pause(d time.Duration) { <-time.After(d) }
+
+func testLogger() *slog.Logger {
+	if os.Getenv("BATON_CRASH_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// call asks a live runs replica; ok is false when none answered 200.
+func (c *cluster) call(ctx context.Context, path string) (map[string]any, bool) {
+	base := c.runsURL()
+	if base == "" {
+		return nil, false
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	_ = c.signer.SetHeaders(auth.Principal{Type: auth.TypeUser, ID: "u", Name: "u", Roles: []string{auth.RoleAdmin}}, req.Header.Set)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&out) != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+func (c *cluster) get(ctx context.Context, id string) (map[string]any, bool) {
+	return c.call(ctx, "/api/v2/team/crash/workflowrun/"+id)
+}
+
+func (c *cluster) count(ctx context.Context) (map[string]any, bool) {
+	out, ok := c.call(ctx, "/api/v2/team/crash/workflowrun/count")
+	if !ok {
+		return nil, false
+	}
+	status, ok := out["status"].(map[string]any)
+	return status, ok
+}

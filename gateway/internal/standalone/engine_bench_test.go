@@ -1,0 +1,656 @@
+package standalone_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/gateway/internal/standalone"
+)
+
+// The engine's speed table (the engine issue; ARCHITECTURE.md "Speed"), measured end to
+// end through the gateway of one standalone process per benchmark: embedded FerretDB on
+// SQLite and kfake, sharing the machine's cores with the load generator. Each benchmark
+// does a fixed amount of work whatever b.N is and reports its own percentiles next to its
+// target, so run them with -benchtime 1x (make bench does); ns/op is then the time of the
+// whole workload and means little.
+//
+// Latencies are submit → completed: from sending the submit to reading phase "completed",
+// either in the submit's answer (inline runs started with start=true usually complete
+// within the request) or by polling the run every benchPoll.
+
+const (
+	benchTeam = "bench"
+	// benchPoll bounds the error of a latency measured by polling; shorter polls would
+	// load the two cores the engine runs on.
+	benchPoll = 5 * time.Millisecond
+	// benchRunDeadline bounds one ordinary run.
+	benchRunDeadline = time.Minute
+)
+
+// rig is one standalone process and a client that keeps enough connections open for the
+// concurrent benchmarks (http.DefaultClient keeps 2 per host and would measure dials).
+type rig struct {
+	url, token string
+	client     *http.Client
+}
+
+// newRig starts a standalone process for b with extra variables, with a team whose quotas
+// no benchmark reaches.
+func newRig(b *testing.B, extra map[string]string) *rig {
+	b.Helper()
+	vars := map[string]string{
+		"BATON_DATA_DIR": b.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0",
+		// Past its capacity the process logs every failed request; the benchmarks count and
+		// report failures themselves, so the table stays readable.
+		"BATON_LOG_LEVEL": "ERROR+4",
+		// One token sends hundreds of requests a second here; gateway/bench_test.go measures
+		// the limiter itself.
+		"BATON_RATE_LIMIT": "0",
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	bt := startTB(b, vars)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 512, 512
+	b.Cleanup(tr.CloseIdleConnections)
+	r := &rig{url: bt.url, token: bt.token, client: &http.Client{Transport: tr}}
+
+	code, raw, err := r.do(context.Background(), http.MethodPost, "/api/v2/team",
+		`{"name":"`+benchTeam+`","quotas":{"maxConcurrentRuns":1000,"maxWorkflowRunMonthly":10000000,"maxWorkflowCount":1000}}`)
+	require.NoError(b, err)
+	require.Equal(b, http.StatusCreated, code, string(raw))
+	return r
+}
+
+// startTB is start (standalone_test.go) for benchmarks.
+func startTB(tb testing.TB, vars map[string]string) *baton {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- standalone.Run(ctx, func(k string) string { return vars[k] }, w)
+		_ = w.Close()
+	}()
+	lines := make(chan string, 2)
+	go func() {
+		s := bufio.NewScanner(r)
+		for s.Scan() {
+			lines <- s.Text()
+		}
+		close(lines)
+	}()
+	var out strings.Builder
+	deadline := time.After(2 * time.Minute)
+	for !banner.MatchString(out.String()) {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				require.FailNow(tb, "standalone stopped before serving", "%v", <-done)
+			}
+			out.WriteString(line + "\n")
+		case err := <-done:
+			require.FailNow(tb, "standalone stopped before serving", "%v", err)
+		case <-deadline:
+			cancel()
+			require.FailNow(tb, "standalone did not start")
+		}
+	}
+	m := banner.FindStringSubmatch(out.String())
+	tb.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return &baton{url: m[1], token: m[2]}
+}
+
+// do sends one request as the admin; safe for concurrent use.
+func (r *rig) do(ctx context.Context, method, path, body string) (int, []byte, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.url+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw, err
+}
+
+// workflow creates a workflow of the bench team, retrying while the workflows service has
+// not yet heard of the team.
+func (r *rig) workflow(b *testing.B, def string, wait time.Duration) {
+	b.Helper()
+	var last string
+	ok := assertEventually(wait, 20*time.Millisecond, func() bool {
+		code, raw, err := r.do(context.Background(), http.MethodPost, "/api/v2/team/"+benchTeam+"/workflow", def)
+		last = fmt.Sprintf("%d %s %v", code, truncate(raw), err)
+		return err == nil && code == http.StatusCreated
+	})
+	require.True(b, ok, "create workflow: %s", last)
+}
+
+// assertEventually polls cond, one call at a time, until it holds or wait passes; unlike
+// require.Eventually it lets a slow call (a 10,000-task workflow) finish.
+func assertEventually(wait, tick time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(wait)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-t.C
+	}
+	return true
+}
+
+// runView is what the benchmarks read of a WorkflowRun.
+type runView struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	Phase     string `json:"phase"`
+	StartTime string `json:"startTime"`
+	// Duration is in milliseconds.
+	Duration int64 `json:"duration"`
+	Tasks    []struct {
+		Name      string `json:"name"`
+		Status    string `json:"status"`
+		StartTime string `json:"startTime"`
+		Duration  int64  `json:"duration"`
+	} `json:"tasks"`
+}
+
+// submit sends one submit of workflow wf and returns the run as answered.
+func (r *rig) submit(ctx context.Context, wf string, start bool) (runView, error) {
+	code, raw, err := r.do(ctx, http.MethodPost,
+		fmt.Sprintf("/api/v2/team/%s/workflow/%s/submit?start=%t", benchTeam, wf, start), `{"params":{}}`)
+	if err != nil {
+		return runView{}, err
+	}
+	if code != http.StatusCreated {
+		return runView{}, fmt.Errorf("submit %s: %d %s", wf, code, truncate(raw))
+	}
+	var v runView
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return runView{}, fmt.Errorf("submit %s: %w", wf, err)
+	}
+	return v, nil
+}
+
+// get reads run id, with its tasks when withTasks.
+func (r *rig) get(ctx context.Context, id string, withTasks bool) (runView, error) {
+	code, raw, err := r.do(ctx, http.MethodGet,
+		fmt.Sprintf("/api/v2/team/%s/workflowrun/%s?withTasks=%t", benchTeam, id, withTasks), "")
+	if err != nil {
+		return runView{}, err
+	}
+	if code != http.StatusOK {
+		return runView{}, fmt.Errorf("get run %s: %d %s", id, code, truncate(raw))
+	}
+	var v runView
+	err = json.Unmarshal(raw, &v)
+	return v, err
+}
+
+// run submits wf with start=true and waits for it to complete; its latency counts from
+// since, the moment the submit was due. The run is returned as last read (without tasks
+// when it completed after the submit's answer).
+func (r *rig) run(ctx context.Context, wf string, since time.Time) (time.Duration, runView, error) {
+	v, err := r.submit(ctx, wf, true)
+	if err != nil {
+		return 0, v, err
+	}
+	if v.Phase != "completed" {
+		tick := time.NewTicker(benchPoll)
+		defer tick.Stop()
+		for v.Phase != "completed" {
+			select {
+			case <-ctx.Done():
+				return 0, v, fmt.Errorf("run %s still %s/%s: %w", v.ID, v.Status, v.Phase, ctx.Err())
+			case <-tick.C:
+			}
+			if v, err = r.get(ctx, v.ID, false); err != nil {
+				return 0, v, err
+			}
+		}
+	}
+	lat := time.Since(since)
+	if v.Status != "succeeded" {
+		return lat, v, fmt.Errorf("run %s of %s ended %s", v.ID, wf, v.Status)
+	}
+	return lat, v, nil
+}
+
+// mustRun runs wf once within benchRunDeadline and fails b on any error.
+func (r *rig) mustRun(b *testing.B, wf string) (time.Duration, runView) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), benchRunDeadline)
+	defer cancel()
+	lat, v, err := r.run(ctx, wf, time.Now())
+	require.NoError(b, err)
+	return lat, v
+}
+
+// Workflow definitions.
+
+func inlineTask(string) string {
+	return `"type":"setwfproperty","params":[{"name":"output","value":"a"},{"name":"value","value":"1"}]`
+}
+
+func scriptTask(string) string {
+	return `"type":"script","params":[{"name":"script","value":"true"}]`
+}
+
+// chain is start → n-2 tasks made by task, one after another → end: n tasks.
+func chain(name string, n int, task func(name string) string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `{"name":%q,"tasks":[{"name":"start","type":"start"}`, name)
+	prev := "start"
+	for i := 1; i < n-1; i++ {
+		t := fmt.Sprintf("t%d", i)
+		fmt.Fprintf(&sb, `,{"name":%q,%s,"dependencies":[{"taskRef":%q}]}`, t, task(t), prev)
+		prev = t
+	}
+	fmt.Fprintf(&sb, `,{"name":"end","type":"end","dependencies":[{"taskRef":%q}]}]}`, prev)
+	return sb.String()
+}
+
+// fanOut is start → width inline tasks side by side → end, which joins them all.
+func fanOut(name string, width int) string {
+	var sb, deps strings.Builder
+	fmt.Fprintf(&sb, `{"name":%q,"tasks":[{"name":"start","type":"start"}`, name)
+	for i := range width {
+		t := fmt.Sprintf("f%d", i)
+		fmt.Fprintf(&sb, `,{"name":%q,%s,"dependencies":[{"taskRef":"start"}]}`, t, inlineTask(t))
+		if i > 0 {
+			deps.WriteByte(',')
+		}
+		fmt.Fprintf(&deps, `{"taskRef":%q}`, t)
+	}
+	fmt.Fprintf(&sb, `,{"name":"end","type":"end","dependencies":[%s]}]}`, deps.String())
+	return sb.String()
+}
+
+// Statistics.
+
+// pct returns the p-th percentile of ds by nearest rank.
+func pct(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fmtMS(d time.Duration) string { return fmt.Sprintf("%.2fms", ms(d)) }
+
+// trend says how latency moved from the first tenth of the samples to the last: FerretDB
+// scans a collection for most filters, so costs that grow with stored runs show here.
+func trend(ds []time.Duration) string {
+	n := max(len(ds)/10, 1)
+	return fmt.Sprintf("p50 of the first %d samples %s, of the last %d %s", n, fmtMS(pct(ds[:n], 50)), n, fmtMS(pct(ds[len(ds)-n:], 50)))
+}
+
+func truncate(raw []byte) string {
+	if len(raw) > 300 {
+		return string(raw[:300]) + "…"
+	}
+	return string(raw)
+}
+
+// BenchmarkEngineStepOverhead measures step overhead in a 100-task chain of inline tasks.
+// Step overhead here is a run's submit → completed wall time divided by its number of
+// tasks (start, 98 setwfproperty, end), one sample per run: the engine runs a chain of
+// inline tasks within one step and stamps them all with that step's time, so the run's
+// own duration and the gaps between task start times are zero and measure nothing. A
+// 3-task chain runs alternately with it, so the cost of one more task (the difference of
+// the two p50s over 97 tasks) is reported too, without the fixed cost of a submit.
+func BenchmarkEngineStepOverhead(b *testing.B) {
+	const runs, tasks = 50, 100
+	r := newRig(b, nil)
+	r.workflow(b, chain("long", tasks, inlineTask), 30*time.Second)
+	r.workflow(b, chain("short", 3, inlineTask), 30*time.Second)
+	for range 3 {
+		r.mustRun(b, "long")
+		r.mustRun(b, "short")
+	}
+	b.ResetTimer()
+	var step, long, short []time.Duration
+	var apiMS int64
+	for range runs {
+		lat, v := r.mustRun(b, "long")
+		long = append(long, lat)
+		step = append(step, lat/tasks)
+		apiMS += v.Duration
+		lat, _ = r.mustRun(b, "short")
+		short = append(short, lat)
+	}
+	b.StopTimer()
+	p50, p99 := pct(step, 50), pct(step, 99)
+	marginal := (pct(long, 50) - pct(short, 50)) / (tasks - 3)
+	b.ReportMetric(ms(p50), "step-p50-ms")
+	b.ReportMetric(ms(p99), "step-p99-ms")
+	b.ReportMetric(10, "target-p50-ms")
+	b.ReportMetric(25, "target-p99-ms")
+	b.ReportMetric(ms(marginal), "per-added-task-ms")
+	b.Logf("step overhead, %d-task inline chain (wall submit→completed / %d tasks, %d runs): p50=%s p99=%s (target ≤10ms/≤25ms)",
+		tasks, tasks, runs, fmtMS(p50), fmtMS(p99))
+	b.Logf("  whole run p50=%s p99=%s; 3-task run p50=%s; cost of one more task p50=%s; the runs' own duration/tasks=%.3fms",
+		fmtMS(pct(long, 50)), fmtMS(pct(long, 99)), fmtMS(pct(short, 50)), fmtMS(marginal), float64(apiMS)/runs/tasks)
+	b.Logf("  100-task runs: %s", trend(long))
+}
+
+// BenchmarkEngineChain3Inline measures submit → completed of a 3-task chain of inline
+// tasks (start → setwfproperty → end), one run at a time.
+func BenchmarkEngineChain3Inline(b *testing.B) {
+	const runs = 200
+	r := newRig(b, nil)
+	r.workflow(b, chain("chain3", 3, inlineTask), 30*time.Second)
+	for range 10 {
+		r.mustRun(b, "chain3")
+	}
+	b.ResetTimer()
+	lats := make([]time.Duration, 0, runs)
+	for range runs {
+		lat, _ := r.mustRun(b, "chain3")
+		lats = append(lats, lat)
+	}
+	b.StopTimer()
+	p50, p99 := pct(lats, 50), pct(lats, 99)
+	b.ReportMetric(ms(p50), "p50-ms")
+	b.ReportMetric(ms(p99), "p99-ms")
+	b.ReportMetric(50, "target-p50-ms")
+	b.ReportMetric(150, "target-p99-ms")
+	b.Logf("3-task inline chain, submit→completed, %d runs one at a time: p50=%s p99=%s max=%s (target ≤50ms/≤150ms)",
+		runs, fmtMS(p50), fmtMS(p99), fmtMS(pct(lats, 100)))
+	b.Logf("  %s", trend(lats))
+}
+
+// BenchmarkEngineThroughput offers 3-task inline runs (submit with start=true, then poll
+// if not completed) at increasing rates for throughputWindow each, open loop: a submit is
+// sent when it is due whether or not earlier ones have answered, and its latency counts
+// from then. A rate is sustained when every run succeeded, completions kept up (≥ 90% of
+// the offered rate) and the p99 of submit → completed stayed ≤ 1 s; the best completed
+// rate of a sustained step is reported. The database keeps every run of earlier steps.
+func BenchmarkEngineThroughput(b *testing.B) {
+	const window = 10 * time.Second
+	rates := []int{5, 10, 20, 50, 100, 150, 200, 300}
+	r := newRig(b, nil)
+	r.workflow(b, chain("chain3", 3, inlineTask), 30*time.Second)
+	for range 10 {
+		r.mustRun(b, "chain3")
+	}
+	b.ResetTimer()
+	best, stored := 0.0, 10
+	for _, rate := range rates {
+		res := r.openLoop(rate, window, "chain3")
+		ok := res.errs == 0 && res.p99 <= time.Second && res.rate >= 0.9*float64(rate)
+		b.Logf("offered %d/s for %s: completed %.1f/s, p50=%s p99=%s, %d errors, %d runs stored before; sustained=%t%s",
+			rate, window, res.rate, fmtMS(res.p50), fmtMS(res.p99), res.errs, stored, ok, res.firstErr)
+		stored += res.sent
+		if !ok {
+			break
+		}
+		best = max(best, res.rate)
+	}
+	b.StopTimer()
+	b.ReportMetric(best, "runs/s")
+	b.ReportMetric(150, "target-runs/s")
+	b.Logf("sustained 3-task runs/s with p99 ≤ 1s: %.1f (target ≥150)", best)
+}
+
+type loadResult struct {
+	sent, errs int
+	rate       float64
+	p50, p99   time.Duration
+	firstErr   string
+}
+
+// openLoop submits wf at rate a second for window and waits for every run.
+func (r *rig) openLoop(rate int, window time.Duration, wf string) loadResult {
+	ctx, cancel := context.WithTimeout(context.Background(), window+benchRunDeadline)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		res  loadResult
+		lats []time.Duration
+		last time.Time
+		wg   sync.WaitGroup
+	)
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	begin := time.Now()
+	for due := range tick.C {
+		if due.Sub(begin) > window {
+			break
+		}
+		res.sent++
+		wg.Go(func() {
+			lat, _, err := r.run(ctx, wf, due)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if res.errs == 0 {
+					res.firstErr = "; first error: " + err.Error()
+				}
+				res.errs++
+				return
+			}
+			lats = append(lats, lat)
+			last = time.Now()
+		})
+	}
+	wg.Wait()
+	res.p50, res.p99 = pct(lats, 50), pct(lats, 99)
+	if len(lats) > 0 {
+		res.rate = float64(len(lats)) / max(last.Sub(begin), window).Seconds()
+	}
+	return res
+}
+
+// BenchmarkEngineFanOut runs a 1,000-way fan-out joined by the end task three times,
+// then a 10,000-way one once, each submit → completed. A 1,000-way run past
+// fanOutDeadline fails the benchmark (the 10,000-way one is not tried then); the
+// 10,000-way run gets fanOutHugeDeadline and is reported as not finished past it.
+func BenchmarkEngineFanOut(b *testing.B) {
+	const fanOutDeadline, fanOutHugeDeadline = 2 * time.Minute, 10 * time.Minute
+	// A fan-out of inline tasks completes within its submit request: the gateway must wait.
+	r := newRig(b, map[string]string{"BATON_UPSTREAM_TIMEOUT": "20m"})
+	begin := time.Now()
+	r.workflow(b, fanOut("fan1k", 1000), 2*time.Minute)
+	b.Logf("creating the 1,000-way workflow took %s", fmtMS(time.Since(begin)))
+	b.ResetTimer()
+	var lats []time.Duration
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), fanOutDeadline)
+		lat, _, err := r.run(ctx, "fan1k", time.Now())
+		cancel()
+		if err != nil {
+			b.Fatalf("1,000-way fan-out did NOT complete within %s (target ≤3s): %v; the 10,000-way one is not tried", fanOutDeadline, err)
+		}
+		lats = append(lats, lat)
+	}
+	p50 := pct(lats, 50)
+	b.ReportMetric(p50.Seconds(), "fan1k-p50-s")
+	b.ReportMetric(3, "target-fan1k-s")
+	b.Logf("1,000-way fan-out and join, submit→completed, 3 runs: %v; p50=%.2fs (target ≤3s)", lats, p50.Seconds())
+
+	b.StopTimer()
+	begin = time.Now()
+	created := assertEventually(5*time.Minute, 20*time.Millisecond, func() bool {
+		code, raw, err := r.do(context.Background(), http.MethodPost, "/api/v2/team/"+benchTeam+"/workflow", fanOut("fan10k", 10000))
+		if err != nil || code != http.StatusCreated {
+			b.Logf("creating the 10,000-way workflow: %d %s %v", code, truncate(raw), err)
+			return false
+		}
+		return true
+	})
+	if !created {
+		b.Logf("10,000-way fan-out: the workflow could not be created")
+		return
+	}
+	b.Logf("creating the 10,000-way workflow took %s", fmtMS(time.Since(begin)))
+	b.StartTimer()
+	ctx, cancel := context.WithTimeout(context.Background(), fanOutHugeDeadline)
+	defer cancel()
+	lat, v, err := r.run(ctx, "fan10k", time.Now())
+	if err != nil {
+		b.Logf("10,000-way fan-out did NOT complete within %s: %v", fanOutHugeDeadline, err)
+		return
+	}
+	b.ReportMetric(lat.Seconds(), "fan10k-s")
+	b.Logf("10,000-way fan-out and join, submit→completed: %.2fs, run %s %s (target: completes)", lat.Seconds(), v.ID, v.Status)
+}
+
+// BenchmarkEngineChain3Script measures submit → completed of start → script `true` → end,
+// one run at a time: the script goes through Kafka to the runner, which runs a process
+// and reports back through Kafka. The run is read once more afterwards, outside the
+// measurement, for the script task's own duration (dispatched → ended, to the ms).
+func BenchmarkEngineChain3Script(b *testing.B) {
+	const runs = 40
+	r := newRig(b, nil)
+	r.workflow(b, chain("script3", 3, scriptTask), 30*time.Second)
+	for range 3 {
+		r.mustRun(b, "script3")
+	}
+	b.ResetTimer()
+	var lats, script, whole []time.Duration
+	for range runs {
+		lat, v := r.mustRun(b, "script3")
+		lats = append(lats, lat)
+		b.StopTimer()
+		full, err := r.get(context.Background(), v.ID, true)
+		require.NoError(b, err)
+		require.Len(b, full.Tasks, 3)
+		script = append(script, time.Duration(full.Tasks[1].Duration)*time.Millisecond)
+		whole = append(whole, time.Duration(full.Duration)*time.Millisecond)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	p50, p99 := pct(lats, 50), pct(lats, 99)
+	b.ReportMetric(ms(p50), "p50-ms")
+	b.ReportMetric(ms(p99), "p99-ms")
+	b.ReportMetric(150, "target-p50-ms")
+	b.Logf("3-task script chain (script `true`), submit→completed, %d runs one at a time: p50=%s p99=%s (target p50 ≤150ms)",
+		runs, fmtMS(p50), fmtMS(p99))
+	b.Logf("  the run's own duration p50=%s; the script task's (dispatch → ended) p50=%s p99=%s",
+		fmtMS(pct(whole, 50)), fmtMS(pct(script, 50)), fmtMS(pct(script, 99)))
+}
+
+// BenchmarkEngineSubmitLatency measures the latency of submits through the gateway with
+// 50 clients sending them back to back (closed loop): first with start=true, where an
+// inline 3-task run completes within the request, then with start=false, where the run
+// is queued and started in the background, whose backlog is then waited for. Failed
+// submits are counted and fail the benchmark after its numbers are reported.
+func BenchmarkEngineSubmitLatency(b *testing.B) {
+	const clients, each, queuedEach = 50, 20, 10
+	r := newRig(b, nil)
+	r.workflow(b, chain("chain3", 3, inlineTask), 30*time.Second)
+	for range 10 {
+		r.mustRun(b, "chain3")
+	}
+	b.ResetTimer()
+	started := r.closedLoop(clients, each, "chain3", true)
+	p50, p99 := pct(started.lats, 50), pct(started.lats, 99)
+	b.ReportMetric(ms(p50), "p50-ms")
+	b.ReportMetric(ms(p99), "p99-ms")
+	b.ReportMetric(50, "target-p99-ms")
+	b.ReportMetric(float64(started.errs), "errors")
+	b.Logf("submit latency (start=true, inline 3-task run), %d clients × %d submits: p50=%s p99=%s (target p99 ≤50ms); %.1f submits/s answered 201; %d failed%s",
+		clients, each, fmtMS(p50), fmtMS(p99), float64(len(started.lats))/started.elapsed.Seconds(), started.errs, started.firstErr)
+
+	queued := r.closedLoop(clients, queuedEach, "chain3", false)
+	begin := time.Now()
+	want := int64(10 + len(started.lats) + len(queued.lats))
+	var got int64
+	drained := assertEventually(2*time.Minute, 50*time.Millisecond, func() bool {
+		code, raw, err := r.do(context.Background(), http.MethodGet, "/api/v2/team/"+benchTeam+"/workflowrun/count", "")
+		var c struct {
+			Status map[string]int64 `json:"status"`
+		}
+		if err != nil || code != http.StatusOK || json.Unmarshal(raw, &c) != nil {
+			return false
+		}
+		got = c.Status["succeeded"]
+		return got >= want
+	})
+	b.StopTimer()
+	b.ReportMetric(ms(pct(queued.lats, 99)), "queued-p99-ms")
+	b.Logf("submit latency (start=false, queued), %d clients × %d submits: p50=%s p99=%s; %.1f submits/s answered 201; %d failed%s",
+		clients, queuedEach, fmtMS(pct(queued.lats, 50)), fmtMS(pct(queued.lats, 99)),
+		float64(len(queued.lats))/queued.elapsed.Seconds(), queued.errs, queued.firstErr)
+	b.Logf("  the backlog started and completed: %t (%d of %d runs succeeded) %s after the last submit",
+		drained, got, want, fmtMS(time.Since(begin)))
+	if started.errs+queued.errs > 0 {
+		b.Errorf("%d submits failed", started.errs+queued.errs)
+	}
+}
+
+type closedResult struct {
+	lats     []time.Duration
+	elapsed  time.Duration
+	errs     int
+	firstErr string
+}
+
+// closedLoop has clients each send n submits of wf back to back and returns the latencies
+// (request to answer) of those answered 201 and the time they all took.
+func (r *rig) closedLoop(clients, n int, wf string, start bool) closedResult {
+	var (
+		mu  sync.Mutex
+		res closedResult
+		wg  sync.WaitGroup
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	begin := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for range n {
+				t0 := time.Now()
+				_, err := r.submit(ctx, wf, start)
+				lat := time.Since(t0)
+				mu.Lock()
+				if err != nil {
+					if res.errs == 0 {
+						res.firstErr = "; first error: " + err.Error()
+					}
+					res.errs++
+				} else {
+					res.lats = append(res.lats, lat)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	res.elapsed = time.Since(begin)
+	return res
+}
