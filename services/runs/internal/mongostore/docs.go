@@ -46,10 +46,10 @@ type runDoc struct {
 	TaskDefaultTimeout  int              `bson:"taskDefaultTimeout,omitempty"`
 	SecretParams        []string         `bson:"secretParams,omitempty"`
 	// Owner and Queued are set while the run is in flight (in the live collection).
-	Owner  string `bson:"owner,omitempty"`
-	Queued bool   `bson:"queued,omitempty"`
-	Tasks               int              `bson:"tasks"`
-	Version             int64            `bson:"version"`
+	Owner   string `bson:"owner,omitempty"`
+	Queued  bool   `bson:"queued,omitempty"`
+	Tasks   int    `bson:"tasks"`
+	Version int64  `bson:"version"`
 }
 
 // pageDoc holds up to PageSize task runs of one run: a step rewrites the pages of the tasks

@@ -38,8 +38,8 @@ var ErrConflict = mongox.ErrConflict
 
 // Store is the runs database.
 type Store struct {
-	live, pages, runs, archivedPages           *mongo.Collection
-	defs, logs, replicas, counters, idem       *mongo.Collection
+	live, pages, runs, archivedPages     *mongo.Collection
+	defs, logs, replicas, counters, idem *mongo.Collection
 }
 
 // New returns the store over db.
