@@ -65,6 +65,10 @@ func NewApp(cfg Config) *fiber.App {
 		// c.IP(), c.Protocol() or c.Hostname() report.
 		EnableTrustedProxyCheck: true,
 		DisableStartupMessage:   true,
+		// Values from Ctx (params, queries, headers) are copies, not views of a buffer
+		// fasthttp reuses for the next request: services keep them past the handler (a
+		// run in flight keeps its team's name).
+		Immutable: true,
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(requestid.New(requestid.Config{Header: HeaderRequestID}))

@@ -151,6 +151,7 @@ func TestRunnerTasksRetryAndLogs(t *testing.T) {
 	run := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/build/submit?start=true", nil).body
 	id := run["id"].(string)
 	taskRun := id + ".1"
+	f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/"+id+"?withTasks=false", nil)
 
 	dispatches := f.consume(t, events.TaskDispatch, func(e event.Event) bool { return e.ID() == taskRun+"/1" })
 	a, err := events.Decode[events.TaskAttempt](dispatches[len(dispatches)-1])

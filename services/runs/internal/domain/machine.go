@@ -330,9 +330,8 @@ func (m *Machine) stop(status Status, msg string) error {
 // Claim gives the current attempt of task i to runner.
 func (m *Machine) Claim(i, attempt int, runner string) bool {
 	t := m.S.Tasks[i]
-	if t.Status == Running && t.Attempt == attempt && t.Runner == runner {
-		return true // claimed already, by this runner: its answer was lost
-	}
+	// A second claim of the same attempt is refused even from the same runner: it may be
+	// a second dispatch of it, and running it twice is worse than a retry after the lease.
 	if t.Status != Ready || t.Attempt != attempt || m.S.Run.Phase.Ended() {
 		return false
 	}

@@ -32,9 +32,10 @@ type Active struct {
 	Phase  string `bson:"phase"`
 }
 
-// SetQueued marks whether a run in flight waits for a slot.
+// SetQueued marks whether a run in flight waits for a slot. Like a takeover it moves the
+// run's version, so a replica holding an older copy reloads before its next step.
 func (s *Store) SetQueued(ctx context.Context, id string, queued bool) error {
-	if _, err := s.live.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"queued": queued}}); err != nil {
+	if _, err := s.live.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"queued": queued}, "$inc": bson.M{"version": 1}}); err != nil {
 		return fmt.Errorf("mark run %s queued=%v: %w", id, queued, err)
 	}
 	return nil
@@ -56,7 +57,7 @@ func (s *Store) ListActive(ctx context.Context) ([]Active, error) {
 // TakeOver moves a run in flight from a dead replica to owner; false when another replica
 // took it first.
 func (s *Store) TakeOver(ctx context.Context, id, from, owner string) (bool, error) {
-	res, err := s.live.UpdateOne(ctx, bson.M{"_id": id, "owner": from}, bson.M{"$set": bson.M{"owner": owner}})
+	res, err := s.live.UpdateOne(ctx, bson.M{"_id": id, "owner": from}, bson.M{"$set": bson.M{"owner": owner}, "$inc": bson.M{"version": 1}})
 	if err != nil {
 		return false, fmt.Errorf("take over run %s: %w", id, err)
 	}

@@ -161,13 +161,25 @@ func onlyDuplicates(err error) bool {
 
 // findRunDoc reads a run from the live collection, else the archive.
 func (s *Store) findRunDoc(ctx context.Context, id string) (runDoc, bool, error) {
-	for _, coll := range []*mongo.Collection{s.live, s.runs} {
-		d, err := mongox.FindOne[runDoc](ctx, coll, bson.M{"_id": id})
-		if err == nil {
-			return d, coll == s.live, nil
+	// Live first, then the archive. A run is copied to the archive before it leaves the
+	// live collection, yet the embedded store's reads may see an older state for a moment:
+	// a run missing from both is looked for once more, a little later.
+	for round := range 2 {
+		if round > 0 {
+			select {
+			case <-ctx.Done():
+				return runDoc{}, false, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
-		if !errors.Is(err, mongox.ErrNotFound) {
-			return runDoc{}, false, err
+		for _, coll := range []*mongo.Collection{s.live, s.runs} {
+			d, err := mongox.FindOne[runDoc](ctx, coll, bson.M{"_id": id})
+			if err == nil {
+				return d, coll == s.live, nil
+			}
+			if !errors.Is(err, mongox.ErrNotFound) {
+				return runDoc{}, false, err
+			}
 		}
 	}
 	return runDoc{}, false, notFound(id)
@@ -199,6 +211,7 @@ func (s *Store) findPage(ctx context.Context, r *domain.Run, p int) (pageDoc, er
 	if r.Owner == "" {
 		colls = []*mongo.Collection{s.archivedPages, s.pages}
 	}
+	colls = append(colls, colls...)
 	for _, coll := range colls {
 		d, err := mongox.FindOne[pageDoc](ctx, coll, bson.M{"_id": pageID(r.ID, p)})
 		if err == nil {
@@ -258,19 +271,6 @@ func (s *Store) FindTask(ctx context.Context, id string) (*domain.TaskRun, error
 	return t, nil
 }
 
-// runFields is the $set of a step: the run's fields but its holder, which only a takeover
-// moves.
-func runFields(r *domain.Run) bson.M {
-	d := toRunDoc(r)
-	raw, _ := bson.Marshal(d)
-	var m bson.M
-	_ = bson.Unmarshal(raw, &m)
-	delete(m, "_id")
-	delete(m, "owner")
-	delete(m, "version")
-	return m
-}
-
 // SaveStep stores a step: the pages of the changed task runs, each on the version it was
 // read at, then the run on its version, changed or not. Pages go first so that a reader
 // never sees a run ahead of its task runs (a run completed, a task still running).
@@ -309,9 +309,9 @@ func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskR
 			}
 		}
 	}
-	set := runFields(r)
-	set["version"] = r.Version + 1
-	res, err := s.live.UpdateOne(ctx, bson.M{"_id": r.ID, "version": r.Version}, bson.M{"$set": set})
+	d := toRunDoc(r)
+	d.Version = r.Version + 1
+	res, err := s.live.ReplaceOne(ctx, bson.M{"_id": r.ID, "version": r.Version}, d)
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, err)
 	}
