@@ -1,7 +1,6 @@
 package standalone_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,8 +13,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/baton-flow/baton/gateway/internal/standalone"
 )
 
 // The engine's speed table (the engine issue; ARCHITECTURE.md "Speed"), measured end to
@@ -61,7 +58,7 @@ func newRig(b *testing.B, extra map[string]string) *rig {
 	for k, v := range extra {
 		vars[k] = v
 	}
-	bt := startTB(b, vars)
+	bt := start(b, vars)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 512, 512
 	b.Cleanup(tr.CloseIdleConnections)
@@ -72,48 +69,6 @@ func newRig(b *testing.B, extra map[string]string) *rig {
 	require.NoError(b, err)
 	require.Equal(b, http.StatusCreated, code, string(raw))
 	return r
-}
-
-// startTB is start (standalone_test.go) for benchmarks.
-func startTB(tb testing.TB, vars map[string]string) *baton {
-	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r, w := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- standalone.Run(ctx, func(k string) string { return vars[k] }, w)
-		_ = w.Close()
-	}()
-	lines := make(chan string, 2)
-	go func() {
-		s := bufio.NewScanner(r)
-		for s.Scan() {
-			lines <- s.Text()
-		}
-		close(lines)
-	}()
-	var out strings.Builder
-	deadline := time.After(2 * time.Minute)
-	for !banner.MatchString(out.String()) {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				require.FailNow(tb, "standalone stopped before serving", "%v", <-done)
-			}
-			out.WriteString(line + "\n")
-		case err := <-done:
-			require.FailNow(tb, "standalone stopped before serving", "%v", err)
-		case <-deadline:
-			cancel()
-			require.FailNow(tb, "standalone did not start")
-		}
-	}
-	m := banner.FindStringSubmatch(out.String())
-	tb.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return &baton{url: m[1], token: m[2]}
 }
 
 // do sends one request as the admin; safe for concurrent use.

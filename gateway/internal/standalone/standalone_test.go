@@ -35,7 +35,7 @@ type baton struct {
 var banner = regexp.MustCompile(`Baton is running at (http://\S+)/api/v2\nAdmin token: (\S+)`)
 
 // start runs standalone.Run with vars and waits for its banner.
-func start(t *testing.T, vars map[string]string) *baton {
+func start(t testing.TB, vars map[string]string) *baton {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r, w := io.Pipe()

@@ -596,7 +596,7 @@ func (m *Machine) Repair() {
 		}
 		switch m.S.G.Tasks[i].Type {
 		case TypeSetWFProperty:
-			name := text(t.Params["output"])
+			name := Text(t.Params["output"])
 			if _, ok := r.Results[name]; !ok && name != "" {
 				if r.Results == nil {
 					r.Results = map[string]any{}
@@ -605,7 +605,7 @@ func (m *Machine) Repair() {
 				m.runChanged = true
 			}
 		case TypeSetWFStatus:
-			if s := Status(text(t.Params["status"])); r.FinalStatus != s {
+			if s := Status(Text(t.Params["status"])); r.FinalStatus != s {
 				r.FinalStatus = s
 				m.runChanged = true
 			}

@@ -37,10 +37,10 @@ func (m *Machine) begin(v int) {
 	case TypeStart, TypeEnd:
 		m.complete(v, Succeeded, "")
 	case TypeDecision:
-		t.Decision = text(values["value"])
+		t.Decision = Text(values["value"])
 		m.complete(v, Succeeded, "")
 	case TypeSetWFProperty:
-		name := text(values["output"])
+		name := Text(values["output"])
 		if name == "" {
 			m.complete(v, Invalid, "param 'output' must name the run result to set")
 			return
@@ -51,17 +51,17 @@ func (m *Machine) begin(v int) {
 		}
 		r.Results[name] = values["value"]
 		m.runChanged = true
-		t.Results = map[string]string{name: text(values["value"])}
+		t.Results = map[string]string{name: Text(values["value"])}
 		m.complete(v, Succeeded, "")
 	case TypeSetWFStatus:
-		status := Status(strings.ToLower(text(values["status"])))
+		status := Status(strings.ToLower(Text(values["status"])))
 		switch status {
 		case Succeeded, Failed, Cancelled, Invalid, TimedOut:
 			m.S.Run.FinalStatus = status
 			m.runChanged = true
 			m.complete(v, Succeeded, "")
 		default:
-			m.complete(v, Invalid, fmt.Sprintf("param 'status' must be succeeded, failed, cancelled, invalid or timedout, got %q", text(values["status"])))
+			m.complete(v, Invalid, fmt.Sprintf("param 'status' must be succeeded, failed, cancelled, invalid or timedout, got %q", Text(values["status"])))
 		}
 	case TypeSleep:
 		d, err := millis(values["duration"])
@@ -80,7 +80,7 @@ func (m *Machine) begin(v int) {
 		t.Deadline = m.deadline(t.Timeout)
 		m.dispatch(v)
 	case TypeRunWorkflow:
-		if text(values["workflowRef"]) == "" {
+		if Text(values["workflowRef"]) == "" {
 			m.complete(v, Invalid, "param 'workflowRef' must name a workflow of the team")
 			return
 		}
@@ -202,23 +202,23 @@ func (m *Machine) Step(i int) (StepSpec, error) {
 		}
 		spec = *def.Spec
 	case TypeScript:
-		spec.Script = text(t.Params["script"])
+		spec.Script = Text(t.Params["script"])
 	case TypeCustom:
-		spec.Image = text(t.Params["image"])
-		spec.Script = text(t.Params["script"])
+		spec.Image = Text(t.Params["image"])
+		spec.Script = Text(t.Params["script"])
 		spec.Command = texts(t.Params["command"])
 		spec.Arguments = texts(t.Params["arguments"])
 		if envs, ok := t.Params["envs"].([]any); ok {
 			for _, e := range envs {
 				if kv, ok := e.(map[string]any); ok {
-					spec.Envs = append(spec.Envs, EnvVar{Name: text(kv["name"]), Value: text(kv["value"])})
+					spec.Envs = append(spec.Envs, EnvVar{Name: Text(kv["name"]), Value: Text(kv["value"])})
 				}
 			}
 		}
 	case TypeGeneric:
-		return StepSpec{Queue: text(t.Params["queue"]), Params: t.Params, Results: def.ResultNames()}, nil
+		return StepSpec{Queue: Text(t.Params["queue"]), Params: t.Params, Results: def.ResultNames()}, nil
 	}
-	out := StepSpec{Image: spec.Image, WorkingDir: spec.WorkingDir, Shell: text(t.Params["shell"]), Results: def.ResultNames()}
+	out := StepSpec{Image: spec.Image, WorkingDir: spec.WorkingDir, Shell: Text(t.Params["shell"]), Results: def.ResultNames()}
 	var errs []error
 	str := func(s string) string {
 		v, err := sc.String(s)
@@ -279,8 +279,8 @@ func decode(raw json.RawMessage) (any, error) {
 	return v, nil
 }
 
-// text renders a param value as text: strings as they are, other values as JSON.
-func text(v any) string {
+// Text renders a param value as text: strings as they are, other values as JSON.
+func Text(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -302,11 +302,11 @@ func texts(v any) []string {
 	case []any:
 		out := make([]string, 0, len(x))
 		for _, e := range x {
-			out = append(out, text(e))
+			out = append(out, Text(e))
 		}
 		return out
 	default:
-		return []string{text(x)}
+		return []string{Text(x)}
 	}
 }
 

@@ -296,7 +296,7 @@ func (e *Engine) ended(st *domain.State) {
 	id, team, parent, parentTask, status := r.ID, r.Team, r.ParentRun, r.ParentTask, r.Status
 	results := map[string]string{}
 	for k, v := range r.Results {
-		results[k] = textOf(v)
+		results[k] = domain.Text(v)
 	}
 	e.timers.set(id, time.Time{})
 	e.pub.enqueue(nil, func() {

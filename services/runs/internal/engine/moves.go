@@ -202,12 +202,12 @@ func (e *Engine) runContext(r *domain.Run, tc TeamContext) domain.RunContext {
 		} else {
 			v = tc.Team[n]
 		}
-		if s := textOf(v); s != "" {
+		if s := domain.Text(v); s != "" {
 			rc.Secrets = append(rc.Secrets, s)
 		}
 	}
 	for name := range secretParams(r) {
-		if s := textOf(r.Params[name]); s != "" {
+		if s := domain.Text(r.Params[name]); s != "" {
 			rc.Secrets = append(rc.Secrets, s)
 		}
 	}
@@ -503,7 +503,7 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 		if w, ok := t.Params["wait"]; ok && (w == false || w == "false") {
 			wait = false
 		}
-		ref := textOf(t.Params["workflowRef"])
+		ref := domain.Text(t.Params["workflowRef"])
 		if team, name, ok := strings.Cut(ref, "/"); ok {
 			if team != r.Team {
 				m.Fail(i, domain.Invalid, fmt.Sprintf("runworkflow may only start workflows of team '%s', not '%s'", r.Team, team))
@@ -545,7 +545,7 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 	if cur, err := e.store.FindRun(ctx, child.ID, false); err == nil && cur.Phase.Ended() {
 		results := map[string]string{}
 		for k, v := range cur.Results {
-			results[k] = textOf(v)
+			results[k] = domain.Text(v)
 		}
 		if err := e.childEnded(ctx, run, s.ParentTask, cur.ID, cur.Status, results); err != nil {
 			e.log.Warn("cannot tell the parent run", "run", run, "child", cur.ID, "error", err)

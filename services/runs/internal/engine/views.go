@@ -156,20 +156,6 @@ func orEmptyAny(m map[string]any) map[string]any {
 	return m
 }
 
-func textOf(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		b, _ := json.Marshal(x)
-		return string(b)
-	}
-}
-
 // runEvent is the status event of the run's current status (API.md §7). Its id names the
 // run, status and phase, so a re-publish after a takeover is dropped as a duplicate.
 func (e *Engine) runEvent(st *domain.State) message {
