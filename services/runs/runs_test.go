@@ -251,7 +251,7 @@ func TestRetryFromFailureAndChildRuns(t *testing.T) {
 	childID := running["tasks"].([]any)[1].(map[string]any)["workflowRunChildRef"].(string)
 	f.must(t, http.StatusOK, owner, http.MethodDelete, infra+"/workflowrun/"+waiter["id"].(string)+"/cancel", nil)
 	gone := f.waitRun(t, "infra", childID, completed)
-	assert.Equal(t, "cancelled", gone["status"])
+	assert.Equal(t, "cancelled", gone["status"], "%v", gone)
 }
 
 func TestSleepIsADurableTimer(t *testing.T) {

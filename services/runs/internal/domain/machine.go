@@ -118,6 +118,7 @@ type Machine struct {
 	runChanged bool
 	prevRun    Status
 	prevPhase  Phase
+	stopped    bool
 	eff        Effects
 }
 
@@ -144,6 +145,10 @@ func (m *Machine) Changed() map[int]Status { return m.changed }
 // RunChanged reports whether the run document changed, and its status and phase before
 // the step.
 func (m *Machine) RunChanged() (bool, Status, Phase) { return m.runChanged, m.prevRun, m.prevPhase }
+
+// Stopped reports a step that stopped the run (a cancel or a timeout): the run's end must
+// be stored before its tasks', since they alone would read as a failure.
+func (m *Machine) Stopped() bool { return m.stopped }
 
 // Effects returns what the step owes.
 func (m *Machine) Effects() Effects { return m.eff }
@@ -312,6 +317,7 @@ func (m *Machine) stop(status Status, msg string) error {
 	}
 	// The run ends first so that ending its tasks moves nothing downstream.
 	m.end(status, msg)
+	m.stopped = true
 	for i, t := range m.S.Tasks {
 		switch {
 		case t.Status.Terminal():
@@ -540,6 +546,19 @@ func (m *Machine) Fail(i int, status Status, msg string) {
 // dispatches and child runs of tasks in flight. The caller re-sends those effects.
 func (m *Machine) Recover() {
 	s := m.S
+	if s.Run.Phase.Ended() {
+		// A stop stored the run's end but not all its tasks': end them as it did.
+		for i, t := range s.Tasks {
+			switch {
+			case t.Status.Terminal():
+			case t.Status == NotStarted:
+				m.complete(i, Skipped, "")
+			default:
+				m.complete(i, s.Run.Status, s.Run.StatusMessage)
+			}
+		}
+		return
+	}
 	if s.Run.Phase != PhaseRunning {
 		return
 	}

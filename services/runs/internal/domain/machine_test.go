@@ -271,3 +271,27 @@ func TestFanOutJoin(t *testing.T) {
 }
 
 func itoaTest(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// A cancel whose run end was stored but not all its tasks' is finished on reload as the
+// cancel would have, not read as a failure.
+func TestRecoverEndsAStoppedRunsTasks(t *testing.T) {
+	t.Parallel()
+	s, m := started(t, &Definition{Tasks: []TaskDef{
+		task("start", TypeStart, nil),
+		task("nap", TypeSleep, map[string]any{"duration": 60000}, "start"),
+		task("end", TypeEnd, nil, "nap"),
+	}}, nil)
+	require := func(ok bool, msg string) {
+		t.Helper()
+		if !ok {
+			t.Fatal(msg)
+		}
+	}
+	_ = m
+	s.Run.Status, s.Run.Phase, s.Run.StatusMessage = Cancelled, Completed, "cancelled by Olive"
+	reloaded, err := NewState(s.Run, s.Tasks)
+	require(err == nil, "reload")
+	NewMachine(reloaded, t0).Recover()
+	require(statuses(reloaded) == "start=succeeded nap=cancelled end=skipped", statuses(reloaded))
+	require(reloaded.Run.Status == Cancelled, string(reloaded.Run.Status))
+}

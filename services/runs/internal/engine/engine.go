@@ -230,7 +230,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 		for i := range changed {
 			idx = append(idx, i)
 		}
-		if err := e.store.SaveStep(ctx, a.st.Run, a.st.Tasks, idx); err != nil {
+		if err := e.store.SaveStep(ctx, a.st.Run, a.st.Tasks, idx, m.Stopped()); err != nil {
 			return err
 		}
 	}

@@ -49,7 +49,7 @@ type Store interface {
 	FindRun(ctx context.Context, id string, withDefinition bool) (*domain.Run, error)
 	FindTasks(ctx context.Context, r *domain.Run) ([]*domain.TaskRun, error)
 	FindTask(ctx context.Context, id string) (*domain.TaskRun, error)
-	SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error
+	SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int, runFirst bool) error
 	Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
 	Finalize(ctx context.Context, id string) (bool, error)
 	Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (bool, error)

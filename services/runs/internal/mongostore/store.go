@@ -281,8 +281,24 @@ func (s *Store) FindTask(ctx context.Context, id string) (*domain.TaskRun, error
 // ended, which no newer view would undo. What an outdated view misses is a decision, and
 // the replica learns of it when the run's version refuses it: it reloads, and loading
 // derives the decisions a run still owes. Versions advance in memory as writes succeed;
-// ErrConflict means another writer moved first and the caller must reload.
-func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error {
+// ErrConflict means another writer moved first and the caller must reload. runFirst
+// turns the order around for a step that stopped the run: its tasks' ends alone would
+// read as a failure, while the run's end alone says how to end them (see Recover).
+func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int, runFirst bool) error {
+	if runFirst {
+		if err := s.saveRun(ctx, r); err != nil {
+			return err
+		}
+		return s.savePages(ctx, r, all, changed)
+	}
+	if err := s.savePages(ctx, r, all, changed); err != nil {
+		return err
+	}
+	return s.saveRun(ctx, r)
+}
+
+// savePages writes the pages of the changed task runs, each on its version.
+func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error {
 	var pages []int
 	for _, i := range changed {
 		pages = append(pages, i/PageSize)
@@ -309,6 +325,11 @@ func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskR
 			}
 		}
 	}
+	return nil
+}
+
+// saveRun writes the run on its version.
+func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
 	d := toRunDoc(r)
 	d.Version = r.Version + 1
 	res, err := s.live.ReplaceOne(ctx, bson.M{"_id": r.ID, "version": r.Version}, d)

@@ -98,15 +98,15 @@ func TestSaveStepIsConditionalAndArchiveMovesTheRun(t *testing.T) {
 	require.NoError(t, err)
 	staleRun := *r
 	tasks[65].Status = domain.Ready
-	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{65}))
+	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{65}, false))
 	assert.EqualValues(t, 2, tasks[65].Version)
 	assert.EqualValues(t, 2, r.Version)
 	assert.EqualValues(t, 1, tasks[0].Version, "only the changed page moves")
 
 	stale[65].Status = domain.Running
-	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{65}), mongostore.ErrConflict, "a stale page must not be written")
+	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{65}, false), mongostore.ErrConflict, "a stale page must not be written")
 	stale[1].Status = domain.Running
-	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{1}), mongostore.ErrConflict, "a stale run must not be written")
+	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{1}, false), mongostore.ErrConflict, "a stale run must not be written")
 	got, err := s.FindTask(ctx, tasks[65].ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.Ready, got.Status)
@@ -118,7 +118,7 @@ func TestSaveStepIsConditionalAndArchiveMovesTheRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "a heartbeat for a task run that is not running")
 	tasks[66].Status, tasks[66].Attempt, tasks[66].Runner = domain.Running, 2, "r1"
-	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{66}))
+	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{66}, false))
 	beat := time.Now().UTC().Truncate(time.Millisecond)
 	ok, err = s.Heartbeat(ctx, tasks[66].ID, 2, "r1", beat)
 	require.NoError(t, err)
