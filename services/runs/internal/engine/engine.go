@@ -264,7 +264,6 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 			e.log.Error("cannot dispatch task run", "taskRun", st.Tasks[i].ID, "error", err)
 			continue
 		}
-		e.log.Debug("dispatch", "taskRun", st.Tasks[i].ID, "attempt", st.Tasks[i].Attempt)
 		msgs = append(msgs, msg)
 	}
 	e.pub.enqueue(msgs, nil)

@@ -26,7 +26,6 @@ func (e *Engine) Claim(ctx context.Context, taskRunID string, attempt int, runne
 			return apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
 		}
 		if claimed = m.Claim(i, attempt, runner); !claimed {
-			e.log.Debug("claim refused", "taskRun", taskRunID, "attempt", attempt, "status", m.S.Tasks[i].Status, "has", m.S.Tasks[i].Attempt)
 			return errStale
 		}
 		return nil

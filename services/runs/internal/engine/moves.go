@@ -81,78 +81,71 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (view RunView, create
 	}
 	r.ParentRun, r.ParentTask = s.ParentRun, s.ParentTask
 	r.Context = e.runContext(r, tc)
-	if err := e.create(ctx, r, tasks, tc, s.Start); err != nil {
-		if errors.Is(err, mongostore.ErrConflict) && s.Key != "" {
-			// A concurrent submit with the same key created it first.
-			return e.Submit(ctx, s)
-		}
-		return RunView{}, false, err
+	v, err := e.create(ctx, r, tasks, tc, s.Start)
+	if errors.Is(err, mongostore.ErrConflict) && s.Key != "" {
+		// A concurrent submit with the same key created it first.
+		return e.Submit(ctx, s)
 	}
-	return e.view(ctx, r.ID, tasks)
+	return v, err == nil, err
 }
 
 // create counts and stores a new run, then starts it now (start) or soon. A run started
 // within the call takes its first step before it is stored, so a run of inline tasks is
-// written once, already ended.
-func (e *Engine) create(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, tc TeamContext, start bool) error {
+// written once, already ended. It answers the run as stored, rendered from memory.
+func (e *Engine) create(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, tc TeamContext, start bool) (RunView, error) {
 	ok, err := e.store.CountMonthly(ctx, r.Team, month(r.CreationDate), tc.MaxMonthly)
 	if err != nil {
-		return err
+		return RunView{}, err
 	}
 	if !ok {
-		return apperr.New(apperr.QuotaExceeded, "Team '%s' has used its %d runs for this month.", r.Team, tc.MaxMonthly)
+		return RunView{}, apperr.New(apperr.QuotaExceeded, "Team '%s' has used its %d runs for this month.", r.Team, tc.MaxMonthly)
 	}
 	r.Owner, r.Queued = e.cfg.Replica, true
 	if start {
-		if r.Queued, err = e.slotless(ctx, r, tc); err != nil {
-			return err
+		slot, err := e.store.AcquireSlot(ctx, r.Team, r.ID, tc.MaxConcurrent)
+		if err != nil {
+			return RunView{}, err
 		}
+		r.Queued = !slot
 	}
 	if r.Queued {
 		if err := e.store.CreateRun(ctx, r, tasks); err != nil {
-			return err
+			return RunView{}, err
 		}
+		// Rendered before anything may start it: r and tasks stay this call's, the
+		// engine loads its own copy.
+		v := ViewRun(r, tasks, e.now())
 		if !start {
 			e.spawn(func(ctx context.Context) { e.startQueued(ctx, r.Team) })
 		}
-		return nil
+		return v, nil
 	}
 	st, err := domain.NewState(r, tasks)
 	if err != nil {
-		return err
+		return RunView{}, err
 	}
 	a := e.actor(r.ID)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	m := domain.NewMachine(st, e.now())
 	if err := m.Start(); err != nil {
-		return phaseError(err)
+		return RunView{}, phaseError(err)
 	}
 	if err := e.store.CreateRun(ctx, r, tasks); err != nil {
 		_ = e.store.ReleaseSlot(ctx, r.Team, r.ID)
 		e.forget(r.ID)
-		return err
+		return RunView{}, err
 	}
 	a.st = st
 	e.effects(r.ID, st, m)
+	// Rendered under the run's lock, before its next step can move it.
+	v := ViewRun(r, tasks, e.now())
 	if r.Phase.Ended() {
 		// Stored in the archive at once: nothing to put away later.
 		r.Owner = ""
 		e.forget(r.ID)
 	}
-	return nil
-}
-
-// slotless takes a concurrency slot for r; it reports true when none is free.
-func (e *Engine) slotless(ctx context.Context, r *domain.Run, tc TeamContext) (bool, error) {
-	ok, err := e.store.AcquireSlot(ctx, r.Team, r.ID, tc.MaxConcurrent)
-	return !ok, err
-}
-
-// view reads a run as stored, with its tasks.
-func (e *Engine) view(ctx context.Context, id string, _ []*domain.TaskRun) (RunView, bool, error) {
-	v, err := e.Get(ctx, id, true)
-	return v, true, err
+	return v, nil
 }
 
 func checkSubmit(def *domain.Definition, trigger string) error {
@@ -418,11 +411,7 @@ func (e *Engine) retry(ctx context.Context, id, newID string, req domain.SubmitR
 	if err != nil {
 		return RunView{}, err
 	}
-	if err := e.create(ctx, r, tasks, tc, false); err != nil {
-		return RunView{}, err
-	}
-	v, _, err := e.view(ctx, r.ID, tasks)
-	return v, err
+	return e.create(ctx, r, tasks, tc, false)
 }
 
 // autoRetry submits a failed run's automatic retry, once: the new run's id is claimed

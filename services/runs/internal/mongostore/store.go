@@ -161,25 +161,15 @@ func onlyDuplicates(err error) bool {
 
 // findRunDoc reads a run from the live collection, else the archive.
 func (s *Store) findRunDoc(ctx context.Context, id string) (runDoc, bool, error) {
-	// Live first, then the archive. A run is copied to the archive before it leaves the
-	// live collection, yet the embedded store's reads may see an older state for a moment:
-	// a run missing from both is looked for once more, a little later.
-	for round := range 2 {
-		if round > 0 {
-			select {
-			case <-ctx.Done():
-				return runDoc{}, false, ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
+	// Live first, then the archive: a run is copied to the archive before it leaves the
+	// live collection, so a read between the two finds it in one or the other.
+	for _, coll := range []*mongo.Collection{s.live, s.runs} {
+		d, err := mongox.FindOne[runDoc](ctx, coll, bson.M{"_id": id})
+		if err == nil {
+			return d, coll == s.live, nil
 		}
-		for _, coll := range []*mongo.Collection{s.live, s.runs} {
-			d, err := mongox.FindOne[runDoc](ctx, coll, bson.M{"_id": id})
-			if err == nil {
-				return d, coll == s.live, nil
-			}
-			if !errors.Is(err, mongox.ErrNotFound) {
-				return runDoc{}, false, err
-			}
+		if !errors.Is(err, mongox.ErrNotFound) {
+			return runDoc{}, false, err
 		}
 	}
 	return runDoc{}, false, notFound(id)
@@ -211,7 +201,6 @@ func (s *Store) findPage(ctx context.Context, r *domain.Run, p int) (pageDoc, er
 	if r.Owner == "" {
 		colls = []*mongo.Collection{s.archivedPages, s.pages}
 	}
-	colls = append(colls, colls...)
 	for _, coll := range colls {
 		d, err := mongox.FindOne[pageDoc](ctx, coll, bson.M{"_id": pageID(r.ID, p)})
 		if err == nil {
