@@ -52,8 +52,9 @@ type MongoConfig struct {
 //     values as distinct NULLs), where MongoDB would report a duplicate key;
 //   - a duplicate key caused by an update or findAndModify comes back as InternalError
 //     (code 1, "UNIQUE constraint failed"), not E11000 (mongox.IsDuplicateKey knows);
-//   - only a filter that is exactly {_id: <string or ObjectID>} is a SQLite lookup; every
-//     other query scans the collection in Go, as secondary indexes only enforce uniqueness;
+//   - only a filter that is exactly {_id: <string or ObjectID>} is a SQLite lookup (served
+//     by an index Mongo adds, see idIndexer); every other query scans the collection in
+//     Go, as secondary indexes only enforce uniqueness;
 //   - writes are not atomic read-modify-writes in FerretDB itself; Mongo serialises them
 //     in a proxy in front of it (see wireProxy), so through URI they are.
 type Mongo struct {
@@ -97,6 +98,12 @@ func StartMongo(ctx context.Context, cfg MongoConfig) (*Mongo, error) {
 
 	// FerretDB wants a directory URI ending in "/"; building it as a URL escapes odd
 	// characters in the path.
+	// Before FerretDB opens the files, so nothing else writes while indexes are built.
+	ids := newIDIndexer(dir)
+	if err := ids.sweep(ctx); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("start mongo: index _id lookups: %w", err)
+	}
 	sqliteURL := (&url.URL{Scheme: "file", Path: dir + "/", OmitHost: true}).String()
 	ferretNewMu.Lock()
 	srv, err := ferretdb.New(&ferretdb.Config{
@@ -125,7 +132,7 @@ func StartMongo(ctx context.Context, cfg MongoConfig) (*Mongo, error) {
 		<-m.done
 		return nil, fmt.Errorf("start mongo: FerretDB URI: %w", err)
 	}
-	m.proxy = newWireProxy(ln, upstream.Host)
+	m.proxy = newWireProxy(ln, upstream.Host, ids)
 	m.uri = (&url.URL{Scheme: "mongodb", Host: ln.Addr().String(), Path: "/"}).String()
 
 	if err := waitMongo(ctx, m.uri); err != nil {

@@ -2,12 +2,15 @@ package embedded
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // FerretDB v1 on SQLite executes update, findAndModify and delete as "query the matching
@@ -23,6 +26,7 @@ import (
 type wireProxy struct {
 	ln       net.Listener
 	upstream string
+	ids      *idIndexer // nil: no indexing (tests of the relay alone)
 
 	// writeMu is held from forwarding a mutating command until its reply has arrived.
 	writeMu sync.Mutex
@@ -54,8 +58,8 @@ var serializedCommands = map[string]bool{
 	"dropIndexes": true, "deleteIndexes": true, "renameCollection": true, "collMod": true,
 }
 
-func newWireProxy(ln net.Listener, upstream string) *wireProxy {
-	p := &wireProxy{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
+func newWireProxy(ln net.Listener, upstream string, ids *idIndexer) *wireProxy {
+	p := &wireProxy{ln: ln, upstream: upstream, ids: ids, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.serve()
 	return p
@@ -131,7 +135,12 @@ func (p *wireProxy) handle(client net.Conn) {
 		if serialize {
 			p.writeMu.Lock()
 		}
-		err = roundTrip(req, server, sr, client)
+		var done func()
+		if serialize {
+			// Before the client hears back, so it never sees a collection without the index.
+			done = func() { p.afterWrite(req) }
+		}
+		err = roundTrip(req, server, sr, client, done)
 		if serialize {
 			p.writeMu.Unlock()
 		}
@@ -141,9 +150,32 @@ func (p *wireProxy) handle(client net.Conn) {
 	}
 }
 
-// roundTrip forwards req and relays its replies. If the client has gone, it still reads
-// the server's reply, so the lock is held until FerretDB has really finished the command.
-func roundTrip(req []byte, server io.Writer, sr *bufio.Reader, client io.Writer) error {
+// afterWrite keeps the _id lookup index (see idIndexer) on every collection a write may
+// have created, and forgets dropped ones.
+func (p *wireProxy) afterWrite(req []byte) {
+	if p.ids == nil || opCode(req) != opMsg {
+		return
+	}
+	cmd, err := parseCommand(req)
+	if err != nil {
+		return
+	}
+	switch cmd.name {
+	case "insert", "update", "findAndModify", "findandmodify", "create", "createIndexes":
+		p.ids.ensure(context.Background(), cmd.db, cmd.coll)
+	case "drop":
+		p.ids.forget(cmd.db, cmd.coll)
+	case "dropDatabase":
+		p.ids.forget(cmd.db, "")
+	case "renameCollection":
+		p.ids.reset()
+	}
+}
+
+// roundTrip forwards req and relays its replies, calling done (if not nil) once the server
+// has answered and before the client hears it. If the client has gone, it still reads the
+// server's reply, so the lock is held until FerretDB has really finished the command.
+func roundTrip(req []byte, server io.Writer, sr *bufio.Reader, client io.Writer, done func()) error {
 	if _, err := server.Write(req); err != nil {
 		return err
 	}
@@ -155,6 +187,10 @@ func roundTrip(req []byte, server io.Writer, sr *bufio.Reader, client io.Writer)
 		reply, err := readMessage(sr)
 		if err != nil {
 			return err
+		}
+		if done != nil {
+			done()
+			done = nil
 		}
 		if clientErr == nil {
 			_, clientErr = client.Write(reply)
@@ -213,8 +249,44 @@ func mustSerialize(req []byte) bool {
 	}
 }
 
+// command is what the proxy reads of a request: the command, the collection it names
+// (the first element's value, when a string) and its database.
+type command struct{ name, coll, db string }
+
+// parseCommand reads an OP_MSG's body (kind 0) section.
+func parseCommand(msg []byte) (command, error) {
+	body, err := commandBody(msg)
+	if err != nil {
+		return command{}, err
+	}
+	raw := bson.Raw(body)
+	first, err := raw.IndexErr(0)
+	if err != nil {
+		return command{}, fmt.Errorf("command document: %w", err)
+	}
+	cmd := command{name: first.Key()}
+	cmd.coll, _ = first.Value().StringValueOK()
+	cmd.db, _ = raw.Lookup("$db").StringValueOK()
+	return cmd, nil
+}
+
 // commandName returns the first key of an OP_MSG's body (kind 0) section: the command.
 func commandName(msg []byte) (string, error) {
+	body, err := commandBody(msg)
+	if err != nil {
+		return "", err
+	}
+	key := body[5:]
+	for i, b := range key {
+		if b == 0 {
+			return string(key[:i]), nil
+		}
+	}
+	return "", errors.New("malformed OP_MSG")
+}
+
+// commandBody returns an OP_MSG's body (kind 0) section, a BSON document.
+func commandBody(msg []byte) ([]byte, error) {
 	end := len(msg)
 	if msgFlags(msg)&flagChecksumPresent != 0 {
 		end -= 4
@@ -234,18 +306,12 @@ func commandName(msg []byte) (string, error) {
 			// A BSON document: int32 length, then elements (type byte, cstring key, value).
 			doc := msg[pos : pos+size]
 			if doc[4] == 0 {
-				return "", errors.New("empty command document")
+				return nil, errors.New("empty command document")
 			}
-			key := doc[5:]
-			for i, b := range key {
-				if b == 0 {
-					return string(key[:i]), nil
-				}
-			}
-			break
+			return doc, nil
 		}
 		// Kind 1, a document sequence: int32 size covering identifier and documents.
 		pos += size
 	}
-	return "", errors.New("malformed OP_MSG")
+	return nil, errors.New("malformed OP_MSG")
 }
