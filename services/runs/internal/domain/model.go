@@ -112,6 +112,9 @@ type Run struct {
 	// TaskDefaultTimeout is the default task timeout in minutes.
 	TaskDefaultTimeout int
 	Definition         *Definition
+	// DefinitionID names where Definition is stored: runs of the same workflow version
+	// share it. Empty for runs stored before definitions were shared (then the run's id).
+	DefinitionID string
 	// Tasks is the number of task runs; their ids are TaskRunID(ID, i).
 	Tasks   int
 	Version int64

@@ -79,6 +79,7 @@ type Engine struct {
 	mu     sync.Mutex
 	actors map[string]*actor
 	timers *timers
+	beats  beatCache
 	// bg is the context of Run: work a request starts but must outlive it uses it.
 	bg     context.Context
 	bgOnce sync.Once
@@ -293,6 +294,9 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 func (e *Engine) ended(st *domain.State) {
 	r := st.Run
 	id, team, parent, parentTask, status := r.ID, r.Team, r.ParentRun, r.ParentTask, r.Status
+	// A run without an owner is in the archive already: it ended within its first step,
+	// which no slot is taken for, or it was put away earlier (a finalize), slot released.
+	holdsSlot := r.Owner != ""
 	results := map[string]string{}
 	for k, v := range r.Results {
 		results[k] = domain.Text(v)
@@ -300,9 +304,11 @@ func (e *Engine) ended(st *domain.State) {
 	e.timers.set(id, time.Time{})
 	e.pub.enqueue(nil, func() {
 		e.spawn(func(ctx context.Context) {
-			if err := e.store.ReleaseSlot(ctx, team, id); err != nil {
-				e.log.Warn("cannot release slot", "run", id, "error", err)
-				return
+			if holdsSlot {
+				if err := e.store.ReleaseSlot(ctx, team, id); err != nil {
+					e.log.Warn("cannot release slot", "run", id, "error", err)
+					return
+				}
 			}
 			if parent != "" {
 				if err := e.childEnded(ctx, parent, parentTask, id, status, results); err != nil {
@@ -314,7 +320,9 @@ func (e *Engine) ended(st *domain.State) {
 				e.log.Warn("cannot archive run", "run", id, "error", err)
 				return
 			}
-			e.startQueued(ctx, team)
+			if holdsSlot {
+				e.startQueued(ctx, team)
+			}
 		})
 	})
 }

@@ -41,20 +41,34 @@ func (e *Engine) Heartbeat(ctx context.Context, taskRunID string, attempt int, r
 		return false, false, apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
 	}
 	now := e.now()
-	// The stored task run is the truth: the attempt may have moved on through another
-	// replica.
-	matched, err := e.store.Heartbeat(ctx, taskRunID, attempt, runner, now)
-	if err != nil {
-		return false, false, err
+	// The replica that owns the run keeps the lease in memory: its runner lease is what
+	// decides, and a replica taking the run over starts the lease afresh.
+	if cancel, ok, known := e.beatInMemory(run, i, attempt, runner, now, true); known && ok {
+		return cancel, true, nil
+	}
+	// Elsewhere the stored task run is the truth: the attempt may have moved on through
+	// another replica. It is asked (and the beat stored, for the owner to read) once per
+	// beatEvery of an attempt.
+	matched := e.beats.fresh(taskRunID, attempt, runner, now, e.beatEvery())
+	if matched {
+		switch cancel, ok, known := e.beatInMemory(run, i, attempt, runner, now, false); {
+		case known && ok:
+			return cancel, true, nil
+		case known:
+			matched = false // moved on here: ask the store
+		}
+	}
+	if !matched {
+		var err error
+		if matched, err = e.store.Heartbeat(ctx, taskRunID, attempt, runner, now); err != nil {
+			return false, false, err
+		}
+		if matched {
+			e.beats.stored(taskRunID, attempt, runner, now)
+			e.beatInMemory(run, i, attempt, runner, now, false)
+		}
 	}
 	if matched {
-		if a, held := e.cached(run); held {
-			a.mu.Lock()
-			if a.st != nil && i < len(a.st.Tasks) {
-				domain.NewMachine(a.st, now).Heartbeat(i, attempt, runner)
-			}
-			a.mu.Unlock()
-		}
 		return false, true, nil
 	}
 	t, err := e.store.FindTask(ctx, taskRunID)
@@ -66,6 +80,66 @@ func (e *Engine) Heartbeat(ctx context.Context, taskRunID string, attempt int, r
 		return true, true, nil
 	}
 	return false, false, nil
+}
+
+// beatInMemory moves the lease of task i of run, when the run is held here (and owned by
+// this replica, if owned) and free: a heartbeat does not wait behind a step. known is
+// false when it could not look.
+func (e *Engine) beatInMemory(run string, i, attempt int, runner string, now time.Time, owned bool) (cancel, ok, known bool) {
+	a, held := e.cached(run)
+	if !held || !a.mu.TryLock() {
+		return false, false, false
+	}
+	defer a.mu.Unlock()
+	if a.st == nil || i >= len(a.st.Tasks) || (owned && a.st.Run.Owner != e.cfg.Replica) {
+		return false, false, false
+	}
+	cancel, ok = domain.NewMachine(a.st, now).Heartbeat(i, attempt, runner)
+	return cancel, ok, true
+}
+
+// beatEvery is how often an attempt's heartbeat is stored: often enough that a replica
+// reading it (one that did not hear the runner itself) never finds it older than the lease.
+func (e *Engine) beatEvery() time.Duration { return e.cfg.Lease / 4 }
+
+// beatCache remembers when each attempt's heartbeat was last stored by this replica.
+type beatCache struct {
+	mu   sync.Mutex
+	last map[string]storedBeat
+}
+
+type storedBeat struct {
+	attempt int
+	runner  string
+	at      time.Time
+}
+
+// fresh reports whether the attempt's heartbeat was stored within every.
+func (c *beatCache) fresh(id string, attempt int, runner string, now time.Time, every time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.last[id]
+	return ok && b.attempt == attempt && b.runner == runner && now.Sub(b.at) < every
+}
+
+func (c *beatCache) stored(id string, attempt int, runner string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		c.last = map[string]storedBeat{}
+	}
+	c.last[id] = storedBeat{attempt: attempt, runner: runner, at: now}
+}
+
+// prune forgets heartbeats stored before cutoff.
+func (c *beatCache) prune(cutoff time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, b := range c.last {
+		if b.at.Before(cutoff) {
+			delete(c.last, id)
+		}
+	}
 }
 
 // HandleUpdate applies a runner's or worker's report.
@@ -148,12 +222,16 @@ func (e *Engine) reconcileLoop(ctx context.Context) {
 			if err := e.store.PurgeKeys(ctx, e.now()); err != nil && ctx.Err() == nil {
 				e.log.Warn("cannot purge idempotency keys", "error", err)
 			}
+			if err := e.store.PurgeBeats(ctx, e.now()); err != nil && ctx.Err() == nil {
+				e.log.Warn("cannot purge heartbeats", "error", err)
+			}
 		case <-beat.C:
 			if err := e.store.Beat(ctx, e.cfg.Replica, e.now()); err != nil && ctx.Err() == nil {
 				e.log.Warn("replica beat failed", "error", err)
 			}
 		case <-rec.C:
 			e.reconcile(ctx)
+			e.beats.prune(e.now().Add(-e.beatEvery()))
 		}
 	}
 }
@@ -234,9 +312,9 @@ func (e *Engine) refreshHeartbeats(ctx context.Context, m *domain.Machine) {
 		if t.Status != domain.Running || t.Runner == "" || m.Now.Sub(t.Heartbeat) <= e.cfg.Lease {
 			continue
 		}
-		stored, err := e.store.FindTask(ctx, t.ID)
-		if err == nil && stored.Runner == t.Runner && stored.Attempt == t.Attempt && stored.Heartbeat.After(t.Heartbeat) {
-			t.Heartbeat = stored.Heartbeat
+		b, ok, err := e.store.LastBeat(ctx, t.ID)
+		if err == nil && ok && b.Runner == t.Runner && b.Attempt == t.Attempt && b.At.After(t.Heartbeat) {
+			t.Heartbeat = b.At
 		}
 	}
 }

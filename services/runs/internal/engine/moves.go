@@ -74,14 +74,18 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (view RunView, create
 	if err := e.resolveSpecs(ctx, def); err != nil {
 		return RunView{}, false, err
 	}
-	r, tasks, err := domain.NewRun(id, def, s.Request, s.Trigger, s.By, e.now(),
-		domain.Limits{MaxDuration: tc.MaxDuration, TaskDefaultTimeout: tc.TaskDefaultTimeout})
-	if err != nil {
-		return RunView{}, false, requestError(err)
+	now := e.now()
+	build := func() (*domain.Run, []*domain.TaskRun, error) {
+		r, tasks, err := domain.NewRun(id, def, s.Request, s.Trigger, s.By, now,
+			domain.Limits{MaxDuration: tc.MaxDuration, TaskDefaultTimeout: tc.TaskDefaultTimeout})
+		if err != nil {
+			return nil, nil, requestError(err)
+		}
+		r.ParentRun, r.ParentTask = s.ParentRun, s.ParentTask
+		r.Context = e.runContext(r, tc)
+		return r, tasks, nil
 	}
-	r.ParentRun, r.ParentTask = s.ParentRun, s.ParentTask
-	r.Context = e.runContext(r, tc)
-	v, err := e.create(ctx, r, tasks, tc, s.Start)
+	v, err := e.create(ctx, tc, s.Start, build)
 	if errors.Is(err, mongostore.ErrConflict) && s.Key != "" {
 		// A concurrent submit with the same key created it first.
 		return e.Submit(ctx, s)
@@ -89,10 +93,14 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (view RunView, create
 	return v, err == nil, err
 }
 
-// create counts and stores a new run, then starts it now (start) or soon. A run started
-// within the call takes its first step before it is stored, so a run of inline tasks is
-// written once, already ended. It answers the run as stored, rendered from memory.
-func (e *Engine) create(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, tc TeamContext, start bool) (RunView, error) {
+// create counts and stores a new run made by build, then starts it now (start) or soon.
+// It answers the run as stored, rendered from memory. build may be called twice: a run
+// started in memory that finds no free slot is stored queued as built anew.
+func (e *Engine) create(ctx context.Context, tc TeamContext, start bool, build func() (*domain.Run, []*domain.TaskRun, error)) (RunView, error) {
+	r, tasks, err := build()
+	if err != nil {
+		return RunView{}, err
+	}
 	ok, err := e.store.CountMonthly(ctx, r.Team, month(r.CreationDate), tc.MaxMonthly)
 	if err != nil {
 		return RunView{}, err
@@ -100,52 +108,77 @@ func (e *Engine) create(ctx context.Context, r *domain.Run, tasks []*domain.Task
 	if !ok {
 		return RunView{}, apperr.New(apperr.QuotaExceeded, "Team '%s' has used its %d runs for this month.", r.Team, tc.MaxMonthly)
 	}
-	r.Owner, r.Queued = e.cfg.Replica, true
 	if start {
-		slot, err := e.store.AcquireSlot(ctx, r.Team, r.ID, tc.MaxConcurrent)
+		taken, err := e.store.SlotsTaken(ctx, r.Team)
 		if err != nil {
 			return RunView{}, err
 		}
-		r.Queued = !slot
-	}
-	if r.Queued {
-		if err := e.store.CreateRun(ctx, r, tasks); err != nil {
-			return RunView{}, err
+		if taken < tc.MaxConcurrent {
+			v, started, err := e.startNew(ctx, r, tasks, tc)
+			if err != nil || started {
+				return v, err
+			}
+			if r, tasks, err = build(); err != nil {
+				return RunView{}, err
+			}
 		}
-		// Rendered before anything may start it: r and tasks stay this call's, the
-		// engine loads its own copy.
-		v := ViewRun(r, tasks, e.now())
-		if !start {
-			e.spawn(func(ctx context.Context) { e.startQueued(ctx, r.Team) })
-		}
-		return v, nil
 	}
+	r.Owner, r.Queued = e.cfg.Replica, true
+	if err := e.store.CreateRun(ctx, r, tasks); err != nil {
+		return RunView{}, err
+	}
+	// Rendered before anything may start it: r and tasks stay this call's, the engine
+	// loads its own copy.
+	v := ViewRun(r, tasks, e.now())
+	if !start {
+		e.spawn(func(ctx context.Context) { e.startQueued(ctx, r.Team) })
+	}
+	return v, nil
+}
+
+// startNew takes a new run's first step in memory, before the run is stored. A run that
+// ends within it (inline tasks only) is written once, to the archive, and never holds a
+// concurrency slot; one that goes on takes a slot first, and started is false when none
+// is free (nothing is stored then).
+func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, tc TeamContext) (v RunView, started bool, err error) {
+	r.Owner, r.Queued = e.cfg.Replica, false
 	st, err := domain.NewState(r, tasks)
 	if err != nil {
-		return RunView{}, err
+		return RunView{}, false, err
 	}
 	a := e.actor(r.ID)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	m := domain.NewMachine(st, e.now())
 	if err := m.Start(); err != nil {
-		return RunView{}, phaseError(err)
+		e.forget(r.ID)
+		return RunView{}, false, phaseError(err)
+	}
+	ended := r.Phase.Ended()
+	if !ended {
+		slot, err := e.store.AcquireSlot(ctx, r.Team, r.ID, tc.MaxConcurrent)
+		if err != nil || !slot {
+			e.forget(r.ID)
+			return RunView{}, false, err
+		}
 	}
 	if err := e.store.CreateRun(ctx, r, tasks); err != nil {
-		_ = e.store.ReleaseSlot(ctx, r.Team, r.ID)
+		if !ended {
+			_ = e.store.ReleaseSlot(ctx, r.Team, r.ID)
+		}
 		e.forget(r.ID)
-		return RunView{}, err
+		return RunView{}, false, err
 	}
 	a.st = st
 	e.effects(r.ID, st, m)
 	// Rendered under the run's lock, before its next step can move it.
-	v := ViewRun(r, tasks, e.now())
-	if r.Phase.Ended() {
-		// Stored in the archive at once: nothing to put away later.
-		r.Owner = ""
+	v = ViewRun(r, tasks, e.now())
+	if ended {
+		// Stored in the archive at once (CreateRun let go of its owner): nothing to put
+		// away later.
 		e.forget(r.ID)
 	}
-	return v, nil
+	return v, true, nil
 }
 
 func checkSubmit(def *domain.Definition, trigger string) error {
@@ -411,7 +444,8 @@ func (e *Engine) retry(ctx context.Context, id, newID string, req domain.SubmitR
 	if err != nil {
 		return RunView{}, err
 	}
-	return e.create(ctx, r, tasks, tc, false)
+	// Created queued (start false), so built once.
+	return e.create(ctx, tc, false, func() (*domain.Run, []*domain.TaskRun, error) { return r, tasks, nil })
 }
 
 // autoRetry submits a failed run's automatic retry, once: the new run's id is claimed

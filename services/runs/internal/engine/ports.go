@@ -63,11 +63,14 @@ type Store interface {
 	Replicas(ctx context.Context) (map[string]time.Time, error)
 	ForgetReplica(ctx context.Context, replica string) error
 	AcquireSlot(ctx context.Context, team, run string, max int) (bool, error)
+	SlotsTaken(ctx context.Context, team string) (int, error)
 	ReleaseSlot(ctx context.Context, team, run string) error
 	Usage(ctx context.Context, team, month string) (mongostore.Usage, error)
 	CountMonthly(ctx context.Context, team, month string, max int) (bool, error)
 	Claim(ctx context.Context, key, run string, now time.Time) (string, error)
 	PurgeKeys(ctx context.Context, now time.Time) error
+	LastBeat(ctx context.Context, taskRunID string) (mongostore.Beat, bool, error)
+	PurgeBeats(ctx context.Context, now time.Time) error
 
 	AppendLog(ctx context.Context, taskRunID string, attempt, seq int, text string) error
 }

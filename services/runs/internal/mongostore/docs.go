@@ -46,10 +46,12 @@ type runDoc struct {
 	TaskDefaultTimeout  int              `bson:"taskDefaultTimeout,omitempty"`
 	SecretParams        []string         `bson:"secretParams,omitempty"`
 	// Owner and Queued are set while the run is in flight (in the live collection).
-	Owner   string `bson:"owner,omitempty"`
-	Queued  bool   `bson:"queued,omitempty"`
-	Tasks   int    `bson:"tasks"`
-	Version int64  `bson:"version"`
+	Owner  string `bson:"owner,omitempty"`
+	Queued bool   `bson:"queued,omitempty"`
+	// DefinitionID is the _id of the run's definition in definitions.
+	DefinitionID string `bson:"definitionId,omitempty"`
+	Tasks        int    `bson:"tasks"`
+	Version      int64  `bson:"version"`
 }
 
 // pageDoc holds up to PageSize task runs of one run: a step rewrites the pages of the tasks
@@ -135,7 +137,7 @@ func toRunDoc(r *domain.Run) runDoc {
 		Timeout: r.Timeout, Deadline: r.Deadline, Retries: r.Retries, Debug: r.Debug, RetryOf: r.RetryOf,
 		ParentRun: r.ParentRun, ParentTask: r.ParentTask, FinalStatus: string(r.FinalStatus), Context: jsonText(r.Context),
 		TaskDefaultTimeout: r.TaskDefaultTimeout, SecretParams: r.SecretParams, Tasks: r.Tasks, Version: r.Version,
-		Owner: r.Owner, Queued: r.Queued,
+		Owner: r.Owner, Queued: r.Queued, DefinitionID: r.DefinitionID,
 	}
 }
 
@@ -150,7 +152,7 @@ func (d runDoc) run() *domain.Run {
 		Deadline: utc(d.Deadline), Retries: d.Retries, Debug: d.Debug, RetryOf: d.RetryOf, ParentRun: d.ParentRun,
 		ParentTask: d.ParentTask, FinalStatus: domain.Status(d.FinalStatus), Context: fromText[domain.RunContext](d.Context),
 		TaskDefaultTimeout: d.TaskDefaultTimeout, SecretParams: d.SecretParams, Tasks: d.Tasks, Version: d.Version,
-		Owner: d.Owner, Queued: d.Queued,
+		Owner: d.Owner, Queued: d.Queued, DefinitionID: d.DefinitionID,
 	}
 	if d.Workspaces != "" {
 		r.Workspaces = json.RawMessage(d.Workspaces)

@@ -103,9 +103,12 @@ func (s *Store) ForgetReplica(ctx context.Context, replica string) error {
 // Holding a slot is membership of a set, so acquiring or releasing twice is harmless.
 func (s *Store) AcquireSlot(ctx context.Context, team, run string, max int) (bool, error) {
 	id := "slots/" + team
-	if _, err := s.counters.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$setOnInsert": bson.M{"runs": bson.A{}, "n": 0}},
-		options.UpdateOne().SetUpsert(true)); err != nil && !mongox.IsDuplicateKey(err) {
-		return false, fmt.Errorf("slots of %s: %w", team, err)
+	if _, known := s.slotDocs.Load(id); !known {
+		if _, err := s.counters.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$setOnInsert": bson.M{"runs": bson.A{}, "n": 0}},
+			options.UpdateOne().SetUpsert(true)); err != nil && !mongox.IsDuplicateKey(err) {
+			return false, fmt.Errorf("slots of %s: %w", team, err)
+		}
+		s.slotDocs.Store(id, struct{}{})
 	}
 	res, err := s.counters.UpdateOne(ctx, bson.M{"_id": id, "n": bson.M{"$lt": max}, "runs": bson.M{"$ne": run}},
 		bson.M{"$push": bson.M{"runs": run}, "$inc": bson.M{"n": 1}})
@@ -132,6 +135,17 @@ func (s *Store) ReleaseSlot(ctx context.Context, team, run string) error {
 	return nil
 }
 
+// SlotsTaken reads how many of team's concurrency slots are held.
+func (s *Store) SlotsTaken(ctx context.Context, team string) (int, error) {
+	var slots struct {
+		N int `bson:"n"`
+	}
+	if err := s.counters.FindOne(ctx, bson.M{"_id": "slots/" + team}).Decode(&slots); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, fmt.Errorf("read slots of %s: %w", team, err)
+	}
+	return slots.N, nil
+}
+
 // Usage is a team's run counters.
 type Usage struct {
 	Concurrent int
@@ -141,11 +155,9 @@ type Usage struct {
 // Usage reads team's counters for month ("2006-01").
 func (s *Store) Usage(ctx context.Context, team, month string) (Usage, error) {
 	var u Usage
-	var slots struct {
-		N int `bson:"n"`
-	}
-	if err := s.counters.FindOne(ctx, bson.M{"_id": "slots/" + team}).Decode(&slots); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
-		return u, fmt.Errorf("read slots of %s: %w", team, err)
+	concurrent, err := s.SlotsTaken(ctx, team)
+	if err != nil {
+		return u, err
 	}
 	var monthly struct {
 		N int `bson:"n"`
@@ -153,7 +165,7 @@ func (s *Store) Usage(ctx context.Context, team, month string) (Usage, error) {
 	if err := s.counters.FindOne(ctx, bson.M{"_id": "month/" + team + "/" + month}).Decode(&monthly); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return u, fmt.Errorf("read monthly runs of %s: %w", team, err)
 	}
-	u.Concurrent, u.Monthly = slots.N, monthly.N
+	u.Concurrent, u.Monthly = concurrent, monthly.N
 	return u, nil
 }
 

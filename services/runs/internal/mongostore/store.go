@@ -3,10 +3,14 @@ package mongostore
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -25,10 +29,13 @@ import (
 // collection, while inserts and reads by _id do not. When a run ends it is copied to the
 // archive collections (inserts) and removed from the live ones.
 //
-//   - live, pages:      runs in flight and their task-run pages (owner and queued included);
+//   - live, pages_NN:   runs in flight (owner and queued included) and their task-run
+//     pages, spread over pageShards collections by run id: a step's conditional page
+//     write reads one shard, not the pages of every run in flight;
 //   - runs, taskpages:  runs that ended, and their pages;
-//   - definitions:      the workflow version of each run, written once;
-//   - logs:             task-run log chunks, written once each.
+//   - definitions:      the workflow versions runs run, each written once and shared;
+//   - logs:             task-run log chunks, written once each;
+//   - heartbeats:       the last heartbeat of each running task run, by task-run id.
 
 // PageSize is how many task runs share a page.
 const PageSize = 64
@@ -38,18 +45,39 @@ var ErrConflict = mongox.ErrConflict
 
 // Store is the runs database.
 type Store struct {
-	live, pages, runs, archivedPages     *mongo.Collection
+	live, runs, archivedPages            *mongo.Collection
+	pages                                [pageShards]*mongo.Collection
 	defs, logs, replicas, counters, idem *mongo.Collection
+	beats                                *mongo.Collection
+
+	// Documents known to exist, so their writes are not repeated: definition ids and
+	// teams' slot documents. Neither is ever deleted.
+	storedDefs, slotDocs sync.Map
 }
 
 // New returns the store over db.
 func New(db *mongo.Database) *Store {
-	return &Store{
-		live: db.Collection("live"), pages: db.Collection("pages"),
+	s := &Store{
+		live: db.Collection("live"),
 		runs: db.Collection("runs"), archivedPages: db.Collection("taskpages"),
 		defs: db.Collection("definitions"), logs: db.Collection("logs"),
 		replicas: db.Collection("replicas"), counters: db.Collection("counters"), idem: db.Collection("idempotency"),
+		beats: db.Collection("heartbeats"),
 	}
+	for i := range s.pages {
+		s.pages[i] = db.Collection(fmt.Sprintf("pages_%02d", i))
+	}
+	return s
+}
+
+// pageShards is how many collections the pages of runs in flight are spread over.
+const pageShards = 16
+
+// livePages is the collection of run's pages while it is in flight.
+func (s *Store) livePages(run string) *mongo.Collection {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(run))
+	return s.pages[h.Sum32()%pageShards]
 }
 
 // EnsureIndexes creates the indexes of the query paths.
@@ -86,10 +114,10 @@ func pageOf(run string, tasks []*domain.TaskRun, p int, version int64) pageDoc {
 // exists has all its parts. A run in flight goes to the live collections; one that ended
 // within its first step (all its tasks inline) goes straight to the archive.
 func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
-	if _, err := s.defs.InsertOne(ctx, bson.M{"_id": r.ID, "definition": jsonText(r.Definition)}); err != nil && !mongox.IsDuplicateKey(err) {
-		return fmt.Errorf("insert definition of %s: %w", r.ID, err)
+	if err := s.storeDefinition(ctx, r); err != nil {
+		return err
 	}
-	runs, pages := s.live, s.pages
+	runs, pages := s.live, s.livePages(r.ID)
 	if r.Phase.Ended() {
 		runs, pages = s.runs, s.archivedPages
 		r.Owner, r.Queued = "", false
@@ -103,6 +131,23 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		}
 		return fmt.Errorf("insert run %s: %w", r.ID, err)
 	}
+	return nil
+}
+
+// storeDefinition stores r's definition under a name derived from its content, so the runs
+// of one workflow version share one document and a run costs no write for it.
+func (s *Store) storeDefinition(ctx context.Context, r *domain.Run) error {
+	text := jsonText(r.Definition)
+	sum := sha256.Sum256([]byte(text))
+	r.DefinitionID = "sha256:" + hex.EncodeToString(sum[:])
+	if _, known := s.storedDefs.Load(r.DefinitionID); known {
+		return nil
+	}
+	_, err := s.defs.InsertOne(ctx, bson.M{"_id": r.DefinitionID, "definition": text})
+	if err != nil && !mongox.IsDuplicateKey(err) {
+		return fmt.Errorf("insert definition of %s: %w", r.ID, err)
+	}
+	s.storedDefs.Store(r.DefinitionID, struct{}{})
 	return nil
 }
 
@@ -185,7 +230,7 @@ func (s *Store) FindRun(ctx context.Context, id string, withDefinition bool) (*d
 	if withDefinition {
 		def, err := mongox.FindOne[struct {
 			Definition string `bson:"definition"`
-		}](ctx, s.defs, bson.M{"_id": id})
+		}](ctx, s.defs, bson.M{"_id": cmp.Or(d.DefinitionID, id)})
 		if err != nil {
 			return nil, fmt.Errorf("definition of run %s: %w", id, err)
 		}
@@ -197,9 +242,9 @@ func (s *Store) FindRun(ctx context.Context, id string, withDefinition bool) (*d
 
 // findPage reads a page of run, live or archived, as the run is.
 func (s *Store) findPage(ctx context.Context, r *domain.Run, p int) (pageDoc, error) {
-	colls := []*mongo.Collection{s.pages, s.archivedPages}
+	colls := []*mongo.Collection{s.livePages(r.ID), s.archivedPages}
 	if r.Owner == "" {
-		colls = []*mongo.Collection{s.archivedPages, s.pages}
+		colls = []*mongo.Collection{s.archivedPages, s.livePages(r.ID)}
 	}
 	for _, coll := range colls {
 		d, err := mongox.FindOne[pageDoc](ctx, coll, bson.M{"_id": pageID(r.ID, p)})
@@ -301,7 +346,7 @@ func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.Task
 			models[k] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": pageID(r.ID, p), "version": v}).
 				SetReplacement(pageOf(r.ID, all, p, v+1))
 		}
-		matched, err := bulkWrite(ctx, s.pages, models)
+		matched, err := bulkWrite(ctx, s.livePages(r.ID), models)
 		if err != nil {
 			return fmt.Errorf("save task runs of %s: %w", r.ID, err)
 		}
@@ -345,7 +390,7 @@ func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.Task
 		return fmt.Errorf("archive run %s: %w", r.ID, err)
 	}
 	for p := range pageCount(len(tasks)) {
-		if _, err := s.pages.DeleteOne(ctx, bson.M{"_id": pageID(r.ID, p)}); err != nil {
+		if _, err := s.livePages(r.ID).DeleteOne(ctx, bson.M{"_id": pageID(r.ID, p)}); err != nil {
 			return fmt.Errorf("remove live task runs of %s: %w", r.ID, err)
 		}
 	}
@@ -369,18 +414,56 @@ func (s *Store) Finalize(ctx context.Context, id string) (bool, error) {
 // Heartbeat records a runner's heartbeat on a task run without moving its page's
 // version: it is a hint for the replica that holds the run, not a state change.
 func (s *Store) Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (bool, error) {
-	run, i, ok := domain.ParseTaskRunID(taskRunID)
-	if !ok {
+	t, err := s.FindTask(ctx, taskRunID)
+	if apperr.HasReason(err, apperr.TaskRunNotFound) {
 		return false, nil
 	}
-	at0 := "tasks." + strconv.Itoa(i%PageSize) + "."
-	res, err := s.pages.UpdateOne(ctx, bson.M{"_id": pageID(run, i/PageSize), at0 + "attempt": attempt,
-		at0 + "runner": runner, at0 + "status": string(domain.Running)},
-		bson.M{"$set": bson.M{at0 + "heartbeat": at}})
+	if err != nil {
+		return false, err
+	}
+	if t.Status != domain.Running || t.Attempt != attempt || t.Runner != runner {
+		return false, nil
+	}
+	// Beats live apart from the task run, written by _id alone: a write that names other
+	// fields reads the whole collection on the embedded FerretDB, and beats are the
+	// engine's most frequent write. A beat counts only for the attempt and runner it names,
+	// so one that lands after the attempt moved on is ignored.
+	_, err = s.beats.UpdateOne(ctx, bson.M{"_id": taskRunID},
+		bson.M{"$set": bson.M{"attempt": attempt, "runner": runner, "at": at}}, options.UpdateOne().SetUpsert(true))
 	if err != nil {
 		return false, fmt.Errorf("heartbeat %s: %w", taskRunID, err)
 	}
-	return res.MatchedCount == 1, nil
+	return true, nil
+}
+
+// Beat is the last heartbeat stored for a task run.
+type Beat struct {
+	Attempt int       `bson:"attempt"`
+	Runner  string    `bson:"runner"`
+	At      time.Time `bson:"at"`
+}
+
+// LastBeat reads the last heartbeat of a task run; ok is false when there is none.
+func (s *Store) LastBeat(ctx context.Context, taskRunID string) (b Beat, ok bool, err error) {
+	b, err = mongox.FindOne[Beat](ctx, s.beats, bson.M{"_id": taskRunID})
+	if errors.Is(err, mongox.ErrNotFound) {
+		return Beat{}, false, nil
+	}
+	if err != nil {
+		return Beat{}, false, fmt.Errorf("heartbeat of %s: %w", taskRunID, err)
+	}
+	return b, true, nil
+}
+
+// beatTTL is how long a heartbeat is kept: far longer than any runner lease.
+const beatTTL = 24 * time.Hour
+
+// PurgeBeats deletes heartbeats older than beatTTL.
+func (s *Store) PurgeBeats(ctx context.Context, now time.Time) error {
+	if _, err := s.beats.DeleteMany(ctx, bson.M{"at": bson.M{"$lt": now.Add(-beatTTL)}}); err != nil {
+		return fmt.Errorf("purge heartbeats: %w", err)
+	}
+	return nil
 }
 
 // Filter selects runs of a team.
