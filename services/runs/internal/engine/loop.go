@@ -41,9 +41,16 @@ func (e *Engine) Heartbeat(ctx context.Context, taskRunID string, attempt int, r
 		return false, false, apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
 	}
 	now := e.now()
-	// The replica that owns the run keeps the lease in memory: its runner lease is what
-	// decides, and a replica taking the run over starts the lease afresh.
+	// The replica that owns the run answers from memory, where it keeps the lease. The
+	// beat is still stored once per beatEvery: a replica that loaded the run to apply a
+	// claim or a report may tick it, and reads stored beats before calling a runner lost.
 	if cancel, ok, known := e.beatInMemory(run, i, attempt, runner, now, true); known && ok {
+		if !cancel && !e.beats.fresh(taskRunID, attempt, runner, now, e.beatEvery()) {
+			if err := e.store.SaveBeat(ctx, taskRunID, attempt, runner, now); err != nil {
+				return false, false, err
+			}
+			e.beats.stored(taskRunID, attempt, runner, now)
+		}
 		return cancel, true, nil
 	}
 	// Elsewhere the stored task run is the truth: the attempt may have moved on through

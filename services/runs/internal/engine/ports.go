@@ -70,6 +70,7 @@ type Store interface {
 	Claim(ctx context.Context, key, run string, now time.Time) (string, error)
 	PurgeKeys(ctx context.Context, now time.Time) error
 	LastBeat(ctx context.Context, taskRunID string) (mongostore.Beat, bool, error)
+	SaveBeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) error
 	PurgeBeats(ctx context.Context, now time.Time) error
 
 	AppendLog(ctx context.Context, taskRunID string, attempt, seq int, text string) error

@@ -424,16 +424,25 @@ func (s *Store) Heartbeat(ctx context.Context, taskRunID string, attempt int, ru
 	if t.Status != domain.Running || t.Attempt != attempt || t.Runner != runner {
 		return false, nil
 	}
-	// Beats live apart from the task run, written by _id alone: a write that names other
-	// fields reads the whole collection on the embedded FerretDB, and beats are the
-	// engine's most frequent write. A beat counts only for the attempt and runner it names,
-	// so one that lands after the attempt moved on is ignored.
-	_, err = s.beats.UpdateOne(ctx, bson.M{"_id": taskRunID},
-		bson.M{"$set": bson.M{"attempt": attempt, "runner": runner, "at": at}}, options.UpdateOne().SetUpsert(true))
-	if err != nil {
-		return false, fmt.Errorf("heartbeat %s: %w", taskRunID, err)
+	if err := s.SaveBeat(ctx, taskRunID, attempt, runner, at); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// SaveBeat stores a heartbeat of a task run's attempt, unchecked.
+//
+// Beats live apart from the task run, written by _id alone: a write that names other
+// fields reads the whole collection on the embedded FerretDB, and beats are the engine's
+// most frequent write. A beat counts only for the attempt and runner it names, so one that
+// lands after the attempt moved on is ignored.
+func (s *Store) SaveBeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) error {
+	_, err := s.beats.UpdateOne(ctx, bson.M{"_id": taskRunID},
+		bson.M{"$set": bson.M{"attempt": attempt, "runner": runner, "at": at}}, options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("heartbeat %s: %w", taskRunID, err)
+	}
+	return nil
 }
 
 // Beat is the last heartbeat stored for a task run.
