@@ -279,22 +279,30 @@ const lingerFor = 10 * time.Minute
 func (w *Worker) linger(ctx context.Context, d events.TaskAttempt) {
 	ctx, cancel := context.WithTimeout(ctx, lingerFor)
 	defer cancel()
-	t := time.NewTicker(w.opts.Heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if beat, err := w.opts.Runs.Heartbeat(ctx, d.TaskRunID, d.Attempt); err == nil && beat != Continue {
-			return
-		}
-	}
+	w.beat(ctx, d, func(b Beat, err error) bool { return err != nil || b == Continue })
 }
 
 // heartbeat beats until ctx ends, and stops the attempt when the runs service says so.
 func (w *Worker) heartbeat(ctx context.Context, d events.TaskAttempt, stop context.CancelCauseFunc, log *slog.Logger) {
+	w.beat(ctx, d, func(b Beat, err error) bool {
+		switch {
+		case err != nil:
+			// The runs service tolerates a few missed beats; the next may get through.
+			log.Warn("heartbeat", "err", err)
+		case b == Cancel:
+			stop(executor.ErrCancelled)
+			return false
+		case b == Lost:
+			stop(errLost)
+			return false
+		}
+		return true
+	})
+}
+
+// beat sends the attempt's heartbeat every interval until ctx ends or on, given each
+// answer, returns false.
+func (w *Worker) beat(ctx context.Context, d events.TaskAttempt, on func(Beat, error) bool) {
 	t := time.NewTicker(w.opts.Heartbeat)
 	defer t.Stop()
 	for {
@@ -303,18 +311,8 @@ func (w *Worker) heartbeat(ctx context.Context, d events.TaskAttempt, stop conte
 			return
 		case <-t.C:
 		}
-		beat, err := w.opts.Runs.Heartbeat(ctx, d.TaskRunID, d.Attempt)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			// The runs service tolerates a few missed beats; the next may get through.
-			log.Warn("heartbeat", "err", err)
-		case beat == Cancel:
-			stop(executor.ErrCancelled)
-			return
-		case beat == Lost:
-			stop(errLost)
+		b, err := w.opts.Runs.Heartbeat(ctx, d.TaskRunID, d.Attempt)
+		if ctx.Err() != nil || !on(b, err) {
 			return
 		}
 	}

@@ -223,6 +223,14 @@ func (m *Machine) arrive(e Edge) {
 	if s.Tasks[v].Status != NotStarted {
 		return // a join: any task already started
 	}
+	m.decide(v)
+}
+
+// decide begins or skips task v, not started, as far as its incoming edges' outcomes
+// allow: a join any begins at its first live edge, a join all once every edge arrived
+// and one is live; a task none of whose edges can be live is skipped.
+func (m *Machine) decide(v int) {
+	s := m.S
 	all := len(s.G.In[v])
 	switch {
 	case s.G.Any[v] && s.liveHeld[v] > 0:
@@ -566,18 +574,8 @@ func (m *Machine) Recover() {
 		m.begin(s.G.Start)
 	}
 	for v, t := range s.Tasks {
-		if t.Status != NotStarted || len(s.G.In[v]) == 0 {
-			continue
-		}
-		all := len(s.G.In[v])
-		switch {
-		case s.G.Any[v] && s.liveHeld[v] > 0:
-			m.begin(v)
-		case s.arrived[v] < all:
-		case !s.G.Any[v] && s.held[v] == all && s.liveHeld[v] > 0:
-			m.begin(v)
-		default:
-			m.complete(v, Skipped, "")
+		if t.Status == NotStarted && len(s.G.In[v]) > 0 {
+			m.decide(v)
 		}
 	}
 	for i, t := range s.Tasks {

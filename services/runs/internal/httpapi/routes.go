@@ -4,6 +4,7 @@ package httpapi
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -87,16 +88,7 @@ func inScope(p auth.Principal, v engine.RunView) error {
 }
 
 func initiator(p auth.Principal) domain.Initiator {
-	return domain.Initiator{Type: p.Type, ID: p.ID, Name: cmpOr(p.Name, p.Email, p.ID)}
-}
-
-func cmpOr(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
+	return domain.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email, p.ID)}
 }
 
 // submitBody is WorkflowSubmitRequest; `trigger` from API clients is ignored.
@@ -147,7 +139,7 @@ func (h *handlers) submit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	idem := cmpOr(b.IdempotencyKey, c.Get("Idempotency-Key"))
+	idem := cmp.Or(b.IdempotencyKey, c.Get("Idempotency-Key"))
 	v, created, err := h.engine.Submit(c.UserContext(), engine.Submission{
 		Team: team, Workflow: name, Version: b.WorkflowVersion, Request: b.request(), Key: idem, Start: start,
 		Trigger: "manual", By: initiator(p),
@@ -181,18 +173,23 @@ func (h *handlers) get(c *fiber.Ctx) error {
 	return c.JSON(v)
 }
 
+// actOn reads the run of the path a caller acts on, once the caller may act in its team
+// and sees the run.
+func (h *handlers) actOn(c *fiber.Ctx) (p auth.Principal, team, id string, cur engine.RunView, err error) {
+	team, id = c.Params("team"), c.Params("id")
+	if p, err = require(c, team, "", "action"); err != nil {
+		return p, team, id, cur, err
+	}
+	if cur, err = h.engine.GetTeamRun(c.UserContext(), team, id, false); err != nil {
+		return p, team, id, cur, err
+	}
+	return p, team, id, cur, inScope(p, cur)
+}
+
 // runMove checks the caller may act on the run, then calls move.
 func (h *handlers) runMove(c *fiber.Ctx, move func(p auth.Principal, team, id string) (engine.RunView, error)) error {
-	team, id := c.Params("team"), c.Params("id")
-	p, err := require(c, team, "", "action")
+	p, team, id, cur, err := h.actOn(c)
 	if err != nil {
-		return err
-	}
-	cur, err := h.engine.GetTeamRun(c.UserContext(), team, id, false)
-	if err != nil {
-		return err
-	}
-	if err := inScope(p, cur); err != nil {
 		return err
 	}
 	if _, err := require(c, team, cur.WorkflowRef, "action"); err != nil {
@@ -233,16 +230,8 @@ func (h *handlers) retry(c *fiber.Ctx) error {
 		return err
 	}
 	fromFailure := b.FromFailure == nil || *b.FromFailure
-	team, id := c.Params("team"), c.Params("id")
-	p, err := require(c, team, "", "action")
+	p, team, id, _, err := h.actOn(c)
 	if err != nil {
-		return err
-	}
-	cur, err := h.engine.GetTeamRun(c.UserContext(), team, id, false)
-	if err != nil {
-		return err
-	}
-	if err := inScope(p, cur); err != nil {
 		return err
 	}
 	v, err := h.engine.Retry(c.UserContext(), team, id, b.request(), fromFailure, initiator(p))
