@@ -18,6 +18,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runner/internal/executor"
 	"github.com/baton-flow/baton/services/runner/internal/logstream"
 )
@@ -48,9 +49,6 @@ type RunsClient interface {
 type Publisher interface {
 	Publish(ctx context.Context, topic, key string, e event.Event) error
 }
-
-// TypeGeneric is the task type external workers execute, never a runner.
-const TypeGeneric = "generic"
 
 const (
 	// stopGrace is how long an attempt stopped by the runner's shutdown may still spend
@@ -125,7 +123,7 @@ func (w *Worker) Handle(ctx context.Context, e event.Event) error {
 	if err != nil {
 		return kafkax.Permanent(err)
 	}
-	if d.Type == TypeGeneric {
+	if d.Type == tasktype.Generic {
 		return nil
 	}
 	if !validID(d.TaskRunID) || d.Attempt < 1 {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runner/internal/executor"
 )
 
@@ -160,7 +161,7 @@ func TestSkipped(t *testing.T) {
 	}{
 		{name: "claimed elsewhere or cancelled (409/404)", claim: func(int) (bool, error) { return false, nil }, give: attempt("echo no"), wantClaims: 1},
 		{name: "runs service away, then the attempt taken", claim: awayOnce(), give: attempt("echo no"), wantClaims: 2},
-		{name: "generic tasks are external workers'", give: events.TaskAttempt{TaskRunID: "tr1", Attempt: 1, Type: TypeGeneric, Queue: "q"}},
+		{name: "generic tasks are external workers'", give: events.TaskAttempt{TaskRunID: "tr1", Attempt: 1, Type: tasktype.Generic, Queue: "q"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

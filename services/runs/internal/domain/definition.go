@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
 // Definition is the workflow version a run runs: the part of the workflow document the
@@ -88,30 +90,9 @@ type NamedRef struct {
 	Name string `json:"name"`
 }
 
-// Task types (API.md §5).
-const (
-	TypeStart                = "start"
-	TypeEnd                  = "end"
-	TypeTemplate             = "template"
-	TypeCustom               = "custom"
-	TypeScript               = "script"
-	TypeGeneric              = "generic"
-	TypeDecision             = "decision"
-	TypeSetWFProperty        = "setwfproperty"
-	TypeSetWFStatus          = "setwfstatus"
-	TypeSleep                = "sleep"
-	TypeApproval             = "approval"
-	TypeManual               = "manual"
-	TypeEventWait            = "eventwait"
-	TypeAcquireLock          = "acquirelock"
-	TypeReleaseLock          = "releaselock"
-	TypeRunWorkflow          = "runworkflow"
-	TypeRunScheduledWorkflow = "runscheduledworkflow"
-)
-
 // RunsOnRunner reports whether tasks of type t are executed by a runner.
 func RunsOnRunner(t string) bool {
-	return t == TypeTemplate || t == TypeCustom || t == TypeScript
+	return t == tasktype.Template || t == tasktype.Custom || t == tasktype.Script
 }
 
 // Execution conditions and joins.
@@ -155,12 +136,12 @@ func NewGraph(def *Definition) (*Graph, error) {
 		}
 		g.Index[t.Name] = i
 		switch t.Type {
-		case TypeStart:
+		case tasktype.Start:
 			if g.Start >= 0 {
 				return nil, fmt.Errorf("the workflow has more than one start task")
 			}
 			g.Start = i
-		case TypeEnd:
+		case tasktype.End:
 			if g.End >= 0 {
 				return nil, fmt.Errorf("the workflow has more than one end task")
 			}
@@ -175,7 +156,7 @@ func NewGraph(def *Definition) (*Graph, error) {
 		case JoinAny:
 			g.Any[i] = true
 		case "":
-			g.Any[i] = t.Type == TypeEnd
+			g.Any[i] = t.Type == tasktype.End
 		}
 		for _, d := range t.Dependencies {
 			from, ok := g.Index[d.TaskRef]

@@ -3,6 +3,8 @@ package domain
 import (
 	"fmt"
 	"time"
+
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
 // State is a run and its task runs as the engine holds them, with the DAG counters that
@@ -77,7 +79,7 @@ func (s *State) holds(e Edge) (held, live bool) {
 	default:
 		held = true
 	}
-	if !held || s.G.Tasks[e.From].Type != TypeDecision {
+	if !held || s.G.Tasks[e.From].Type != tasktype.Decision {
 		return held, true
 	}
 	// After a decision, the edges whose patterns match its value hold; when none match,
@@ -437,7 +439,7 @@ func (m *Machine) Tick(lease time.Duration) {
 	for i, t := range m.S.Tasks {
 		switch {
 		case t.Status == Waiting && !t.WakeAt.IsZero() && !m.Now.Before(t.WakeAt):
-			if m.S.G.Tasks[i].Type == TypeSleep {
+			if m.S.G.Tasks[i].Type == tasktype.Sleep {
 				m.touch(i)
 				m.complete(i, Succeeded, "")
 			} else {
@@ -585,7 +587,7 @@ func (m *Machine) Recover() {
 		case t.Status == Running && t.Runner != "":
 			// The runner's lease restarts: heartbeats went to the replica that died.
 			t.Heartbeat = m.Now
-		case t.Status == Running && s.G.Tasks[i].Type == TypeRunWorkflow && t.Child == "":
+		case t.Status == Running && s.G.Tasks[i].Type == tasktype.RunWorkflow && t.Child == "":
 			m.eff.StartChild = append(m.eff.StartChild, i)
 		}
 	}
@@ -612,7 +614,7 @@ func (m *Machine) Repair() {
 			continue
 		}
 		switch m.S.G.Tasks[i].Type {
-		case TypeSetWFProperty:
+		case tasktype.SetWFProperty:
 			name := Text(t.Params["output"])
 			if _, ok := r.Results[name]; !ok && name != "" {
 				if r.Results == nil {
@@ -621,7 +623,7 @@ func (m *Machine) Repair() {
 				r.Results[name] = t.Params["value"]
 				m.runChanged = true
 			}
-		case TypeSetWFStatus:
+		case tasktype.SetWFStatus:
 			if s := Status(Text(t.Params["status"])); r.FinalStatus != s {
 				r.FinalStatus = s
 				m.runChanged = true

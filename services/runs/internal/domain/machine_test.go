@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
 // task builds a TaskDef: deps are "name", "name:success", "name:failure" or
@@ -69,10 +71,10 @@ func TestMachineInline(t *testing.T) {
 		{
 			name: "chain of setwfproperty",
 			tasks: []TaskDef{
-				task("start", TypeStart, nil),
-				task("a", TypeSetWFProperty, map[string]any{"output": "x", "value": "$(params.p)"}, "start"),
-				task("b", TypeSetWFProperty, map[string]any{"output": "y", "value": "$(tasks.a.results.x)-b"}, "a"),
-				task("end", TypeEnd, nil, "b"),
+				task("start", tasktype.Start, nil),
+				task("a", tasktype.SetWFProperty, map[string]any{"output": "x", "value": "$(params.p)"}, "start"),
+				task("b", tasktype.SetWFProperty, map[string]any{"output": "y", "value": "$(tasks.a.results.x)-b"}, "a"),
+				task("end", tasktype.End, nil, "b"),
 			},
 			params: map[string]any{"p": "hello"},
 			want:   "start=succeeded a=succeeded b=succeeded end=succeeded",
@@ -81,11 +83,11 @@ func TestMachineInline(t *testing.T) {
 		{
 			name: "decision picks a branch, default branch skipped",
 			tasks: []TaskDef{
-				task("start", TypeStart, nil),
-				task("d", TypeDecision, map[string]any{"value": "blue"}, "start"),
-				task("blue", TypeSetWFProperty, map[string]any{"output": "c", "value": "b"}, "d:always:bl.*"),
-				task("other", TypeSetWFProperty, map[string]any{"output": "c", "value": "o"}, "d"),
-				task("end", TypeEnd, nil, "blue", "other"),
+				task("start", tasktype.Start, nil),
+				task("d", tasktype.Decision, map[string]any{"value": "blue"}, "start"),
+				task("blue", tasktype.SetWFProperty, map[string]any{"output": "c", "value": "b"}, "d:always:bl.*"),
+				task("other", tasktype.SetWFProperty, map[string]any{"output": "c", "value": "o"}, "d"),
+				task("end", tasktype.End, nil, "blue", "other"),
 			},
 			want: "start=succeeded d=succeeded blue=succeeded other=skipped end=succeeded",
 			run:  Succeeded,
@@ -93,11 +95,11 @@ func TestMachineInline(t *testing.T) {
 		{
 			name: "decision without a match takes the default branch",
 			tasks: []TaskDef{
-				task("start", TypeStart, nil),
-				task("d", TypeDecision, map[string]any{"value": "red"}, "start"),
-				task("blue", TypeSetWFProperty, map[string]any{"output": "c", "value": "b"}, "d:always:blue"),
-				task("other", TypeSetWFProperty, map[string]any{"output": "c", "value": "o"}, "d"),
-				task("end", TypeEnd, nil, "blue", "other"),
+				task("start", tasktype.Start, nil),
+				task("d", tasktype.Decision, map[string]any{"value": "red"}, "start"),
+				task("blue", tasktype.SetWFProperty, map[string]any{"output": "c", "value": "b"}, "d:always:blue"),
+				task("other", tasktype.SetWFProperty, map[string]any{"output": "c", "value": "o"}, "d"),
+				task("end", tasktype.End, nil, "blue", "other"),
 			},
 			want: "start=succeeded d=succeeded blue=skipped other=succeeded end=succeeded",
 			run:  Succeeded,
@@ -105,11 +107,11 @@ func TestMachineInline(t *testing.T) {
 		{
 			name: "invalid reference fails the task and skips what needs its success",
 			tasks: []TaskDef{
-				task("start", TypeStart, nil),
-				task("a", TypeSetWFProperty, map[string]any{"output": "x", "value": "$(params.missing)"}, "start"),
-				task("b", TypeSetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:success"),
-				task("onfail", TypeSetWFProperty, map[string]any{"output": "z", "value": "1"}, "a:failure"),
-				task("end", TypeEnd, nil, "b"),
+				task("start", tasktype.Start, nil),
+				task("a", tasktype.SetWFProperty, map[string]any{"output": "x", "value": "$(params.missing)"}, "start"),
+				task("b", tasktype.SetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:success"),
+				task("onfail", tasktype.SetWFProperty, map[string]any{"output": "z", "value": "1"}, "a:failure"),
+				task("end", tasktype.End, nil, "b"),
 			},
 			want: "start=succeeded a=invalid b=skipped onfail=succeeded end=skipped",
 			run:  Failed,
@@ -117,11 +119,11 @@ func TestMachineInline(t *testing.T) {
 		{
 			name: "join all needs every edge; skipped upstream keeps always edges",
 			tasks: []TaskDef{
-				task("start", TypeStart, nil),
-				task("a", TypeSetWFProperty, map[string]any{"output": "x", "value": "1"}, "start"),
-				task("b", TypeSetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:failure"),
-				task("c", TypeSetWFProperty, map[string]any{"output": "z", "value": "1"}, "a", "b"),
-				task("end", TypeEnd, nil, "c"),
+				task("start", tasktype.Start, nil),
+				task("a", tasktype.SetWFProperty, map[string]any{"output": "x", "value": "1"}, "start"),
+				task("b", tasktype.SetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:failure"),
+				task("c", tasktype.SetWFProperty, map[string]any{"output": "z", "value": "1"}, "a", "b"),
+				task("end", tasktype.End, nil, "c"),
 			},
 			want: "start=succeeded a=succeeded b=skipped c=succeeded end=succeeded",
 			run:  Succeeded,
@@ -129,11 +131,11 @@ func TestMachineInline(t *testing.T) {
 		{
 			name: "reached only through skipped upstreams is skipped",
 			tasks: []TaskDef{
-				task("start", TypeStart, nil),
-				task("a", TypeSetWFProperty, map[string]any{"output": "x", "value": "1"}, "start"),
-				task("b", TypeSetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:failure"),
-				task("c", TypeSetWFProperty, map[string]any{"output": "z", "value": "1"}, "b"),
-				task("end", TypeEnd, nil, "a", "c"),
+				task("start", tasktype.Start, nil),
+				task("a", tasktype.SetWFProperty, map[string]any{"output": "x", "value": "1"}, "start"),
+				task("b", tasktype.SetWFProperty, map[string]any{"output": "y", "value": "1"}, "a:failure"),
+				task("c", tasktype.SetWFProperty, map[string]any{"output": "z", "value": "1"}, "b"),
+				task("end", tasktype.End, nil, "a", "c"),
 			},
 			want: "start=succeeded a=succeeded b=skipped c=skipped end=succeeded",
 			run:  Succeeded,
@@ -141,9 +143,9 @@ func TestMachineInline(t *testing.T) {
 		{
 			name: "setwfstatus overrides",
 			tasks: []TaskDef{
-				task("start", TypeStart, nil),
-				task("s", TypeSetWFStatus, map[string]any{"status": "failed"}, "start"),
-				task("end", TypeEnd, nil, "s"),
+				task("start", tasktype.Start, nil),
+				task("s", tasktype.SetWFStatus, map[string]any{"status": "failed"}, "start"),
+				task("end", tasktype.End, nil, "s"),
 			},
 			want: "start=succeeded s=succeeded end=succeeded",
 			run:  Failed,
@@ -151,9 +153,9 @@ func TestMachineInline(t *testing.T) {
 		{
 			name: "unsupported type ends invalid",
 			tasks: []TaskDef{
-				task("start", TypeStart, nil),
-				task("ok", TypeApproval, nil, "start"),
-				task("end", TypeEnd, nil, "ok"),
+				task("start", tasktype.Start, nil),
+				task("ok", tasktype.Approval, nil, "start"),
+				task("end", tasktype.End, nil, "ok"),
 			},
 			want: "start=succeeded ok=invalid end=succeeded",
 			run:  Failed,
@@ -177,11 +179,11 @@ func TestMachineRunnerTaskRetriesAndTimeouts(t *testing.T) {
 	t.Parallel()
 	retries, delay := 1, 2
 	def := &Definition{Tasks: []TaskDef{
-		task("start", TypeStart, nil),
-		{Name: "s", Type: TypeScript, Retries: &retries, RetryDelay: &delay,
+		task("start", tasktype.Start, nil),
+		{Name: "s", Type: tasktype.Script, Retries: &retries, RetryDelay: &delay,
 			Params:       []TaskParam{{Name: "script", Value: json.RawMessage(`"echo $(params.who) > $(results.out.path)"`)}},
 			Dependencies: []Dependency{{TaskRef: "start"}}, Results: json.RawMessage(`["out"]`)},
-		task("end", TypeEnd, nil, "s"),
+		task("end", tasktype.End, nil, "s"),
 	}}
 	s, m := started(t, def, map[string]any{"who": "me"})
 	if got := m.Effects().Dispatch; len(got) != 1 || got[0] != 1 {
@@ -222,10 +224,10 @@ func TestMachineCancelAndRunTimeout(t *testing.T) {
 	t.Parallel()
 	def := func() *Definition {
 		return &Definition{Tasks: []TaskDef{
-			task("start", TypeStart, nil),
-			task("nap", TypeSleep, map[string]any{"duration": 60000}, "start"),
-			task("after", TypeSetWFProperty, map[string]any{"output": "x", "value": "1"}, "nap"),
-			task("end", TypeEnd, nil, "after"),
+			task("start", tasktype.Start, nil),
+			task("nap", tasktype.Sleep, map[string]any{"duration": 60000}, "start"),
+			task("after", tasktype.SetWFProperty, map[string]any{"output": "x", "value": "1"}, "nap"),
+			task("end", tasktype.End, nil, "after"),
 		}}
 	}
 	s, m := started(t, def(), nil)
@@ -255,15 +257,15 @@ func TestMachineCancelAndRunTimeout(t *testing.T) {
 
 func TestFanOutJoin(t *testing.T) {
 	t.Parallel()
-	tasks := []TaskDef{task("start", TypeStart, nil)}
+	tasks := []TaskDef{task("start", tasktype.Start, nil)}
 	var deps []string
 	for i := range 1000 {
 		name := "t" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + itoaTest(i)
-		tasks = append(tasks, task(name, TypeSetWFProperty, map[string]any{"output": name, "value": "1"}, "start"))
+		tasks = append(tasks, task(name, tasktype.SetWFProperty, map[string]any{"output": name, "value": "1"}, "start"))
 		deps = append(deps, name)
 	}
-	tasks = append(tasks, task("join", TypeSetWFProperty, map[string]any{"output": "j", "value": "1"}, deps...))
-	tasks = append(tasks, task("end", TypeEnd, nil, "join"))
+	tasks = append(tasks, task("join", tasktype.SetWFProperty, map[string]any{"output": "j", "value": "1"}, deps...))
+	tasks = append(tasks, task("end", tasktype.End, nil, "join"))
 	s, _ := started(t, &Definition{Tasks: tasks}, nil)
 	if s.Run.Status != Succeeded || len(s.Run.Results) != 1001 {
 		t.Fatalf("run %s with %d results", s.Run.Status, len(s.Run.Results))
@@ -277,9 +279,9 @@ func itoaTest(i int) string { b, _ := json.Marshal(i); return string(b) }
 func TestRecoverEndsAStoppedRunsTasks(t *testing.T) {
 	t.Parallel()
 	s, m := started(t, &Definition{Tasks: []TaskDef{
-		task("start", TypeStart, nil),
-		task("nap", TypeSleep, map[string]any{"duration": 60000}, "start"),
-		task("end", TypeEnd, nil, "nap"),
+		task("start", tasktype.Start, nil),
+		task("nap", tasktype.Sleep, map[string]any{"duration": 60000}, "start"),
+		task("end", tasktype.End, nil, "nap"),
 	}}, nil)
 	require := func(ok bool, msg string) {
 		t.Helper()

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
 // SubmitRequest is what a submit, a start or a retry brings to a run.
@@ -152,7 +154,7 @@ func NewRetry(id string, old *Run, oldTasks []*TaskRun, req SubmitRequest, fromF
 	}
 	if fromFailure {
 		for i, t := range oldTasks {
-			if t.Status == Succeeded && i < len(tasks) && def.Tasks[i].Type != TypeStart && def.Tasks[i].Type != TypeEnd {
+			if t.Status == Succeeded && i < len(tasks) && def.Tasks[i].Type != tasktype.Start && def.Tasks[i].Type != tasktype.End {
 				tasks[i].Kept = true
 				tasks[i].Results = t.Results
 				tasks[i].Decision = t.Decision

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/params"
 )
 
@@ -22,7 +23,7 @@ func (m *Machine) begin(v int) {
 	if t.Kept {
 		// A retry from failure keeps what succeeded before.
 		m.complete(v, Succeeded, "kept from run "+m.S.Run.RetryOf)
-		if def.Type == TypeSetWFProperty || def.Type == TypeSetWFStatus {
+		if def.Type == tasktype.SetWFProperty || def.Type == tasktype.SetWFStatus {
 			m.Repair()
 		}
 		return
@@ -34,12 +35,12 @@ func (m *Machine) begin(v int) {
 	}
 	t.Params = values
 	switch def.Type {
-	case TypeStart, TypeEnd:
+	case tasktype.Start, tasktype.End:
 		m.complete(v, Succeeded, "")
-	case TypeDecision:
+	case tasktype.Decision:
 		t.Decision = Text(values["value"])
 		m.complete(v, Succeeded, "")
-	case TypeSetWFProperty:
+	case tasktype.SetWFProperty:
 		name := Text(values["output"])
 		if name == "" {
 			m.complete(v, Invalid, "param 'output' must name the run result to set")
@@ -53,7 +54,7 @@ func (m *Machine) begin(v int) {
 		m.runChanged = true
 		t.Results = map[string]string{name: Text(values["value"])}
 		m.complete(v, Succeeded, "")
-	case TypeSetWFStatus:
+	case tasktype.SetWFStatus:
 		status := Status(strings.ToLower(Text(values["status"])))
 		switch status {
 		case Succeeded, Failed, Cancelled, Invalid, TimedOut:
@@ -63,14 +64,14 @@ func (m *Machine) begin(v int) {
 		default:
 			m.complete(v, Invalid, fmt.Sprintf("param 'status' must be succeeded, failed, cancelled, invalid or timedout, got %q", Text(values["status"])))
 		}
-	case TypeSleep:
+	case tasktype.Sleep:
 		d, err := millis(values["duration"])
 		if err != nil {
 			m.complete(v, Invalid, "param 'duration': "+err.Error())
 			return
 		}
 		t.Status, t.WakeAt = Waiting, m.Now.Add(d)
-	case TypeTemplate, TypeCustom, TypeScript, TypeGeneric:
+	case tasktype.Template, tasktype.Custom, tasktype.Script, tasktype.Generic:
 		if _, err := m.Step(v); err != nil {
 			m.complete(v, Invalid, err.Error())
 			return
@@ -79,7 +80,7 @@ func (m *Machine) begin(v int) {
 		t.Timeout = m.taskTimeout(def)
 		t.Deadline = m.deadline(t.Timeout)
 		m.dispatch(v)
-	case TypeRunWorkflow:
+	case tasktype.RunWorkflow:
 		if Text(values["workflowRef"]) == "" {
 			m.complete(v, Invalid, "param 'workflowRef' must name a workflow of the team")
 			return
@@ -196,14 +197,14 @@ func (m *Machine) Step(i int) (StepSpec, error) {
 	sc.Task = t.Params
 	var spec Spec
 	switch def.Type {
-	case TypeTemplate:
+	case tasktype.Template:
 		if def.Spec == nil {
 			return StepSpec{}, fmt.Errorf("catalogue task '%s' was not resolved", def.TaskRef)
 		}
 		spec = *def.Spec
-	case TypeScript:
+	case tasktype.Script:
 		spec.Script = Text(t.Params["script"])
-	case TypeCustom:
+	case tasktype.Custom:
 		spec.Image = Text(t.Params["image"])
 		spec.Script = Text(t.Params["script"])
 		spec.Command = texts(t.Params["command"])
@@ -215,7 +216,7 @@ func (m *Machine) Step(i int) (StepSpec, error) {
 				}
 			}
 		}
-	case TypeGeneric:
+	case tasktype.Generic:
 		return StepSpec{Queue: Text(t.Params["queue"]), Params: t.Params, Results: def.ResultNames()}, nil
 	}
 	out := StepSpec{Image: spec.Image, WorkingDir: spec.WorkingDir, Shell: Text(t.Params["shell"]), Results: def.ResultNames()}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
@@ -252,7 +253,7 @@ func (e *Engine) runContext(r *domain.Run, tc TeamContext) domain.RunContext {
 func (e *Engine) resolveSpecs(ctx context.Context, def *domain.Definition) error {
 	for i := range def.Tasks {
 		t := &def.Tasks[i]
-		if t.Type != domain.TypeTemplate || t.Spec != nil {
+		if t.Type != tasktype.Template || t.Spec != nil {
 			continue
 		}
 		version := 0

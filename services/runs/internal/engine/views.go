@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
@@ -200,7 +201,7 @@ func (e *Engine) attempt(st *domain.State, i int) (message, error) {
 		a.Spec.Env = append(a.Spec.Env, events.EnvVar{Name: env.Name, Value: env.Value})
 	}
 	topic := events.TaskDispatch
-	if t.Type == domain.TypeGeneric {
+	if t.Type == tasktype.Generic {
 		a.Queue, a.Params = step.Queue, step.Params
 		topic = events.QueueTopic(step.Queue)
 	}

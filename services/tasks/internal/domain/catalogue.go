@@ -1,6 +1,10 @@
 package domain
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/baton-flow/baton/libs/tasktype"
+)
 
 // CatalogueAuthor is the changelog author of the tasks Baton seeds.
 const CatalogueAuthor = "baton"
@@ -16,58 +20,58 @@ const (
 // that type's params, and a few ready-made templates. They are verified, version 1.
 func Catalogue() []Task {
 	return []Task{
-		system("switch", "Switch", TypeDecision, "logic", "switch",
+		system("switch", "Switch", tasktype.Decision, "logic", "switch",
 			"Chooses the outgoing paths whose decision condition matches a value.",
 			param("value", "Value", "text", true, "The value the outgoing edges' decision conditions are matched against.")),
-		system("wait-for-event", "Wait for event", TypeEventWait, "logic", "event",
+		system("wait-for-event", "Wait for event", tasktype.EventWait, "logic", "event",
 			"Waits until a callback with this topic arrives for the run (one that came first is kept).",
 			param("topic", "Topic", "text", true, "The topic a callback must name to end the wait.")),
-		system("manual-approval", "Manual approval", TypeApproval, "people", "approval",
+		system("manual-approval", "Manual approval", tasktype.Approval, "people", "approval",
 			"Waits for approvals: approved, the task succeeds; rejected, it fails.",
 			param("approverGroupRef", "Approver group", "text", false, "The approver group whose members decide; any team member with action rights when empty."),
 			withDefault(param("numberOfApprovers", "Number of approvers", "number", false, "How many distinct approvals approve."), 1),
 			param("instructions", "Instructions", "textarea", false, "What the approvers should check.")),
-		system("manual-task", "Manual task", TypeManual, "people", "manual",
+		system("manual-task", "Manual task", tasktype.Manual, "people", "manual",
 			"Waits until a person marks the work done.",
 			param("instructions", "Instructions", "texteditor", true, "What has to be done.")),
-		system("set-result-parameter", "Set result parameter", TypeSetWFProperty, "workflow", "property",
+		system("set-result-parameter", "Set result parameter", tasktype.SetWFProperty, "workflow", "property",
 			"Adds a result to the workflow run.",
 			param("output", "Result name", "text", true, "The name of the run result."),
 			param("value", "Value", "text", true, "The value of the run result.")),
-		system("set-workflow-result-status", "Set workflow result status", TypeSetWFStatus, "workflow", "status",
+		system("set-workflow-result-status", "Set workflow result status", tasktype.SetWFStatus, "workflow", "status",
 			"Sets the status the run ends with.",
 			withOptions(param("status", "Status", "select", true, "The run's final status."), "succeeded", "failed")),
-		system("sleep", "Sleep", TypeSleep, "logic", "sleep",
+		system("sleep", "Sleep", tasktype.Sleep, "logic", "sleep",
 			"Waits for a while; the timer survives restarts.",
 			param("duration", "Duration (ms)", "number", true, "How long to wait, in milliseconds.")),
-		system("acquire-lock", "Acquire lock", TypeAcquireLock, "logic", "lock",
+		system("acquire-lock", "Acquire lock", tasktype.AcquireLock, "logic", "lock",
 			"Takes a team-wide named lock, waiting while another run holds it; released when the run ends.",
 			param("key", "Lock key", "text", true, "The lock's name within the team."),
 			param("timeout", "Timeout (s)", "number", false, "How long to wait for the lock, in seconds.")),
-		system("release-lock", "Release lock", TypeReleaseLock, "logic", "unlock",
+		system("release-lock", "Release lock", tasktype.ReleaseLock, "logic", "unlock",
 			"Releases a lock this run holds.",
 			param("key", "Lock key", "text", true, "The lock's name within the team.")),
-		system("run-workflow", "Run workflow", TypeRunWorkflow, "workflow", "workflow",
+		system("run-workflow", "Run workflow", tasktype.RunWorkflow, "workflow", "workflow",
 			"Starts a run of another workflow of the team and takes its status.",
 			param("workflowRef", "Workflow", "text", true, "The name of the workflow to run."),
 			param("workflowVersion", "Workflow version", "number", false, "The version to run; the latest when empty."),
 			withDefault(param("wait", "Wait for it", "boolean", false, "Wait for the child run to end (false: start it and go on)."), true),
 			param("params", "Parameters", "json", false, "Parameters of the child run, as a JSON object.")),
-		system("run-scheduled-workflow", "Run scheduled workflow", TypeRunScheduledWorkflow, "workflow", "schedule",
+		system("run-scheduled-workflow", "Run scheduled workflow", tasktype.RunScheduledWorkflow, "workflow", "schedule",
 			"Schedules a later run of a workflow of the team.",
 			param("workflowRef", "Workflow", "text", true, "The name of the workflow to run."),
 			param("futureIn", "In", "number", false, "How many periods from now."),
 			withOptions(param("futurePeriod", "Period", "select", false, "The unit of 'In'."), "minutes", "hours", "days", "weeks", "months"),
 			param("time", "Time", "text", false, "The time of day (HH:mm) for periods of days or longer."),
 			param("timezone", "Time zone", "text", false, "An IANA time zone for the time; UTC when empty.")),
-		system("run-custom-task", "Run custom task", TypeCustom, "containers", "container",
+		system("run-custom-task", "Run custom task", tasktype.Custom, "containers", "container",
 			"Runs a container image or script given inline.",
 			param("image", "Image", "text", true, "The container image."),
 			param("command", "Command", "text", false, "The command to run, overriding the image's entrypoint."),
 			param("arguments", "Arguments", "textarea", false, "Arguments, one per line."),
 			param("script", "Script", "texteditor::shell", false, "A script to run instead of a command."),
 			param("envs", "Environment", "json", false, "Environment variables, as a JSON object of names to values.")),
-		withImage(system("execute-shell", "Execute shell", TypeScript, "containers", "terminal",
+		withImage(system("execute-shell", "Execute shell", tasktype.Script, "containers", "terminal",
 			"Runs a shell script on a runner.",
 			param("script", "Script", "texteditor::shell", true, "The script to run."),
 			withDefault(param("shell", "Shell", "text", false, "The shell that runs the script."), "/bin/sh")), alpineImage),
@@ -88,7 +92,7 @@ func system(name, display, typ, category, icon, description string, params ...Pa
 
 func template(name, display, category, icon, description, image, script string, envs []Env, params []Param, results ...Result) Task {
 	return Task{
-		Name: name, DisplayName: display, Description: description, Type: TypeTemplate, Status: StatusActive,
+		Name: name, DisplayName: display, Description: description, Type: tasktype.Template, Status: StatusActive,
 		Category: category, Icon: icon, Verified: true, Scope: ScopeGlobal,
 		Labels: map[string]string{"baton.io/catalogue": "template"},
 		Spec:   Spec{Image: image, Script: script, Envs: envs, Params: params, Results: results},

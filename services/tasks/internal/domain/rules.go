@@ -8,33 +8,16 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/names"
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
-// Task types (API §5) a catalogue task may stand for. `start` and `end` are structural
-// and have no catalogue entry.
-const (
-	TypeTemplate             = "template"
-	TypeCustom               = "custom"
-	TypeScript               = "script"
-	TypeGeneric              = "generic"
-	TypeDecision             = "decision"
-	TypeSetWFProperty        = "setwfproperty"
-	TypeSetWFStatus          = "setwfstatus"
-	TypeSleep                = "sleep"
-	TypeApproval             = "approval"
-	TypeManual               = "manual"
-	TypeEventWait            = "eventwait"
-	TypeAcquireLock          = "acquirelock"
-	TypeReleaseLock          = "releaselock"
-	TypeRunWorkflow          = "runworkflow"
-	TypeRunScheduledWorkflow = "runscheduledworkflow"
-)
-
-// Types lists the task types a catalogue task may have.
+// Types lists the task types a catalogue task may have: all but start and end, which are
+// structural and have no catalogue entry.
 var Types = []string{
-	TypeTemplate, TypeCustom, TypeScript, TypeGeneric, TypeDecision, TypeSetWFProperty,
-	TypeSetWFStatus, TypeSleep, TypeApproval, TypeManual, TypeEventWait, TypeAcquireLock,
-	TypeReleaseLock, TypeRunWorkflow, TypeRunScheduledWorkflow,
+	tasktype.Template, tasktype.Custom, tasktype.Script, tasktype.Generic, tasktype.Decision,
+	tasktype.SetWFProperty, tasktype.SetWFStatus, tasktype.Sleep, tasktype.Approval, tasktype.Manual,
+	tasktype.EventWait, tasktype.AcquireLock, tasktype.ReleaseLock, tasktype.RunWorkflow,
+	tasktype.RunScheduledWorkflow,
 }
 
 // ParamTypes are the AbstractParam types the UI knows.
@@ -109,7 +92,7 @@ var ReservedAnnotations = []string{
 // Normalize fills defaults a body may leave out: type template, status active.
 func (t *Task) Normalize() {
 	if t.Type == "" {
-		t.Type = TypeTemplate
+		t.Type = tasktype.Template
 	}
 	if t.Status == "" {
 		t.Status = StatusActive
@@ -146,7 +129,7 @@ func (t Task) Validate() []apperr.FieldError {
 		}
 	}
 	s := t.Spec
-	if t.Type == TypeTemplate && strings.TrimSpace(s.Image) == "" {
+	if t.Type == tasktype.Template && strings.TrimSpace(s.Image) == "" {
 		add("spec.image", "required for a template task")
 	}
 	if s.Script != "" && len(s.Command) > 0 {

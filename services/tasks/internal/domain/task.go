@@ -58,7 +58,7 @@ type Task struct {
 	Name        string
 	DisplayName string
 	Description string
-	// Type is what runs it (TypeTemplate unless it stands for a system task type).
+	// Type is what runs it (tasktype.Template unless it stands for a system task type).
 	Type    string
 	Version int
 	Status  Status

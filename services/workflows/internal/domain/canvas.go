@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
 // Canvas annotations and dependency members that carry what only the designer needs, so
@@ -176,7 +178,7 @@ func taskNode(t Task) (Node, error) {
 
 func dependencyEdge(d Dependency, source, target, sourceType string) Edge {
 	e := Edge{ID: defaultEdgeID(source, target), Source: source, Target: target, Type: EdgeTypeDefault, Data: map[string]json.RawMessage{}}
-	if sourceType == TypeDecision {
+	if sourceType == tasktype.Decision {
 		e.Type = EdgeTypeDecision
 	}
 	for k, v := range d.Extra {
@@ -322,7 +324,7 @@ func edgeDependency(e Edge, source Task) (Dependency, error) {
 		put(EdgeID, e.ID)
 	}
 	wantType := EdgeTypeDefault
-	if source.Type == TypeDecision {
+	if source.Type == tasktype.Decision {
 		wantType = EdgeTypeDecision
 	}
 	if e.Type != "" && e.Type != wantType {

@@ -1,26 +1,9 @@
 package domain
 
-import "slices"
+import (
+	"slices"
 
-// Task types (API.md §5).
-const (
-	TypeStart                = "start"
-	TypeEnd                  = "end"
-	TypeTemplate             = "template"
-	TypeCustom               = "custom"
-	TypeScript               = "script"
-	TypeGeneric              = "generic"
-	TypeDecision             = "decision"
-	TypeSetWFProperty        = "setwfproperty"
-	TypeSetWFStatus          = "setwfstatus"
-	TypeSleep                = "sleep"
-	TypeApproval             = "approval"
-	TypeManual               = "manual"
-	TypeEventWait            = "eventwait"
-	TypeAcquireLock          = "acquirelock"
-	TypeReleaseLock          = "releaselock"
-	TypeRunWorkflow          = "runworkflow"
-	TypeRunScheduledWorkflow = "runscheduledworkflow"
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
 // TaskType is what a task type asks of a task's params. Names list a param with its
@@ -38,26 +21,26 @@ type TaskType struct {
 
 // TaskTypes are the known task types and their params.
 var TaskTypes = map[string]TaskType{
-	TypeStart:         {},
-	TypeEnd:           {},
-	TypeTemplate:      {NeedsTaskRef: true},
-	TypeCustom:        {OneOf: []string{"image", "script", "command"}},
-	TypeScript:        {Required: [][]string{{"script"}}},
-	TypeGeneric:       {Required: [][]string{{"queue"}}},
-	TypeDecision:      {Required: [][]string{{"value"}}},
-	TypeSetWFProperty: {Required: [][]string{{"output"}, {"value"}}},
-	TypeSetWFStatus: {
+	tasktype.Start:         {},
+	tasktype.End:           {},
+	tasktype.Template:      {NeedsTaskRef: true},
+	tasktype.Custom:        {OneOf: []string{"image", "script", "command"}},
+	tasktype.Script:        {Required: [][]string{{"script"}}},
+	tasktype.Generic:       {Required: [][]string{{"queue"}}},
+	tasktype.Decision:      {Required: [][]string{{"value"}}},
+	tasktype.SetWFProperty: {Required: [][]string{{"output"}, {"value"}}},
+	tasktype.SetWFStatus: {
 		Required: [][]string{{"status"}},
 		Values:   map[string][]string{"status": {"succeeded", "failed", "cancelled", "invalid", "timedout"}},
 	},
-	TypeSleep:       {Required: [][]string{{"duration"}}},
-	TypeApproval:    {},
-	TypeManual:      {Required: [][]string{{"instructions"}}},
-	TypeEventWait:   {Required: [][]string{{"topic"}}},
-	TypeAcquireLock: {Required: [][]string{{"key"}}},
-	TypeReleaseLock: {Required: [][]string{{"key"}}},
-	TypeRunWorkflow: {Required: [][]string{{"workflowRef"}}},
-	TypeRunScheduledWorkflow: {
+	tasktype.Sleep:       {Required: [][]string{{"duration"}}},
+	tasktype.Approval:    {},
+	tasktype.Manual:      {Required: [][]string{{"instructions"}}},
+	tasktype.EventWait:   {Required: [][]string{{"topic"}}},
+	tasktype.AcquireLock: {Required: [][]string{{"key"}}},
+	tasktype.ReleaseLock: {Required: [][]string{{"key"}}},
+	tasktype.RunWorkflow: {Required: [][]string{{"workflowRef"}}},
+	tasktype.RunScheduledWorkflow: {
 		Required: [][]string{{"workflowRef"}, {"futureIn"}, {"futurePeriod"}},
 		Values:   map[string][]string{"futurePeriod": {"minutes", "hours", "days", "weeks", "months"}},
 	},

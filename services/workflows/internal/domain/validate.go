@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
 // ProblemKind sorts problems so that a save failing for one kind of reason only can say
@@ -173,16 +174,16 @@ func (v *validator) tasks() {
 	var starts, ends []int
 	for i, t := range tasks {
 		switch t.Type {
-		case TypeStart:
+		case tasktype.Start:
 			starts = append(starts, i)
-		case TypeEnd:
+		case tasktype.End:
 			ends = append(ends, i)
 		}
 	}
 	for _, c := range []struct {
 		typ   string
 		found []int
-	}{{TypeStart, starts}, {TypeEnd, ends}} {
+	}{{tasktype.Start, starts}, {tasktype.End, ends}} {
 		if len(c.found) != 1 {
 			v.add(ProblemGeneral, "tasks", "a workflow needs exactly one task of type '%s', found %d", c.typ, len(c.found))
 		}
@@ -316,7 +317,7 @@ func (v *validator) graph() {
 		}
 		v.add(ProblemGeneral, fmt.Sprintf("tasks[%d].dependencies", cycle[0]), "tasks %s form a cycle", strings.Join(names, " → "))
 	}
-	start, end := v.single(TypeStart), v.single(TypeEnd)
+	start, end := v.single(tasktype.Start), v.single(tasktype.End)
 	if start < 0 || end < 0 {
 		return // reachability means nothing without exactly one of each
 	}
