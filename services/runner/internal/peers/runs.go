@@ -9,18 +9,15 @@
 package peers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"sync/atomic"
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/peer"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/services/runner/internal/worker"
 )
@@ -36,16 +33,13 @@ const timeout = 5 * time.Second
 
 // Runs is the runs service's client; it implements worker.RunsClient.
 type Runs struct {
-	resolver registry.Resolver
-	signer   *auth.Signer
-	runner   string
-	client   *http.Client
-	next     atomic.Uint64
+	c      *peer.Client
+	runner string
 }
 
 // NewRuns returns the client of the runs service for the runner instance named runner.
 func NewRuns(resolver registry.Resolver, signer *auth.Signer, runner string) *Runs {
-	return &Runs{resolver: resolver, signer: signer, runner: runner, client: &http.Client{Timeout: timeout}}
+	return &Runs{c: peer.New(Service, resolver, signer, timeout), runner: runner}
 }
 
 // Claim implements worker.RunsClient.
@@ -84,43 +78,15 @@ func (r *Runs) Heartbeat(ctx context.Context, taskRunID string, attempt int) (wo
 // returns 200, 409 or 404, and an error for anything else: a runs service that is down,
 // failing, or does not have the endpoint yet.
 func (r *Runs) post(ctx context.Context, taskRunID, action string, attempt int, out any) (int, error) {
-	urls, err := r.resolver.Resolve(ctx, Service)
-	if err != nil {
-		return 0, fmt.Errorf("find the runs service: %w", err)
-	}
-	u := urls[int(r.next.Add(1)%uint64(len(urls)))] + "/internal/v1/taskruns/" + url.PathEscape(taskRunID) + "/" + action
-	payload, err := json.Marshal(map[string]any{"attempt": attempt, "runner": r.runner})
-	if err != nil {
-		return 0, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(payload))
-	if err != nil {
-		return 0, fmt.Errorf("request %s: %w", u, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if err := r.signer.SetHeaders(Self, req.Header.Set); err != nil {
-		return 0, err
-	}
-	resp, err := r.client.Do(req)
+	a, err := r.c.Call(ctx, Self, http.MethodPost, "/internal/v1/taskruns/"+url.PathEscape(taskRunID)+"/"+action, nil,
+		map[string]any{"attempt": attempt, "runner": r.runner}, out)
 	if err != nil {
 		return 0, fmt.Errorf("%s task run %s: %w", action, taskRunID, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			return 0, fmt.Errorf("decode %s answer: %w", action, err)
-		}
-		return http.StatusOK, nil
-	}
-	var body struct {
-		Reason string `json:"reason"`
-	}
-	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body)
 	// A 404 for the route itself is a runs service without the endpoint, not a task run
 	// that is gone.
-	if resp.StatusCode == http.StatusConflict || resp.StatusCode == http.StatusNotFound && body.Reason != apperr.RouteNotFound.Name {
-		return resp.StatusCode, nil
+	if a.Status == http.StatusOK || a.Status == http.StatusConflict || a.Status == http.StatusNotFound && a.Reason != apperr.RouteNotFound.Name {
+		return a.Status, nil
 	}
-	return 0, fmt.Errorf("%s task run %s: status %d %s", action, taskRunID, resp.StatusCode, body.Reason)
+	return 0, fmt.Errorf("%s task run %s: status %d %s", action, taskRunID, a.Status, a.Reason)
 }
