@@ -15,31 +15,9 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/baton-flow/baton/libs/paramref"
 )
-
-// The prefixes of references (API.md §5).
-const (
-	RefParams         = "params."
-	RefGlobalParams   = "global.params."
-	RefTeamParams     = "team.params."
-	RefWorkflowParams = "workflow.params."
-	RefContextParams  = "context.params."
-	RefTasks          = "tasks."
-	RefResults        = "results."
-)
-
-// refPrefixes are tried longest first, so "global.params." is not read as "params.".
-var refPrefixes = []string{
-	RefGlobalParams, RefTeamParams, RefWorkflowParams, RefContextParams, RefParams, RefTasks, RefResults,
-}
-
-// ContextParams are the names `$(context.params.<name>)` may use. `wfe-url` is v4's name for
-// `callback-url`; either resolves to whichever of the two the scope holds.
-var ContextParams = []string{
-	"workflowrun-ref", "workflowrun-trigger", "workflowrun-initiator", "workflow-name",
-	"workflow-displayname", "workflow-ref", "workflow-version", "taskrun-ref", "taskrun-name",
-	"taskrun-type", "webhook-url", "event-url", "callback-url", "wfe-url", "callback-token",
-}
 
 // Limits on run values (API.md §8).
 const (
@@ -77,8 +55,8 @@ type Scope struct {
 	Run map[string]any
 	// Task holds the task's own parameters, already resolved: see WithTask.
 	Task map[string]any
-	// Context holds the context parameters by name (ContextParams). The engine sets every
-	// name that applies; a reference to one it left out cannot be resolved.
+	// Context holds the context parameters by name (paramref.ContextNames). The engine
+	// sets every name that applies; a reference to one it left out cannot be resolved.
 	Context map[string]string
 	// Results holds the results of finished tasks: task name → result name → value.
 	Results map[string]map[string]string
@@ -122,7 +100,7 @@ func (sc Scope) String(s string) (string, error) {
 			return "", f.err
 		}
 		i = f.end
-		if f.ref.Prefix == RefResults {
+		if f.ref.Prefix == paramref.Results {
 			continue
 		}
 		v, err := sc.resolve(f.ref)
@@ -207,7 +185,7 @@ func (sc Scope) exact(s string) (any, error) {
 			if f.err != nil {
 				return nil, f.err
 			}
-			if f.ref.Prefix == RefResults {
+			if f.ref.Prefix == paramref.Results {
 				return s, nil
 			}
 			v, err := sc.resolve(f.ref)
@@ -224,20 +202,20 @@ func (sc Scope) exact(s string) (any, error) {
 type Ref struct {
 	// Text is the reference as written, `$(` to `)`.
 	Text string
-	// Prefix is one of the Ref* constants.
+	// Prefix is one of paramref's prefixes.
 	Prefix string
-	// Task is the upstream task of a RefTasks reference.
+	// Task is the upstream task of a paramref.Tasks reference.
 	Task string
 	// Name is the parameter, context parameter or result name.
 	Name string
 	// Path is what follows Name as written, such as `.repo.name` or `["a.b"][0]`; for
-	// RefResults it is `.path`.
+	// paramref.Results it is `.path`.
 	Path string
 }
 
 // Refs lists the well-formed references with a known prefix in s, in order, skipping
 // malformed ones (String reports those). It includes `$(results.<name>.path)`; a caller
-// wanting the upstream results a task needs keeps those with Prefix RefTasks.
+// wanting the upstream results a task needs keeps those with Prefix paramref.Tasks.
 func Refs(s string) []Ref {
 	var out []Ref
 	for i := 0; ; {
@@ -339,47 +317,18 @@ func next(s string, i int) (found, bool) {
 		}
 		start := i + j
 		body := start + 2
-		prefix := knownPrefix(s[body:])
+		prefix := paramref.Prefix(s[body:])
 		if prefix == "" {
 			i = body
 			continue
 		}
-		end := closingParen(s, body)
+		end := paramref.Close(s, body)
 		if end < 0 {
 			return found{start: start, end: len(s), err: &MalformedError{Ref: clip(s[start:]), Reason: "no closing ')'"}}, true
 		}
 		ref, err := parseRef(prefix, s[start:end+1], s[body:end])
 		return found{start: start, end: end + 1, ref: ref, err: err}, true
 	}
-}
-
-func knownPrefix(s string) string {
-	for _, p := range refPrefixes {
-		if strings.HasPrefix(s, p) {
-			return p
-		}
-	}
-	return ""
-}
-
-// closingParen returns the index of the `)` closing a reference whose content starts at
-// start, skipping quoted bracket parts (`$(params.m["a)b"])`), or -1.
-func closingParen(s string, start int) int {
-	var quote byte
-	for k := start; k < len(s); k++ {
-		c := s[k]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == ')':
-			return k
-		}
-	}
-	return -1
 }
 
 func parseRef(prefix, text, body string) (reference, error) {
@@ -389,7 +338,7 @@ func parseRef(prefix, text, body string) (reference, error) {
 	}
 	r := reference{Ref: Ref{Text: text, Prefix: prefix}}
 	switch prefix {
-	case RefTasks:
+	case paramref.Tasks:
 		task, result, ok := strings.Cut(rest, ".results.")
 		if !ok || task == "" {
 			return bad("want $(tasks.<task>.results.<result>)")
@@ -399,15 +348,15 @@ func parseRef(prefix, text, body string) (reference, error) {
 			return bad(`want $(tasks.<task>.results.<result>), optionally followed by .key, ["key"] or [index]`)
 		}
 		r.Task, r.Name, r.Path, r.steps = task, name, result[len(name):], steps
-	case RefResults:
+	case paramref.Results:
 		name := rest[:nameLen(rest)]
 		if name == "" || rest[len(name):] != ".path" {
 			return bad("want $(results.<name>.path)")
 		}
 		r.Name, r.Path = name, ".path"
-	case RefContextParams:
-		if !slices.Contains(ContextParams, rest) {
-			return bad("want one of " + strings.Join(ContextParams, ", "))
+	case paramref.ContextParams:
+		if !slices.Contains(paramref.ContextNames, rest) {
+			return bad("want one of " + strings.Join(paramref.ContextNames, ", "))
 		}
 		r.Name = rest
 	default:
@@ -420,36 +369,36 @@ func parseRef(prefix, text, body string) (reference, error) {
 	return r, nil
 }
 
-// resolve finds the value of a well-formed reference other than RefResults.
+// resolve finds the value of a well-formed reference other than paramref.Results.
 func (sc Scope) resolve(r reference) (any, error) {
 	unresolved := func(format string, args ...any) error {
 		return &UnresolvedError{Ref: clip(r.Text), Reason: fmt.Sprintf(format, args...)}
 	}
 	var v any
 	switch r.Prefix {
-	case RefParams:
+	case paramref.Params:
 		var ok bool
 		if v, ok = sc.param(r.Name); !ok {
 			return nil, unresolved("no parameter %q", r.Name)
 		}
-	case RefGlobalParams, RefTeamParams, RefWorkflowParams:
+	case paramref.GlobalParams, paramref.TeamParams, paramref.WorkflowParams:
 		layer, label := sc.Global, "global"
-		if r.Prefix == RefTeamParams {
+		if r.Prefix == paramref.TeamParams {
 			layer, label = sc.Team, "team"
-		} else if r.Prefix == RefWorkflowParams {
+		} else if r.Prefix == paramref.WorkflowParams {
 			layer, label = sc.Run, "workflow"
 		}
 		var ok bool
 		if v, ok = layer[r.Name]; !ok {
 			return nil, unresolved("no %s parameter %q", label, r.Name)
 		}
-	case RefContextParams:
+	case paramref.ContextParams:
 		s, ok := sc.context(r.Name)
 		if !ok {
 			return nil, unresolved("context parameter %q is not set", r.Name)
 		}
 		return s, nil
-	case RefTasks:
+	case paramref.Tasks:
 		results, ok := sc.Results[r.Task]
 		if !ok {
 			return nil, unresolved("no results from task %q", r.Task)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-flow/baton/libs/paramref"
 	"github.com/baton-flow/baton/services/runs/internal/params"
 )
 
@@ -186,8 +187,8 @@ func TestString(t *testing.T) {
 		{name: "result not a path", give: "$(results.out)", wantErr: `reference '$(results.out)' is malformed: want $(results.<name>.path)`},
 		{name: "result path with more", give: "$(results.out.path.x)", wantErr: `reference '$(results.out.path.x)' is malformed: want $(results.<name>.path)`},
 		{name: "result without name", give: "$(results..path)", wantErr: `reference '$(results..path)' is malformed: want $(results.<name>.path)`},
-		{name: "unknown context name", give: "$(context.params.nope)", wantErr: `reference '$(context.params.nope)' is malformed: want one of ` + strings.Join(params.ContextParams, ", ")},
-		{name: "context with a path", give: "$(context.params.workflow-name.x)", wantErr: `reference '$(context.params.workflow-name.x)' is malformed: want one of ` + strings.Join(params.ContextParams, ", ")},
+		{name: "unknown context name", give: "$(context.params.nope)", wantErr: `reference '$(context.params.nope)' is malformed: want one of ` + strings.Join(paramref.ContextNames, ", ")},
+		{name: "context with a path", give: "$(context.params.workflow-name.x)", wantErr: `reference '$(context.params.workflow-name.x)' is malformed: want one of ` + strings.Join(paramref.ContextNames, ", ")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -450,25 +451,25 @@ func TestRefs(t *testing.T) {
 		want []params.Ref
 	}{
 		{name: "none", give: "echo $(date)", want: nil},
-		{name: "params", give: "$(params.branch)", want: []params.Ref{{Text: "$(params.branch)", Prefix: params.RefParams, Name: "branch"}}},
+		{name: "params", give: "$(params.branch)", want: []params.Ref{{Text: "$(params.branch)", Prefix: paramref.Params, Name: "branch"}}},
 		{name: "paths", give: `$(params.data["a.b"]) $(params.list[0].name)`, want: []params.Ref{
-			{Text: `$(params.data["a.b"])`, Prefix: params.RefParams, Name: "data", Path: `["a.b"]`},
-			{Text: "$(params.list[0].name)", Prefix: params.RefParams, Name: "list", Path: "[0].name"},
+			{Text: `$(params.data["a.b"])`, Prefix: paramref.Params, Name: "data", Path: `["a.b"]`},
+			{Text: "$(params.list[0].name)", Prefix: paramref.Params, Name: "list", Path: "[0].name"},
 		}},
 		{name: "layers", give: "$(global.params.g)$(team.params.t)$(workflow.params.w)", want: []params.Ref{
-			{Text: "$(global.params.g)", Prefix: params.RefGlobalParams, Name: "g"},
-			{Text: "$(team.params.t)", Prefix: params.RefTeamParams, Name: "t"},
-			{Text: "$(workflow.params.w)", Prefix: params.RefWorkflowParams, Name: "w"},
+			{Text: "$(global.params.g)", Prefix: paramref.GlobalParams, Name: "g"},
+			{Text: "$(team.params.t)", Prefix: paramref.TeamParams, Name: "t"},
+			{Text: "$(workflow.params.w)", Prefix: paramref.WorkflowParams, Name: "w"},
 		}},
-		{name: "context", give: "$(context.params.wfe-url)", want: []params.Ref{{Text: "$(context.params.wfe-url)", Prefix: params.RefContextParams, Name: "wfe-url"}}},
+		{name: "context", give: "$(context.params.wfe-url)", want: []params.Ref{{Text: "$(context.params.wfe-url)", Prefix: paramref.ContextParams, Name: "wfe-url"}}},
 		{name: "task results", give: "$(tasks.build.results.meta.tags[0]) $(tasks.test.results.ok)", want: []params.Ref{
-			{Text: "$(tasks.build.results.meta.tags[0])", Prefix: params.RefTasks, Task: "build", Name: "meta", Path: ".tags[0]"},
-			{Text: "$(tasks.test.results.ok)", Prefix: params.RefTasks, Task: "test", Name: "ok"},
+			{Text: "$(tasks.build.results.meta.tags[0])", Prefix: paramref.Tasks, Task: "build", Name: "meta", Path: ".tags[0]"},
+			{Text: "$(tasks.test.results.ok)", Prefix: paramref.Tasks, Task: "test", Name: "ok"},
 		}},
-		{name: "results path", give: "> $(results.out.path)", want: []params.Ref{{Text: "$(results.out.path)", Prefix: params.RefResults, Name: "out", Path: ".path"}}},
-		{name: "inside shell", give: "$(echo $(params.x))", want: []params.Ref{{Text: "$(params.x)", Prefix: params.RefParams, Name: "x"}}},
-		{name: "malformed skipped", give: "$(params.a b) $(params.ok) $(params.open", want: []params.Ref{{Text: "$(params.ok)", Prefix: params.RefParams, Name: "ok"}}},
-		{name: "inside a malformed one", give: "$(tasks.x | $(params.y))", want: []params.Ref{{Text: "$(params.y)", Prefix: params.RefParams, Name: "y"}}},
+		{name: "results path", give: "> $(results.out.path)", want: []params.Ref{{Text: "$(results.out.path)", Prefix: paramref.Results, Name: "out", Path: ".path"}}},
+		{name: "inside shell", give: "$(echo $(params.x))", want: []params.Ref{{Text: "$(params.x)", Prefix: paramref.Params, Name: "x"}}},
+		{name: "malformed skipped", give: "$(params.a b) $(params.ok) $(params.open", want: []params.Ref{{Text: "$(params.ok)", Prefix: paramref.Params, Name: "ok"}}},
+		{name: "inside a malformed one", give: "$(tasks.x | $(params.y))", want: []params.Ref{{Text: "$(params.y)", Prefix: paramref.Params, Name: "y"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,8 @@ package domain
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/baton-flow/baton/libs/paramref"
 )
 
 // AvailableParameters lists what tasks of w may reference, without `$()` (API.md §3):
@@ -24,26 +26,26 @@ func AvailableParameters(w Workflow, global, team []string, results map[string][
 	}
 	for _, layer := range [][]string{workflow, global, team} {
 		for _, name := range layer {
-			add(RefParams + name)
+			add(paramref.Params + name)
 		}
 	}
 	for _, name := range workflow {
-		add(RefWorkflowParams + name)
+		add(paramref.WorkflowParams + name)
 	}
 	for _, name := range global {
-		add(RefGlobalParams + name)
+		add(paramref.GlobalParams + name)
 	}
 	for _, name := range team {
-		add(RefTeamParams + name)
+		add(paramref.TeamParams + name)
 	}
-	for _, name := range ContextParams {
-		add(RefContextParams + name)
+	for _, name := range paramref.ContextNames {
+		add(paramref.ContextParams + name)
 	}
 	for _, t := range w.Tasks {
 		names := append(ResultNames(t.Results), results[t.Name]...)
 		slices.Sort(names)
 		for _, r := range slices.Compact(names) {
-			add(RefTasks + t.Name + ".results." + r)
+			add(paramref.Tasks + t.Name + ".results." + r)
 		}
 	}
 	return out

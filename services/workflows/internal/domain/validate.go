@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/paramref"
 	"github.com/baton-flow/baton/libs/tasktype"
 )
 
@@ -452,7 +453,7 @@ func (v *validator) references() {
 					v.add(ProblemGeneral, field, "%s", msg)
 				}
 				for _, r := range refs {
-					if r.Prefix != RefTasks {
+					if r.Prefix != paramref.Tasks {
 						continue
 					}
 					u, ok := v.byName[r.Task]
