@@ -56,31 +56,20 @@ func (e *Engine) Heartbeat(ctx context.Context, taskRunID string, attempt int, r
 	// Elsewhere the stored task run is the truth: the attempt may have moved on through
 	// another replica. It is asked (and the beat stored, for the owner to read) once per
 	// beatEvery of an attempt.
-	matched := e.beats.fresh(taskRunID, attempt, runner, now, e.beatEvery())
-	if matched {
-		switch cancel, ok, known := e.beatInMemory(run, i, attempt, runner, now, false); {
-		case known && ok:
+	if e.beats.fresh(taskRunID, attempt, runner, now, e.beatEvery()) {
+		// Unless the run held here shows the attempt moved on: then ask the store.
+		if cancel, ok, known := e.beatInMemory(run, i, attempt, runner, now, false); !known || ok {
 			return cancel, true, nil
-		case known:
-			matched = false // moved on here: ask the store
 		}
 	}
-	if !matched {
-		var err error
-		if matched, err = e.store.Heartbeat(ctx, taskRunID, attempt, runner, now); err != nil {
-			return false, false, err
-		}
-		if matched {
-			e.beats.stored(taskRunID, attempt, runner, now)
-			e.beatInMemory(run, i, attempt, runner, now, false)
-		}
-	}
-	if matched {
-		return false, true, nil
-	}
-	t, err := e.store.FindTask(ctx, taskRunID)
+	t, matched, err := e.store.Heartbeat(ctx, taskRunID, attempt, runner, now)
 	if err != nil {
 		return false, false, err
+	}
+	if matched {
+		e.beats.stored(taskRunID, attempt, runner, now)
+		e.beatInMemory(run, i, attempt, runner, now, false)
+		return false, true, nil
 	}
 	if t.Attempt == attempt && t.Runner == runner {
 		// Still this runner's attempt, but no longer running: cancelled or timed out.

@@ -52,7 +52,7 @@ type Store interface {
 	SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int, runFirst bool) error
 	Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
 	Finalize(ctx context.Context, id string) (bool, error)
-	Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (bool, error)
+	Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (*domain.TaskRun, bool, error)
 	FindRuns(ctx context.Context, f mongostore.Filter, p page.Request) ([]*domain.Run, int64, error)
 	CountRuns(ctx context.Context, f mongostore.Filter) (map[string]int64, error)
 

@@ -411,23 +411,20 @@ func (s *Store) Finalize(ctx context.Context, id string) (bool, error) {
 	return res.MatchedCount == 1, nil
 }
 
-// Heartbeat records a runner's heartbeat on a task run without moving its page's
-// version: it is a hint for the replica that holds the run, not a state change.
-func (s *Store) Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (bool, error) {
-	t, err := s.FindTask(ctx, taskRunID)
-	if apperr.HasReason(err, apperr.TaskRunNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
+// Heartbeat stores a runner's heartbeat when the stored task run is running the attempt on
+// that runner (matched). It answers the stored task run either way, for the caller to tell
+// why a beat did not match; a task run that is gone is a TaskRunNotFound error.
+func (s *Store) Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (t *domain.TaskRun, matched bool, err error) {
+	if t, err = s.FindTask(ctx, taskRunID); err != nil {
+		return nil, false, err
 	}
 	if t.Status != domain.Running || t.Attempt != attempt || t.Runner != runner {
-		return false, nil
+		return t, false, nil
 	}
 	if err := s.SaveBeat(ctx, taskRunID, attempt, runner, at); err != nil {
-		return false, err
+		return t, false, err
 	}
-	return true, nil
+	return t, true, nil
 }
 
 // SaveBeat stores a heartbeat of a task run's attempt, unchecked.
