@@ -26,11 +26,26 @@ func (e *Engine) Claim(ctx context.Context, taskRunID string, attempt int, runne
 			return apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
 		}
 		if claimed = m.Claim(i, attempt, runner); !claimed {
-			return errStale
+			return refusal(m, i, attempt)
 		}
 		return nil
 	})
+	if errors.Is(err, errSkip) {
+		return false, nil
+	}
 	return claimed, err
+}
+
+// refusal is why a claim or report of attempt of task i was refused: errStale when the
+// state in memory has not seen that attempt yet, so a fresher one might accept it, and
+// errSkip otherwise. An attempt only moves forward (ready, running, ended, then the next
+// attempt), so a refusal decided on a state that has seen it holds on any later state:
+// repeated dispatches and reports cost no read of the store.
+func refusal(m *domain.Machine, i, attempt int) error {
+	if m.S.Tasks[i].Attempt < attempt {
+		return errStale
+	}
+	return errSkip
 }
 
 // Heartbeat records that runner still executes an attempt. cancel asks it to stop; ok is
@@ -159,7 +174,7 @@ func (e *Engine) HandleUpdate(ctx context.Context, u events.TaskUpdate) error {
 				return errSkip
 			}
 			if !m.Ended(i, u.Attempt, status, u.Message, u.Results) {
-				return errStale
+				return refusal(m, i, u.Attempt)
 			}
 			return nil
 		})
