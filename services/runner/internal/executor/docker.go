@@ -115,7 +115,7 @@ func (d *Docker) Execute(ctx context.Context, step Step, out io.Writer) Outcome 
 	if wait.Error != nil && wait.Error.Message != "" {
 		return failed(fmt.Errorf("container: %s", wait.Error.Message))
 	}
-	return ws.finish(exited(wait.StatusCode), step.Results)
+	return ws.finish(exitedWith(wait.StatusCode), step.Results)
 }
 
 func (d *Docker) config(ws workspace, step Step) (containerConfig, error) {

@@ -35,6 +35,11 @@ const MaxResultSize = 64 << 10
 // it: the outcome is then cancelled rather than failed.
 var ErrCancelled = errors.New("cancelled")
 
+// ErrDetach is the cause to cancel a step's context with when the runner stops: an
+// executor that can (a Resumer) leaves the step running for the runner's next start to
+// take over and answers a Detached outcome; the others stop the step, which fails.
+var ErrDetach = errors.New("runner stopped")
+
 // Step is one attempt to execute.
 type Step struct {
 	// Dir is the attempt's workspace, an absolute path that need not exist yet; Execute
@@ -50,6 +55,9 @@ type Outcome struct {
 	ExitCode *int
 	Message  string
 	Results  map[string]string
+	// Detached marks a step left running when the runner stopped (see ErrDetach): it has
+	// not ended, and its workspace is kept for Resume.
+	Detached bool `json:"-"`
 }
 
 // Executor runs steps. Execute writes the step's merged stdout and stderr to out and
@@ -60,9 +68,22 @@ type Executor interface {
 	Execute(ctx context.Context, step Step, out io.Writer) Outcome
 }
 
+// Resumer is an Executor that can take over a step a previous process of the runner
+// started in the same workspace (step.Dir) and left running or ended unreported. Resume
+// follows it as Execute would have, sending its output from byte from on. A step that
+// never started fails, and so can be retried without having run twice.
+type Resumer interface {
+	Executor
+	Resume(ctx context.Context, step Step, out io.Writer, from int64) Outcome
+}
+
 // workspace is an attempt's directory on the runner's host.
 type workspace struct {
 	dir, results, internal string
+}
+
+func workspaceOf(step Step) workspace {
+	return workspace{dir: step.Dir, results: filepath.Join(step.Dir, "results"), internal: filepath.Join(step.Dir, ".baton")}
 }
 
 func newWorkspace(step Step) (workspace, error) {
@@ -74,7 +95,7 @@ func newWorkspace(step Step) (workspace, error) {
 			return workspace{}, fmt.Errorf("result name %q is not a plain file name", name)
 		}
 	}
-	ws := workspace{dir: step.Dir, results: filepath.Join(step.Dir, "results"), internal: filepath.Join(step.Dir, ".baton")}
+	ws := workspaceOf(step)
 	for _, d := range []string{ws.results, ws.internal} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			_ = os.RemoveAll(ws.dir)
@@ -223,8 +244,8 @@ func stopped(ctx context.Context) Outcome {
 	}
 }
 
-// exited is the outcome of a step that ended with code.
-func exited(code int) Outcome {
+// exitedWith is the outcome of a step that ended with code.
+func exitedWith(code int) Outcome {
 	if code == 0 {
 		return Outcome{Status: StatusSucceeded, ExitCode: &code}
 	}

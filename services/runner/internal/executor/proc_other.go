@@ -8,3 +8,6 @@ import "os/exec"
 func setProcessGroup(*exec.Cmd) {}
 
 func killGroup(int) error { return nil }
+
+// groupAlive cannot look here: the step's exit file alone tells it ended.
+func groupAlive(int) bool { return true }

@@ -13,7 +13,6 @@ import (
 // everything it started.
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 }
 
 func killGroup(pgid int) error {
@@ -22,4 +21,9 @@ func killGroup(pgid int) error {
 		return os.ErrProcessDone
 	}
 	return err
+}
+
+// groupAlive reports whether any process of group pgid is left.
+func groupAlive(pgid int) bool {
+	return !errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }

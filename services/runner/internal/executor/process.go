@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,6 +21,12 @@ const DefaultShell = "/bin/sh"
 
 // Process runs steps as local process groups, in the workspace on the runner's host.
 // It ignores the spec's image.
+//
+// A step outlives the runner process that started it: a small shell wrapper records the
+// step's process group and exit code under .baton/, and the step writes its output to a
+// file there rather than to a pipe. A runner that stops (ErrDetach) leaves the step
+// running; its next start follows it from the files (Resume) and reports it, so a crash
+// of the runner neither kills a step half way nor runs it a second time.
 type Process struct {
 	// Shell runs scripts when the spec names none; empty means DefaultShell. It may carry
 	// options ("/bin/bash -eu").
@@ -27,13 +34,31 @@ type Process struct {
 	// Env is the environment every step starts from, the spec's variables added; nil means
 	// the runner's PATH and HOME.
 	Env []string
-	// WaitDelay bounds the wait for output once the step's process has ended or was
-	// killed, since children it left in the background may hold its output open; zero
-	// means one second.
-	WaitDelay time.Duration
+	// Poll is how often a step's output and exit are looked for; zero means 20ms. A step
+	// this process started is seen to end at once.
+	Poll time.Duration
 	// Logger reports what only an operator can fix; nil means slog.Default().
 	Logger *slog.Logger
 }
+
+// The wrapper's files under .baton/.
+const (
+	outputFile = "output"
+	pidFile    = "pid"
+	exitFile   = "exit"
+)
+
+// wrapper runs "$@" and records, under the directory $0, its process group before and
+// its exit code after; each file appears whole (written aside, then renamed).
+const wrapper = `echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" || exit 125
+"$@"
+code=$?
+echo $code > "$0/exit.tmp" && mv "$0/exit.tmp" "$0/exit"
+exit $code`
+
+// startWait bounds how long Resume waits for a step that was being started to record its
+// process group.
+const startWait = 2 * time.Second
 
 // Execute implements Executor.
 func (p *Process) Execute(ctx context.Context, step Step, out io.Writer) Outcome {
@@ -41,33 +66,157 @@ func (p *Process) Execute(ctx context.Context, step Step, out io.Writer) Outcome
 	if err != nil {
 		return failed(err)
 	}
-	defer ws.remove(p.Logger)
 	if step.Spec.Image != "" {
 		fmt.Fprintf(out, "image %s ignored by the process executor\n", step.Spec.Image)
 	}
-	cmd, err := p.command(ctx, ws, step)
+	cmd, err := p.command(ws, step)
 	if err != nil {
+		ws.remove(p.Logger)
 		return failed(err)
 	}
-	cmd.Stdout, cmd.Stderr = out, out
+	f, err := os.OpenFile(filepath.Join(ws.internal, outputFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		ws.remove(p.Logger)
+		return failed(fmt.Errorf("create output file: %w", err))
+	}
+	cmd.Stdout, cmd.Stderr = f, f
 	err = cmd.Start()
-	if err == nil {
-		err = cmd.Wait()
-		// What the step left running in its group ends with it.
-		_ = killGroup(cmd.Process.Pid)
-	}
-	switch {
-	case ctx.Err() != nil:
-		return stopped(ctx)
-	case cmd.ProcessState == nil:
+	_ = f.Close()
+	if err != nil {
+		ws.remove(p.Logger)
 		return failed(fmt.Errorf("start: %w", err))
-	case cmd.ProcessState.ExitCode() < 0:
-		return ws.finish(Outcome{Status: StatusFailed, Message: cmd.ProcessState.String()}, step.Results)
 	}
-	return ws.finish(exited(cmd.ProcessState.ExitCode()), step.Results)
+	exited := make(chan struct{})
+	// Reaps the wrapper whenever it ends, whether or not this call still follows it.
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	return p.follow(ctx, ws, step, out, 0, cmd.Process.Pid, exited)
 }
 
-func (p *Process) command(ctx context.Context, ws workspace, step Step) (*exec.Cmd, error) {
+// Resume implements Resumer.
+func (p *Process) Resume(ctx context.Context, step Step, out io.Writer, from int64) Outcome {
+	ws := workspaceOf(step)
+	if _, err := os.Stat(filepath.Join(ws.internal, outputFile)); err != nil {
+		ws.remove(p.Logger)
+		return Outcome{Status: StatusFailed, Message: "the runner stopped before the step started"}
+	}
+	pgid, ok := 0, false
+	for deadline := time.Now().Add(startWait); ; {
+		if pgid, ok = readInt(filepath.Join(ws.internal, pidFile)); ok || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return p.stop(ctx, ws, 0, nil, nil)
+		case <-time.After(p.poll()):
+		}
+	}
+	if !ok {
+		ws.remove(p.Logger)
+		return Outcome{Status: StatusFailed, Message: "the runner stopped before the step started"}
+	}
+	return p.follow(ctx, ws, step, out, from, pgid, nil)
+}
+
+func (p *Process) poll() time.Duration { return cmp.Or(p.Poll, 20*time.Millisecond) }
+
+// follow copies the step's output to out until the step ends or ctx does. exited, when
+// this process started the step, closes once the wrapper ended; otherwise the wrapper's
+// process group is watched.
+func (p *Process) follow(ctx context.Context, ws workspace, step Step, out io.Writer, from int64, pgid int, exited <-chan struct{}) Outcome {
+	t := &tail{path: filepath.Join(ws.internal, outputFile), offset: from, out: out}
+	tick := time.NewTicker(p.poll())
+	defer tick.Stop()
+	for {
+		gone := false
+		select {
+		case <-ctx.Done():
+			return p.stop(ctx, ws, pgid, exited, t)
+		case <-exited:
+			gone, exited = true, nil
+		case <-tick.C:
+			gone = exited == nil && !groupAlive(pgid)
+		}
+		t.copy()
+		if code, ok := readInt(filepath.Join(ws.internal, exitFile)); ok {
+			// What the step left running in its group ends with it.
+			_ = killGroup(pgid)
+			t.copy()
+			o := ws.finish(exitedWith(code), step.Results)
+			ws.remove(p.Logger)
+			return o
+		}
+		if gone {
+			_ = killGroup(pgid)
+			ws.remove(p.Logger)
+			return Outcome{Status: StatusFailed, Message: "the step's process was killed before it could record its exit"}
+		}
+	}
+}
+
+// stop ends a step whose context ended: left running when the runner stops, else killed.
+func (p *Process) stop(ctx context.Context, ws workspace, pgid int, exited <-chan struct{}, t *tail) Outcome {
+	if t != nil {
+		t.copy()
+	}
+	if errors.Is(context.Cause(ctx), ErrDetach) {
+		return Outcome{Detached: true}
+	}
+	if pgid > 0 {
+		_ = killGroup(pgid)
+		if exited != nil {
+			<-exited
+		}
+	}
+	if t != nil {
+		t.copy()
+	}
+	ws.remove(p.Logger)
+	return stopped(ctx)
+}
+
+// tail copies what a growing file gains to out.
+type tail struct {
+	path   string
+	offset int64
+	out    io.Writer
+	buf    []byte
+}
+
+func (t *tail) copy() {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if t.buf == nil {
+		t.buf = make([]byte, 32<<10)
+	}
+	for {
+		n, err := f.ReadAt(t.buf, t.offset)
+		if n > 0 {
+			_, _ = t.out.Write(t.buf[:n])
+			t.offset += int64(n)
+		}
+		if err != nil || n == 0 {
+			return
+		}
+	}
+}
+
+// readInt reads a file the wrapper wrote whole; false when it is not there (yet).
+func readInt(path string) (int, bool) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	return n, err == nil
+}
+
+func (p *Process) command(ws workspace, step Step) (*exec.Cmd, error) {
 	spec := substitute(step.Spec, step.Results, ws.results)
 	var argv []string
 	switch {
@@ -91,13 +240,20 @@ func (p *Process) command(ctx context.Context, ws workspace, step Step) (*exec.C
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// Looked up here, as exec would, so a missing program is named before anything starts.
+	if !strings.Contains(argv[0], "/") {
+		path, err := exec.LookPath(argv[0])
+		if err != nil {
+			return nil, fmt.Errorf("start: %w", err)
+		}
+		argv[0] = path
+	}
+	cmd := exec.Command(DefaultShell, append([]string{"-c", wrapper, ws.internal}, argv...)...)
 	cmd.Dir = dir
 	cmd.Env = p.env()
 	for _, e := range spec.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
-	cmd.WaitDelay = cmp.Or(p.WaitDelay, time.Second)
 	setProcessGroup(cmd)
 	return cmd, nil
 }

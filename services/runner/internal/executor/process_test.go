@@ -325,7 +325,7 @@ func TestProcessEndsWhatItLeftRunning(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	script := fmt.Sprintf("sleep 600 &\necho $! > %s\necho done\n", pidFile)
 	out := newOutput()
-	got := execute(t, t.Context(), &Process{WaitDelay: 50 * time.Millisecond}, Step{Spec: events.TaskSpec{Script: script}}, out)
+	got := execute(t, t.Context(), &Process{}, Step{Spec: events.TaskSpec{Script: script}}, out)
 	assert.Equal(t, Outcome{Status: StatusSucceeded, ExitCode: code(0)}, got)
 	assert.Equal(t, "done\n", out.String())
 	requireGone(t, readPID(t, pidFile))

@@ -44,6 +44,12 @@ type Options struct {
 	Interval time.Duration
 	// Logger receives send failures; nil means slog.Default().
 	Logger *slog.Logger
+	// FirstSeq numbers the first chunk: a log taken up again after a restart goes on
+	// where it stopped.
+	FirstSeq int
+	// Drained, when set, is told after sends that left nothing buffered: the next chunk's
+	// number and how many bytes Write was given until then, all of them sent.
+	Drained func(next int, written int64)
 }
 
 // Writer is an io.Writer that sends what it is given as log chunks. Close sends the rest.
@@ -58,11 +64,13 @@ type Writer struct {
 	line      []byte // the current line, not masked yet
 	batch     []byte // masked output not sent yet
 	written   int    // bytes admitted under the cap
+	given     int64  // bytes given to Write
 	truncated bool
 	aborted   bool
 
-	sendMu sync.Mutex // one sender at a time keeps the chunks in order
-	seq    int
+	sendMu  sync.Mutex // one sender at a time keeps the chunks in order
+	seq     int
+	drained int // the seq last told to Drained
 }
 
 // New returns a Writer that sends with ctx until Close.
@@ -70,7 +78,7 @@ func New(ctx context.Context, opts Options) *Writer {
 	opts.ChunkSize = cmp.Or(opts.ChunkSize, DefaultChunkSize)
 	opts.Interval = cmp.Or(opts.Interval, DefaultInterval)
 	opts.Logger = cmp.Or(opts.Logger, slog.Default())
-	w := &Writer{ctx: ctx, opts: opts, mask: masker(opts.Secrets), stop: make(chan struct{})}
+	w := &Writer{ctx: ctx, opts: opts, mask: masker(opts.Secrets), stop: make(chan struct{}), seq: opts.FirstSeq, drained: opts.FirstSeq}
 	w.timer.Go(w.tick)
 	return w
 }
@@ -108,6 +116,7 @@ func masker(secrets []string) *strings.Replacer {
 func (w *Writer) Write(p []byte) (int, error) {
 	n := len(p)
 	w.mu.Lock()
+	w.given += int64(n)
 	for len(p) > 0 && !w.truncated && !w.aborted {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
@@ -156,7 +165,12 @@ func (w *Writer) flush(all bool) {
 	for {
 		w.mu.Lock()
 		if w.aborted || len(w.batch) == 0 || !all && len(w.batch) < w.opts.ChunkSize {
+			empty, given := !w.aborted && len(w.batch) == 0 && len(w.line) == 0, w.given
 			w.mu.Unlock()
+			if empty && w.seq != w.drained && w.opts.Drained != nil {
+				w.drained = w.seq
+				w.opts.Drained(w.seq, given)
+			}
 			return
 		}
 		n := cut(w.batch, w.opts.ChunkSize)

@@ -47,7 +47,7 @@ func (r *Runs) Claim(ctx context.Context, taskRunID string, attempt int) (bool, 
 	var body struct {
 		Claimed bool `json:"claimed"`
 	}
-	status, err := r.post(ctx, taskRunID, "claim", attempt, &body)
+	status, err := r.post(ctx, taskRunID, "claim", attempt, r.runner, &body)
 	switch {
 	case err != nil:
 		return false, err
@@ -58,11 +58,11 @@ func (r *Runs) Claim(ctx context.Context, taskRunID string, attempt int) (bool, 
 }
 
 // Heartbeat implements worker.RunsClient.
-func (r *Runs) Heartbeat(ctx context.Context, taskRunID string, attempt int) (worker.Beat, error) {
+func (r *Runs) Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string) (worker.Beat, error) {
 	var body struct {
 		Cancel bool `json:"cancel"`
 	}
-	status, err := r.post(ctx, taskRunID, "heartbeat", attempt, &body)
+	status, err := r.post(ctx, taskRunID, "heartbeat", attempt, runner, &body)
 	switch {
 	case err != nil:
 		return worker.Continue, err
@@ -77,9 +77,9 @@ func (r *Runs) Heartbeat(ctx context.Context, taskRunID string, attempt int) (wo
 // post calls /internal/v1/taskruns/{id}/{action} and decodes a 200 answer into out. It
 // returns 200, 409 or 404, and an error for anything else: a runs service that is down,
 // failing, or does not have the endpoint yet.
-func (r *Runs) post(ctx context.Context, taskRunID, action string, attempt int, out any) (int, error) {
+func (r *Runs) post(ctx context.Context, taskRunID, action string, attempt int, runner string, out any) (int, error) {
 	a, err := r.c.Call(ctx, Self, http.MethodPost, "/internal/v1/taskruns/"+url.PathEscape(taskRunID)+"/"+action, nil,
-		map[string]any{"attempt": attempt, "runner": r.runner}, out)
+		map[string]any{"attempt": attempt, "runner": runner}, out)
 	if err != nil {
 		return 0, fmt.Errorf("%s task run %s: %w", action, taskRunID, err)
 	}

@@ -95,7 +95,7 @@ func TestHeartbeat(t *testing.T) {
 			t.Parallel()
 			signer := newSigner(t)
 			r := NewRuns(serve(t, signer, "/internal/v1/taskruns/tr1/heartbeat", tt.give), signer, "runner-1")
-			got, err := r.Heartbeat(t.Context(), "tr1", 3)
+			got, err := r.Heartbeat(t.Context(), "tr1", 3, "runner-1")
 			assert.Equal(t, tt.wantErr, err != nil, "err: %v", err)
 			assert.Equal(t, tt.want, got)
 		})

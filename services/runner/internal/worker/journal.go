@@ -14,15 +14,23 @@ import (
 	"github.com/baton-flow/baton/services/runner/internal/executor"
 )
 
-// journal keeps a file per claimed attempt under <WorkDir>/.journal: the dispatch once
-// claimed, and the outcome as soon as the step ended on its own. A runner that stops after
-// a step ended but before its report left reports it when it starts again, so a step that
-// ran is not run a second time because its report was lost.
+// journal keeps a file per claimed attempt under <WorkDir>/.journal: the dispatch and the
+// runner that claimed it, how much of its log went out, and the outcome as soon as the
+// step ended. A runner that stops reports, when it starts again, what ended unreported,
+// and follows what is still running, so a step that ran is not run a second time because
+// its runner stopped.
 type journal struct{ dir string }
 
 type journalEntry struct {
 	Attempt events.TaskAttempt `json:"attempt"`
-	Outcome *executor.Outcome  `json:"outcome,omitempty"`
+	// Runner is the runner instance that claimed the attempt: its heartbeats go on under
+	// that name after a restart.
+	Runner string `json:"runner,omitempty"`
+	// LogSeq and LogOffset are the next log chunk's number and the step's output sent
+	// until then, in bytes.
+	LogSeq    int               `json:"logSeq,omitempty"`
+	LogOffset int64             `json:"logOffset,omitempty"`
+	Outcome   *executor.Outcome `json:"outcome,omitempty"`
 }
 
 func (j journal) path(d events.TaskAttempt) string {
@@ -47,12 +55,6 @@ func (j journal) write(e journalEntry) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	return nil
-}
-
-func (j journal) claimed(d events.TaskAttempt) error { return j.write(journalEntry{Attempt: d}) }
-
-func (j journal) ended(d events.TaskAttempt, out executor.Outcome) error {
-	return j.write(journalEntry{Attempt: d, Outcome: &out})
 }
 
 func (j journal) done(d events.TaskAttempt) { _ = os.Remove(j.path(d)) }
@@ -84,9 +86,12 @@ func (j journal) pending() ([]journalEntry, error) {
 	return out, nil
 }
 
-// Recover reports the attempts a previous run of the runner finished but did not report,
-// and forgets those it did not finish: the runs service retries them once their heartbeats
-// stop. Call it before taking new dispatches.
+// Recover takes up what a previous process of the runner left in its journal: it reports
+// (again) the attempts that ended, beating for them until their reports are applied, and
+// follows, in the background, those still running
+// (or whose end only their workspace knows yet). An executor that cannot follow a step
+// (not a Resumer) lets it go: the runs service retries it once its heartbeats stop. Call
+// it before taking new dispatches.
 func (w *Worker) Recover(ctx context.Context) error {
 	entries, err := w.journal.pending()
 	if err != nil {
@@ -95,17 +100,24 @@ func (w *Worker) Recover(ctx context.Context) error {
 	for _, e := range entries {
 		d := e.Attempt
 		if e.Outcome != nil {
-			out := *e.Outcome
-			id := fmt.Sprintf("%s/%d/ended", d.TaskRunID, d.Attempt)
-			if err := w.publish(ctx, d, id, events.TaskUpdate{Kind: events.UpdateEnded, Status: out.Status,
-				ExitCode: out.ExitCode, Message: out.Message, Results: out.Results}); err != nil {
+			if err := w.report(ctx, d, *e.Outcome); err != nil {
 				return fmt.Errorf("report recovered attempt %s/%d: %w", d.TaskRunID, d.Attempt, err)
 			}
 			w.log.Info("reported an attempt finished before the runner stopped", "taskRunId", d.TaskRunID, "attempt", d.Attempt)
+			_ = os.RemoveAll(w.workspace(d))
+			w.lingering.Go(func() { w.linger(ctx, d, e.Runner) })
+			continue
 		}
-		w.journal.done(d)
-		// Its workspace, if the runner stopped before removing it.
-		_ = os.RemoveAll(filepath.Join(w.opts.WorkDir, fmt.Sprintf("%s-%d", d.TaskRunID, d.Attempt)))
+		if _, ok := w.opts.Executor(d.Spec).(executor.Resumer); !ok || !w.start(ctx, d) {
+			w.journal.done(d)
+			_ = os.RemoveAll(w.workspace(d))
+			continue
+		}
+		w.wg.Go(func() {
+			defer w.release(d)
+			w.execute(ctx, e, true)
+		})
+		w.log.Info("following an attempt started before the runner stopped", "taskRunId", d.TaskRunID, "attempt", d.Attempt)
 	}
 	return nil
 }

@@ -41,8 +41,8 @@ type RunsClient interface {
 	// Claim makes the attempt this runner's. It reports false when the attempt is
 	// someone else's, cancelled or gone, and an error when the runs service did not answer.
 	Claim(ctx context.Context, taskRunID string, attempt int) (bool, error)
-	// Heartbeat tells the runs service the attempt is still running.
-	Heartbeat(ctx context.Context, taskRunID string, attempt int) (Beat, error)
+	// Heartbeat tells the runs service that runner still runs the attempt.
+	Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string) (Beat, error)
 }
 
 // Publisher sends one event and returns once the broker acknowledged it.
@@ -58,10 +58,7 @@ const (
 	publishTimeout = 15 * time.Second
 )
 
-var (
-	errStopped = errors.New("runner stopped")
-	errLost    = errors.New("attempt lost")
-)
+var errLost = errors.New("attempt lost")
 
 // Options configure a Worker.
 type Options struct {
@@ -129,38 +126,51 @@ func (w *Worker) Handle(ctx context.Context, e event.Event) error {
 	if !validID(d.TaskRunID) || d.Attempt < 1 {
 		return kafkax.Permanent(fmt.Errorf("dispatch %s: invalid task run %q or attempt %d", e.ID(), d.TaskRunID, d.Attempt))
 	}
-	key := fmt.Sprintf("%s/%d", d.TaskRunID, d.Attempt)
-	w.mu.Lock()
-	dup := w.running[key]
-	w.mu.Unlock()
-	if dup {
-		return nil // delivered again while it runs here
-	}
-	// Take a slot before claiming: a claimed attempt must not wait without heartbeats.
-	select {
-	case w.sem <- struct{}{}:
-	case <-ctx.Done():
+	if !w.start(ctx, d) {
 		return ctx.Err()
 	}
-	w.mu.Lock()
-	w.running[key] = true
-	w.mu.Unlock()
 	// The claim is made beside the next dispatches rather than before them: a slow answer
 	// from the runs service holds up only this attempt. Should the runner stop before
 	// claiming, the runs service sends the attempt again once no one claimed it in time.
 	w.wg.Go(func() {
-		defer func() {
-			w.mu.Lock()
-			delete(w.running, key)
-			w.mu.Unlock()
-			<-w.sem
-		}()
+		defer w.release(d)
 		if !w.claim(ctx, d) {
 			return
 		}
-		w.execute(ctx, d)
+		w.execute(ctx, journalEntry{Attempt: d, Runner: w.opts.ID}, false)
 	})
 	return nil
+}
+
+func key(d events.TaskAttempt) string { return fmt.Sprintf("%s/%d", d.TaskRunID, d.Attempt) }
+
+// start takes a slot for attempt d; false when it runs here already (delivered again) or
+// ctx ended first. A slot is taken before claiming: a claimed attempt must not wait
+// without heartbeats.
+func (w *Worker) start(ctx context.Context, d events.TaskAttempt) bool {
+	w.mu.Lock()
+	dup := w.running[key(d)]
+	w.mu.Unlock()
+	if dup {
+		return false
+	}
+	select {
+	case w.sem <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	w.mu.Lock()
+	w.running[key(d)] = true
+	w.mu.Unlock()
+	return true
+}
+
+// release gives back the slot start took.
+func (w *Worker) release(d events.TaskAttempt) {
+	w.mu.Lock()
+	delete(w.running, key(d))
+	w.mu.Unlock()
+	<-w.sem
 }
 
 // claim makes the attempt this runner's, trying again while the runs service does not
@@ -173,7 +183,7 @@ func (w *Worker) claim(ctx context.Context, d events.TaskAttempt) bool {
 				w.log.Debug("attempt not claimed", "taskRunId", d.TaskRunID, "attempt", d.Attempt)
 				return false
 			}
-			if err := w.journal.claimed(d); err != nil {
+			if err := w.journal.write(journalEntry{Attempt: d, Runner: w.opts.ID}); err != nil {
 				w.log.Warn("cannot journal a claimed attempt", "taskRunId", d.TaskRunID, "err", err)
 			}
 			return true
@@ -198,13 +208,20 @@ func validID(id string) bool {
 	return id != "" && filepath.IsLocal(id) && !strings.ContainsAny(id, `/\`)
 }
 
-// execute runs a claimed attempt and reports it. ctx ending stops it.
-func (w *Worker) execute(ctx context.Context, d events.TaskAttempt) {
+func (w *Worker) workspace(d events.TaskAttempt) string {
+	return filepath.Join(w.opts.WorkDir, fmt.Sprintf("%s-%d", d.TaskRunID, d.Attempt))
+}
+
+// execute runs a claimed attempt, or with resume follows one a previous process of the
+// runner left (e.LogSeq and e.LogOffset say where its log stands), and reports it. ctx ending stops
+// it: a step that can be followed later is left running, others end "runner stopped".
+func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
+	d := e.Attempt
 	log := w.log.With("taskRunId", d.TaskRunID, "runId", d.RunID, "attempt", d.Attempt)
 	// The attempt's context carries why it stopped early: shutdown, cancel or loss.
 	runCtx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stop(nil)
-	defer context.AfterFunc(ctx, func() { stop(errStopped) })()
+	defer context.AfterFunc(ctx, func() { stop(executor.ErrDetach) })()
 	execCtx := runCtx
 	if !d.Deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -215,57 +232,76 @@ func (w *Worker) execute(ctx context.Context, d events.TaskAttempt) {
 	defer cancelPub()
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, cancelPub) })()
 
+	from := e.LogOffset
 	logs := logstream.New(pubCtx, logstream.Options{
-		Secrets: d.Secrets,
-		Max:     w.opts.MaxLog,
-		Logger:  log,
+		Secrets:  d.Secrets,
+		Max:      w.opts.MaxLog,
+		Logger:   log,
+		FirstSeq: e.LogSeq,
 		Send: func(ctx context.Context, seq int, chunk string) error {
 			id := fmt.Sprintf("%s/%d/log/%d", d.TaskRunID, d.Attempt, seq)
 			return w.publish(ctx, d, id, events.TaskUpdate{Kind: events.UpdateLog, Seq: seq, Log: chunk})
+		},
+		// Where the log stands goes to the journal, so a runner that starts again does not
+		// send it twice.
+		Drained: func(next int, written int64) {
+			e.LogSeq, e.LogOffset = next, from+written
+			if err := w.journal.write(e); err != nil {
+				log.Warn("cannot journal the log's progress", "err", err)
+			}
 		},
 	})
 	// Beats end with the step: one still waiting on the runs service must not hold up
 	// the report.
 	beatCtx, stopBeats := context.WithCancel(runCtx)
 	var beats sync.WaitGroup
-	beats.Go(func() { w.heartbeat(beatCtx, d, stop, log) })
+	beats.Go(func() { w.heartbeat(beatCtx, d, e.Runner, stop, log) })
 
-	step := executor.Step{
-		Dir:     filepath.Join(w.opts.WorkDir, fmt.Sprintf("%s-%d", d.TaskRunID, d.Attempt)),
-		Spec:    d.Spec,
-		Results: d.Results,
-	}
-	log.Info("attempt started")
-	out := w.opts.Executor(d.Spec).Execute(execCtx, step, logs)
-	if !errors.Is(context.Cause(runCtx), errStopped) && !errors.Is(context.Cause(runCtx), errLost) {
-		// The step ended on its own: from now on it must be reported, not run again.
-		if err := w.journal.ended(d, out); err != nil {
-			log.Warn("cannot journal an attempt's outcome", "err", err)
-		}
+	step := executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results}
+	var out executor.Outcome
+	if r, ok := w.opts.Executor(d.Spec).(executor.Resumer); ok && resume {
+		log.Info("attempt followed")
+		out = r.Resume(execCtx, step, logs, from)
+	} else {
+		log.Info("attempt started")
+		out = w.opts.Executor(d.Spec).Execute(execCtx, step, logs)
 	}
 	stopBeats()
 	beats.Wait()
-
-	if errors.Is(context.Cause(runCtx), errLost) {
+	cause := context.Cause(runCtx)
+	if out.Detached || errors.Is(cause, errLost) {
 		logs.Abort()
 		logs.Close()
-		w.journal.done(d)
-		log.Info("attempt lost to the runs service; not reported")
+		if errors.Is(cause, errLost) {
+			w.journal.done(d)
+			log.Info("attempt lost to the runs service; not reported")
+		} else {
+			log.Info("runner stopped; the step goes on for its next start to follow")
+		}
 		return
 	}
 	logs.Close()
-	ended := events.TaskUpdate{
-		Kind: events.UpdateEnded, Status: out.Status, ExitCode: out.ExitCode, Message: out.Message,
-		Results: out.Results, Time: time.Now().UTC(),
+	if !errors.Is(cause, executor.ErrDetach) {
+		// The step ended on its own: from now on it must be reported, not run again.
+		e.Outcome = &out
+		if err := w.journal.write(e); err != nil {
+			log.Warn("cannot journal an attempt's outcome", "err", err)
+		}
 	}
-	id := fmt.Sprintf("%s/%d/ended", d.TaskRunID, d.Attempt)
-	if err := w.publish(pubCtx, d, id, ended); err != nil {
+	if err := w.report(pubCtx, d, out); err != nil {
 		log.Error("publish attempt end", "status", out.Status, "err", err)
 		return
 	}
-	w.journal.done(d)
-	w.lingering.Go(func() { w.linger(ctx, d) })
+	w.lingering.Go(func() { w.linger(ctx, d, e.Runner) })
 	log.Info("attempt ended", "status", out.Status, "message", out.Message)
+}
+
+// report publishes how attempt d ended.
+func (w *Worker) report(ctx context.Context, d events.TaskAttempt, out executor.Outcome) error {
+	return w.publish(ctx, d, fmt.Sprintf("%s/%d/ended", d.TaskRunID, d.Attempt), events.TaskUpdate{
+		Kind: events.UpdateEnded, Status: out.Status, ExitCode: out.ExitCode, Message: out.Message,
+		Results: out.Results, Time: time.Now().UTC(),
+	})
 }
 
 // lingerFor bounds how long a reported attempt keeps beating.
@@ -273,16 +309,21 @@ const lingerFor = 10 * time.Minute
 
 // linger keeps beating for an attempt whose end is reported until the runs service has
 // applied the report (it answers that the attempt is no longer running): a report waiting
-// in the queue behind others must not look like a runner that went silent.
-func (w *Worker) linger(ctx context.Context, d events.TaskAttempt) {
-	ctx, cancel := context.WithTimeout(ctx, lingerFor)
+// in the queue behind others must not look like a runner that went silent. The journal
+// keeps the attempt until then, so a runner that stops meanwhile beats on for it when it
+// starts again.
+func (w *Worker) linger(ctx context.Context, d events.TaskAttempt, runner string) {
+	bounded, cancel := context.WithTimeout(ctx, lingerFor)
 	defer cancel()
-	w.beat(ctx, d, func(b Beat, err error) bool { return err != nil || b == Continue })
+	w.beat(bounded, d, runner, func(b Beat, err error) bool { return err != nil || b == Continue })
+	if ctx.Err() == nil {
+		w.journal.done(d)
+	}
 }
 
 // heartbeat beats until ctx ends, and stops the attempt when the runs service says so.
-func (w *Worker) heartbeat(ctx context.Context, d events.TaskAttempt, stop context.CancelCauseFunc, log *slog.Logger) {
-	w.beat(ctx, d, func(b Beat, err error) bool {
+func (w *Worker) heartbeat(ctx context.Context, d events.TaskAttempt, runner string, stop context.CancelCauseFunc, log *slog.Logger) {
+	w.beat(ctx, d, runner, func(b Beat, err error) bool {
 		switch {
 		case err != nil:
 			// The runs service tolerates a few missed beats; the next may get through.
@@ -300,7 +341,7 @@ func (w *Worker) heartbeat(ctx context.Context, d events.TaskAttempt, stop conte
 
 // beat sends the attempt's heartbeat every interval until ctx ends or on, given each
 // answer, returns false.
-func (w *Worker) beat(ctx context.Context, d events.TaskAttempt, on func(Beat, error) bool) {
+func (w *Worker) beat(ctx context.Context, d events.TaskAttempt, runner string, on func(Beat, error) bool) {
 	t := time.NewTicker(w.opts.Heartbeat)
 	defer t.Stop()
 	for {
@@ -309,7 +350,7 @@ func (w *Worker) beat(ctx context.Context, d events.TaskAttempt, on func(Beat, e
 			return
 		case <-t.C:
 		}
-		b, err := w.opts.Runs.Heartbeat(ctx, d.TaskRunID, d.Attempt)
+		b, err := w.opts.Runs.Heartbeat(ctx, d.TaskRunID, d.Attempt, runner)
 		if ctx.Err() != nil || !on(b, err) {
 			return
 		}

@@ -31,7 +31,11 @@ type runs struct {
 	mu       sync.Mutex
 	claims   int
 	beats    int
+	runners  []string
 	beatSeen chan struct{}
+	// applies, when set, has the beats of an attempt whose end it published answer as
+	// the runs service does once the report is applied.
+	applies *publisher
 }
 
 func (r *runs) Claim(_ context.Context, _ string, attempt int) (bool, error) {
@@ -44,10 +48,18 @@ func (r *runs) Claim(_ context.Context, _ string, attempt int) (bool, error) {
 	return r.claim(attempt)
 }
 
-func (r *runs) Heartbeat(context.Context, string, int) (Beat, error) {
+func (r *runs) Heartbeat(_ context.Context, taskRunID string, attempt int, runner string) (Beat, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.beats++
+	r.runners = append(r.runners, runner)
+	if r.applies != nil {
+		for _, s := range r.applies.all() {
+			if s.update.Kind == events.UpdateEnded && s.update.TaskRunID == taskRunID && s.update.Attempt == attempt {
+				return Cancel, nil
+			}
+		}
+	}
 	if r.beats == 1 && r.beatSeen != nil {
 		close(r.beatSeen)
 	}
@@ -242,21 +254,57 @@ func TestHeartbeatStops(t *testing.T) {
 	}
 }
 
-func TestShutdownReportsRunnerStopped(t *testing.T) {
+// A runner that stops leaves its steps running; its next start, on the same work
+// directory, follows them, reports each once and sends the rest of its log, as the
+// runner that claimed it.
+func TestStopLeavesTheStepToTheNextStart(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
 	r := &runs{beatSeen: make(chan struct{})}
 	p := newPublisher()
-	w := newWorker(t, r, p, nil)
+	w := New(Options{ID: "runner-1", WorkDir: dir, Heartbeat: 10 * time.Millisecond, Runs: r, Publisher: p})
 	ctx, cancel := context.WithCancel(t.Context())
-	require.NoError(t, w.Handle(ctx, dispatch(t, attempt("echo started; exec sleep 600"))))
-	<-r.beatSeen // running
+	d := attempt("echo started; while [ ! -f proceed ]; do sleep 0.01; done; echo done")
+	require.NoError(t, w.Handle(ctx, dispatch(t, d)))
+	require.Eventually(t, func() bool { return logOf(p.all()) == "started\n" }, 10*time.Second, 5*time.Millisecond)
 	cancel()
 	w.Wait()
+	for _, s := range p.all() {
+		require.NotEqual(t, events.UpdateEnded, s.update.Kind, "a runner that stops reports nothing of a step going on")
+	}
+
+	r2 := &runs{}
+	w2 := New(Options{ID: "runner-2", WorkDir: dir, Heartbeat: 10 * time.Millisecond, Runs: r2, Publisher: p})
+	require.NoError(t, w2.Recover(t.Context()))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tr1-2", "proceed"), nil, 0o600))
+	w2.Wait()
 	sent := p.all()
-	require.NotEmpty(t, sent)
 	last := sent[len(sent)-1].update
-	assert.Equal(t, executor.StatusFailed, last.Status)
-	assert.Equal(t, "runner stopped", last.Message)
+	assert.Equal(t, events.UpdateEnded, last.Kind)
+	assert.Equal(t, executor.StatusSucceeded, last.Status)
+	assert.Equal(t, "started\ndone\n", logOf(sent), "the log, each line once")
+	r2.mu.Lock()
+	defer r2.mu.Unlock()
+	for _, runner := range r2.runners {
+		assert.Equal(t, "runner-1", runner, "beats go on under the claiming runner's name")
+	}
+	_, err := os.Stat(filepath.Join(dir, "tr1-2"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the workspace is removed")
+}
+
+// logOf joins the log chunks sent, in order of their numbers.
+func logOf(sent []published) string {
+	chunks := map[int]string{}
+	for _, s := range sent {
+		if s.update.Kind == events.UpdateLog {
+			chunks[s.update.Seq] = s.update.Log
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(chunks); i++ {
+		b.WriteString(chunks[i])
+	}
+	return b.String()
 }
 
 // gate is an executor whose steps run until released.
@@ -338,10 +386,11 @@ func TestDuplicateDeliveryWhileRunning(t *testing.T) {
 func TestWorkspaceIsPerAttempt(t *testing.T) {
 	t.Parallel()
 	p := newPublisher()
-	w := newWorker(t, &runs{}, p, nil)
+	w := newWorker(t, &runs{applies: p}, p, nil)
 	d := attempt("pwd")
 	require.NoError(t, w.Handle(t.Context(), dispatch(t, d)))
 	w.Wait()
+	w.WaitLingering()
 	sent := p.all()
 	require.Len(t, sent, 2)
 	assert.Equal(t, filepath.Join(w.opts.WorkDir, "tr1-2")+"\n", sent[0].update.Log)
@@ -354,31 +403,38 @@ func TestWorkspaceIsPerAttempt(t *testing.T) {
 	assert.Equal(t, []string{".journal"}, left, "the workspace is removed")
 	pending, err := w.journal.pending()
 	require.NoError(t, err)
-	assert.Empty(t, pending, "a reported attempt leaves no journal entry")
+	assert.Empty(t, pending, "an attempt whose report was applied leaves no journal entry")
 }
 
 // A step that ended while its report could not leave is reported when the runner starts
-// again, and not run a second time; one that did not end is forgotten.
+// again, and not run a second time; one claimed but never started is reported failed, so
+// its run retries it at once.
 func TestRecoverReportsFinishedAttempts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	j := journal{dir: filepath.Join(dir, ".journal")}
 	code := 0
 	finished := events.TaskAttempt{TaskRunID: "r1.1", RunID: "r1", Attempt: 2}
-	unfinished := events.TaskAttempt{TaskRunID: "r1.2", RunID: "r1", Attempt: 1}
-	require.NoError(t, j.claimed(finished))
-	require.NoError(t, j.ended(finished, executor.Outcome{Status: executor.StatusSucceeded, ExitCode: &code, Results: map[string]string{"out": "x"}}))
-	require.NoError(t, j.claimed(unfinished))
+	unstarted := events.TaskAttempt{TaskRunID: "r1.2", RunID: "r1", Attempt: 1}
+	require.NoError(t, j.write(journalEntry{Attempt: finished, Runner: "r-old",
+		Outcome: &executor.Outcome{Status: executor.StatusSucceeded, ExitCode: &code, Results: map[string]string{"out": "x"}}}))
+	require.NoError(t, j.write(journalEntry{Attempt: unstarted, Runner: "r-old"}))
 
 	pub := newPublisher()
-	w := New(Options{ID: "r-new", WorkDir: dir, Publisher: pub})
+	w := New(Options{ID: "r-new", WorkDir: dir, Heartbeat: 10 * time.Millisecond, Publisher: pub, Runs: &runs{applies: pub}})
 	require.NoError(t, w.Recover(context.Background()))
-	got := pub.all()
-	require.Len(t, got, 1)
-	assert.Equal(t, "r1", got[0].key)
-	assert.Equal(t, "r1.1/2/ended", got[0].id)
-	assert.Equal(t, events.UpdateEnded, got[0].update.Kind)
-	assert.Equal(t, map[string]string{"out": "x"}, got[0].update.Results)
+	w.Wait()
+	w.WaitLingering()
+	got := map[string]events.TaskUpdate{}
+	for _, s := range pub.all() {
+		assert.Equal(t, "r1", s.key)
+		got[s.id] = s.update
+	}
+	require.Len(t, got, 2)
+	assert.Equal(t, events.UpdateEnded, got["r1.1/2/ended"].Kind)
+	assert.Equal(t, map[string]string{"out": "x"}, got["r1.1/2/ended"].Results)
+	assert.Equal(t, executor.StatusFailed, got["r1.2/1/ended"].Status)
+	assert.Equal(t, "the runner stopped before the step started", got["r1.2/1/ended"].Message)
 	left, err := j.pending()
 	require.NoError(t, err)
 	assert.Empty(t, left)
