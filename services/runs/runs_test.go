@@ -1,7 +1,12 @@
 package runs_test
 
 import (
+	"bufio"
+	"context"
+	"io"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/services/runs"
 )
 
@@ -263,4 +269,71 @@ func TestSleepIsADurableTimer(t *testing.T) {
 	done := f.waitRun(t, "infra", run["id"].(string), completed)
 	assert.Equal(t, "succeeded", done["status"])
 	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+}
+
+// A generic task goes to its queue's topic; an external worker answers on the task-update
+// topic, with results the run takes.
+func TestGenericTaskAnsweredByAWorker(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	queue := "deploys-" + strings.ReplaceAll(t.Name(), "/", "-")
+	require.NoError(t, kafkax.EnsureTopics(context.Background(), f.kafka, 1, events.QueueTopic(queue)))
+	deploy := map[string]any{"name": "deploy", "type": "generic", "results": []string{"url"},
+		"params": []map[string]any{{"name": "queue", "value": queue}, {"name": "target", "value": "$(params.region)"}}}
+	f.defs.put("infra", chain("ship", deploy, prop("after", "url", "$(tasks.deploy.results.url)")))
+	id := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/ship/submit?start=true", nil).body["id"].(string)
+	taskRun := id + ".1"
+
+	got := f.consume(t, events.QueueTopic(queue), func(e event.Event) bool { return e.ID() == taskRun+"/1" })
+	a, err := events.Decode[events.TaskAttempt](got[len(got)-1])
+	require.NoError(t, err)
+	assert.Equal(t, queue, a.Queue)
+	assert.Equal(t, "us-east", a.Params["target"], "params are resolved before the worker gets them")
+	assert.Equal(t, []string{"url"}, a.Results)
+
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 1, Kind: events.UpdateLog, Seq: 0, Log: "deploying\n"})
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 1, Kind: events.UpdateEnded, Status: "succeeded",
+		Results: map[string]string{"url": "https://app.example"}})
+	done := f.waitRun(t, "infra", id, completed)
+	assert.Equal(t, "succeeded", done["status"], done["statusMessage"])
+	assert.Equal(t, map[string]any{"url": "https://app.example"}, done["results"])
+	log := f.must(t, http.StatusOK, reader, http.MethodGet, "/api/v2/taskrun/"+taskRun+"/log", nil)
+	assert.Equal(t, "deploying\n", string(log.raw))
+}
+
+// A followed log streams what the task writes while it runs and ends with the task.
+func TestFollowLogStreamsUntilTheTaskEnds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	build := map[string]any{"name": "build", "type": "script", "params": []map[string]any{{"name": "script", "value": "make"}}}
+	f.defs.put("infra", chain("follow", build))
+	id := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/follow/submit?start=true", nil).body["id"].(string)
+	taskRun := id + ".1"
+	f.consume(t, events.TaskDispatch, func(e event.Event) bool { return e.ID() == taskRun+"/1" })
+	f.must(t, http.StatusOK, service, http.MethodPost, "/internal/v1/taskruns/"+taskRun+"/claim", map[string]any{"attempt": 1, "runner": "r1"})
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 1, Kind: events.UpdateLog, Seq: 0, Log: "compiling\n"})
+
+	// Over a real connection, to read the stream while it is written.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = f.app.Listener(ln) }()
+	t.Cleanup(func() { _ = ln.Close() })
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+ln.Addr().String()+"/api/v2/taskrun/"+taskRun+"/log?follow=true", nil)
+	require.NoError(t, err)
+	require.NoError(t, f.signer.SetHeaders(reader, req.Header.Set))
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, res.Header.Get("Content-Type"), "text/plain")
+	body := bufio.NewReader(res.Body)
+	first, err := body.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "compiling\n", first, "what is logged so far comes while the task runs")
+
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 1, Kind: events.UpdateLog, Seq: 1, Log: "linking\n"})
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 1, Kind: events.UpdateEnded, Status: "succeeded"})
+	rest, err := io.ReadAll(body)
+	require.NoError(t, err, "the stream ends with the task")
+	assert.Equal(t, "linking\n", string(rest))
 }
