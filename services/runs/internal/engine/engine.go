@@ -179,11 +179,17 @@ func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine)
 			a.st = nil
 			return err
 		}
+		if a.st != nil && a.st.Run.Owner != e.cfg.Replica {
+			// Another replica's run is not kept: its copy here would only go stale.
+			a.st = nil
+			e.forget(id)
+		}
 		return nil
 	}
 }
 
-// load reads run id into a and settles whatever a previous holder left half done.
+// load reads run id into a and, when the run is this replica's, settles whatever a
+// previous holder left half done.
 func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 	for try := 0; ; try++ {
 		r, err := e.store.FindRun(ctx, id, true)
@@ -200,8 +206,11 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 			return fmt.Errorf("load run %s: %w", id, err)
 		}
 		a.st = st
-		if r.Owner == "" {
-			return nil // ended and put away: it owes nothing
+		if r.Owner != e.cfg.Replica {
+			// Ended and put away (no owner), or another replica's run, loaded to apply a
+			// claim or a report: what the run still owes is its owner's to settle, and a
+			// replica settling it too would only send its dispatches twice.
+			return nil
 		}
 		m := domain.NewMachine(st, e.now())
 		m.Repair()

@@ -283,7 +283,10 @@ func (e *Engine) reconcile(ctx context.Context) {
 			continue
 		}
 		e.log.Info("took over run", "run", a.ID, "from", a.Owner)
-		if !a.Queued && !e.inMemory(a.ID) {
+		if !a.Queued {
+			// Held here already, it was loaded as another replica's run: load it again as
+			// this one's, which settles what the dead replica left owed.
+			e.drop(a.ID)
 			e.adopt(ctx, a)
 		}
 	}
@@ -300,6 +303,15 @@ func (e *Engine) reconcile(ctx context.Context) {
 	}
 	for team := range teams {
 		e.startQueued(ctx, team)
+	}
+}
+
+// drop makes the next step of a run held in memory load it first.
+func (e *Engine) drop(id string) {
+	if a, ok := e.cached(id); ok {
+		a.mu.Lock()
+		a.st = nil
+		a.mu.Unlock()
 	}
 }
 
