@@ -19,9 +19,11 @@ build:
 	@mkdir -p bin
 	$(GO) build -o bin/ ./gateway/cmd/... $(foreach s,$(wildcard services/*),./$(s)/cmd/...)
 
-## test: lint, then every test of every module (builds the tools first when missing)
+## test: lint, then every test of every module (builds the tools first when missing), then
+## the crash test alone: 200 runs while the engine's processes are killed and restarted
 test: tools lint
 	BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
+	BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestCrashSafety$$' -v ./gateway/internal/crashtest/
 
 ## test-integration: the end-to-end tests only (gateway → services → Mongo → Kafka)
 test-integration: tools

@@ -231,7 +231,8 @@ func (c *cluster) submit(ctx context.Context, key string) (string, error) {
 // file per task run gets one line per execution.
 func TestCrashSafety(t *testing.T) {
 	if os.Getenv("BATON_CRASH_TEST") == "" {
-		t.Skip("set BATON_CRASH_TEST=1 to kill and restart the engine's processes under load (several minutes)")
+		// make test runs it on its own, once the other tests are done: it wants the machine.
+		t.Skip("set BATON_CRASH_TEST=1 to kill and restart the engine's processes under load (about a minute)")
 	}
 	ctx := context.Background()
 	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
@@ -288,16 +289,17 @@ func TestCrashSafety(t *testing.T) {
 	// again, while the runs go through. One runs replica is always up, so submits get an
 	// answer; the other's runs are taken over while it is down.
 	chaosCtx, stopChaos := context.WithCancel(ctx)
-	var kills atomic.Int64
+	var runsKills, runnerKills atomic.Int64
 	var chaos sync.WaitGroup
 	chaos.Go(func() {
-		for chaosCtx.Err() == nil && os.Getenv("BATON_CRASH_NO_KILLS") == "" {
+		for n := 0; chaosCtx.Err() == nil && os.Getenv("BATON_CRASH_NO_KILLS") == ""; n++ {
 			select {
 			case <-chaosCtx.Done():
 				return
 			case <-time.After(time.Duration(100+rand.IntN(300)) * time.Millisecond):
 			}
-			if rand.IntN(2) == 0 {
+			// The two kinds of process die in turn, each at a random moment.
+			if n%2 == 0 {
 				i := rand.IntN(2)
 				c.mu.Lock()
 				victim := c.runs[i]
@@ -305,7 +307,7 @@ func TestCrashSafety(t *testing.T) {
 				c.publish()
 				c.mu.Unlock()
 				victim.kill()
-				kills.Add(1)
+				runsKills.Add(1)
 				pause(time.Duration(100+rand.IntN(400)) * time.Millisecond)
 				c.mu.Lock()
 				c.runs[i] = c.startRuns(i)
@@ -314,7 +316,7 @@ func TestCrashSafety(t *testing.T) {
 			} else {
 				i := rand.IntN(2)
 				c.runners[i].kill()
-				kills.Add(1)
+				runnerKills.Add(1)
 				pause(time.Duration(50+rand.IntN(200)) * time.Millisecond)
 				c.runners[i] = c.startRunner(i)
 			}
@@ -344,7 +346,11 @@ func TestCrashSafety(t *testing.T) {
 	pause(2 * time.Second)
 	stopChaos()
 	chaos.Wait()
-	t.Logf("%d kills", kills.Load())
+	t.Logf("%d runs replicas and %d runners killed", runsKills.Load(), runnerKills.Load())
+	if os.Getenv("BATON_CRASH_NO_KILLS") == "" {
+		require.Positive(t, runsKills.Load(), "a runs replica was killed while runs went through")
+		require.Positive(t, runnerKills.Load(), "a runner was killed while runs went through")
+	}
 
 	// Every run ends, and succeeds.
 	runs := map[string]map[string]any{}
