@@ -78,6 +78,10 @@ type Engine struct {
 
 	mu     sync.Mutex
 	actors map[string]*actor
+	// queueLooks has a team's entry while its queued runs are being looked at, true when
+	// another look is wanted after (see kickQueued).
+	queueMu    sync.Mutex
+	queueLooks map[string]*bool
 	timers *timers
 	beats  beatCache
 	// bg is the context of Run: work a request starts but must outlive it uses it.
@@ -99,7 +103,7 @@ func New(cfg Config, deps Deps) *Engine {
 	e := &Engine{
 		cfg: cfg, store: deps.Store, defs: deps.Definitions, cat: deps.Catalogue,
 		ctxs: newContextCache(deps.Contexts, cfg.ContextTTL), log: cfg.Logger, now: time.Now,
-		actors: map[string]*actor{}, ready: make(chan struct{}),
+		actors: map[string]*actor{}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 	}
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
 	e.timers = newTimers()
@@ -330,7 +334,7 @@ func (e *Engine) ended(st *domain.State) {
 				return
 			}
 			if holdsSlot {
-				e.startQueued(ctx, team)
+				e.kickQueued(team)
 			}
 		})
 	})

@@ -302,7 +302,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 		}
 	}
 	for team := range teams {
-		e.startQueued(ctx, team)
+		e.kickQueued(team)
 	}
 }
 

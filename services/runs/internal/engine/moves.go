@@ -132,7 +132,7 @@ func (e *Engine) create(ctx context.Context, tc TeamContext, start bool, build f
 	// loads its own copy.
 	v := ViewRun(r, tasks, e.now())
 	if !start {
-		e.spawn(func(ctx context.Context) { e.startQueued(ctx, r.Team) })
+		e.kickQueued(r.Team)
 	}
 	return v, nil
 }
@@ -324,6 +324,34 @@ func (e *Engine) merge(m *domain.Machine, req domain.SubmitRequest) error {
 	}
 	m.MarkRunChanged()
 	return nil
+}
+
+// kickQueued has a team's queued runs looked at soon, in the background. Kicks that come
+// while a look is under way make one more look after it, not one each: a burst of
+// submits or ends lists the runs in flight a few times, not once per run.
+func (e *Engine) kickQueued(team string) {
+	e.queueMu.Lock()
+	if e.queueLooks[team] != nil {
+		*e.queueLooks[team] = true
+		e.queueMu.Unlock()
+		return
+	}
+	again := new(bool)
+	e.queueLooks[team] = again
+	e.queueMu.Unlock()
+	e.spawn(func(ctx context.Context) {
+		for {
+			e.startQueued(ctx, team)
+			e.queueMu.Lock()
+			if !*again || ctx.Err() != nil {
+				delete(e.queueLooks, team)
+				e.queueMu.Unlock()
+				return
+			}
+			*again = false
+			e.queueMu.Unlock()
+		}
+	})
 }
 
 // startQueued starts a team's queued runs held by this replica, oldest first, while slots
