@@ -19,6 +19,9 @@ type State struct {
 	left                    int
 	// results are the results of ended tasks by task name, for references.
 	results map[string]map[string]string
+	// values is the size of the run's params and results together: its params, its own
+	// results and each task's (see MaxRunValuesBytes).
+	values int
 }
 
 // NewState indexes a run loaded from storage and rebuilds its counters from the task
@@ -37,6 +40,7 @@ func NewState(run *Run, tasks []*TaskRun) (*State, error) {
 	n := len(tasks)
 	s := &State{Run: run, Tasks: tasks, G: g, arrived: make([]int, n), held: make([]int, n), liveHeld: make([]int, n),
 		results: map[string]map[string]string{}}
+	s.values = size(run.Params) + size(run.Results)
 	for i, t := range tasks {
 		if !t.Status.Terminal() {
 			s.left++
@@ -44,12 +48,22 @@ func NewState(run *Run, tasks []*TaskRun) (*State, error) {
 		}
 		if len(t.Results) > 0 {
 			s.results[t.Name] = t.Results
+			s.values += size(t.Results)
 		}
 		for _, e := range g.Out[i] {
 			s.count(e)
 		}
 	}
 	return s, nil
+}
+
+// fits checks that n more bytes of results keep the run's params and results within
+// MaxRunValuesBytes.
+func (s *State) fits(n int) error {
+	if s.values+n > MaxRunValuesBytes {
+		return fmt.Errorf("the run's params and results would take %d bytes; a run may hold at most %d", s.values+n, MaxRunValuesBytes)
+	}
+	return nil
 }
 
 // count records that edge e has been decided.
@@ -208,6 +222,7 @@ func (m *Machine) complete(i int, status Status, msg string) {
 	m.S.left--
 	if len(t.Results) > 0 {
 		m.S.results[t.Name] = t.Results
+		m.S.values += size(t.Results)
 	}
 	if m.S.Run.Phase.Ended() {
 		return
@@ -376,6 +391,11 @@ func (m *Machine) Ended(i, attempt int, status Status, msg string, results map[s
 			}
 		}
 	}
+	if status == Succeeded && len(results) > 0 {
+		if err := m.S.fits(size(results)); err != nil {
+			status, msg = Failed, "its results: "+err.Error()
+		}
+	}
 	if status == Succeeded {
 		t.Results = results
 		m.complete(i, Succeeded, msg)
@@ -532,11 +552,14 @@ func (m *Machine) ChildEnded(i int, child string, status Status, results map[str
 		results = map[string]string{}
 	}
 	results["workflowRunRef"] = child
-	t.Results = results
 	msg := ""
 	if status != Succeeded {
 		msg = "child run " + child + " " + string(status)
 	}
+	if err := m.S.fits(size(results)); err != nil {
+		results, status, msg = map[string]string{"workflowRunRef": child}, Failed, "the child run's results: "+err.Error()
+	}
+	t.Results = results
 	m.complete(i, status, msg)
 	m.maybeFinish()
 }

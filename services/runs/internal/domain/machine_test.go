@@ -297,3 +297,46 @@ func TestRecoverEndsAStoppedRunsTasks(t *testing.T) {
 	require(statuses(reloaded) == "start=succeeded nap=cancelled end=skipped", statuses(reloaded))
 	require(reloaded.Run.Status == Cancelled, string(reloaded.Run.Status))
 }
+
+// Results count against a run's 1 MiB of params and results as they accumulate: the task
+// whose results would cross it fails, and its results are not kept.
+func TestResultsWithinTheRunsValues(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", MaxResultBytes-100)
+	tests := []struct {
+		name    string
+		params  int // bytes of params the run starts with
+		wantErr bool
+	}{
+		{name: "room left", params: 1000},
+		{name: "crossing the limit", params: MaxRunValuesBytes - MaxResultBytes/2, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			def := &Definition{Tasks: []TaskDef{
+				task("start", tasktype.Start, nil),
+				task("build", tasktype.Script, map[string]any{"script": "true"}, "start"),
+				task("end", tasktype.End, nil, "build"),
+			}}
+			s, m := started(t, def, map[string]any{"blob": strings.Repeat("p", tt.params)})
+			if !m.Claim(1, 1, "r1") {
+				t.Fatal("claim refused")
+			}
+			m = NewMachine(s, t0)
+			if !m.Ended(1, 1, Succeeded, "", map[string]string{"out": big}) {
+				t.Fatal("report refused")
+			}
+			build := s.Tasks[1]
+			if tt.wantErr {
+				if build.Status != Failed || !strings.Contains(build.StatusMessage, "a run may hold at most 1048576") || build.Results != nil {
+					t.Fatalf("build = %s %q, results kept: %v", build.Status, build.StatusMessage, build.Results != nil)
+				}
+				return
+			}
+			if build.Status != Succeeded || s.values < MaxResultBytes-100 {
+				t.Fatalf("build = %s %q; values %d", build.Status, build.StatusMessage, s.values)
+			}
+		})
+	}
+}

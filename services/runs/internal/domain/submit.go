@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-flow/baton/libs/tasktype"
+	"github.com/baton-flow/baton/services/runs/internal/params"
 )
 
 // SubmitRequest is what a submit, a start or a retry brings to a run.
@@ -32,7 +33,7 @@ type Limits struct {
 }
 
 // MaxRunValuesBytes bounds a run's params and results together (API.md §8).
-const MaxRunValuesBytes = 1 << 20
+const MaxRunValuesBytes = params.MaxRunValuesBytes
 
 // ErrRequest is a request a run cannot be made from; Fields name what is wrong.
 type ErrRequest struct {
@@ -124,10 +125,7 @@ func mergeParams(defs []Param, given map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-func size(v any) int {
-	b, _ := json.Marshal(v)
-	return len(b)
-}
+func size(v any) int { return params.Size(v) }
 
 // NewRetry makes a run that retries old: the same definition and params with req merged
 // in. fromFailure keeps the tasks that succeeded, with their results.

@@ -46,6 +46,11 @@ func (m *Machine) begin(v int) {
 			m.complete(v, Invalid, "param 'output' must name the run result to set")
 			return
 		}
+		if err := m.S.fits(size(map[string]any{name: values["value"]})); err != nil {
+			m.complete(v, Failed, err.Error())
+			return
+		}
+		m.S.values += size(map[string]any{name: values["value"]})
 		r := m.S.Run
 		if r.Results == nil {
 			r.Results = map[string]any{}
