@@ -82,8 +82,8 @@ type Engine struct {
 	// another look is wanted after (see kickQueued).
 	queueMu    sync.Mutex
 	queueLooks map[string]*bool
-	timers *timers
-	beats  beatCache
+	timers     *timers
+	beats      beatCache
 	// bg is the context of Run: work a request starts but must outlive it uses it.
 	bg     context.Context
 	bgOnce sync.Once
