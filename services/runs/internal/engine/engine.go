@@ -315,6 +315,9 @@ func (e *Engine) ended(st *domain.State) {
 		results[k] = domain.Text(v)
 	}
 	e.timers.set(id, time.Time{})
+	if !holdsSlot && parent == "" {
+		return // nothing is owed but the events, on their way
+	}
 	e.pub.enqueue(nil, func() {
 		e.spawn(func(ctx context.Context) {
 			if holdsSlot {
@@ -329,13 +332,14 @@ func (e *Engine) ended(st *domain.State) {
 					return
 				}
 			}
+			if !holdsSlot {
+				return // in the archive already
+			}
 			if err := e.archive(ctx, id); err != nil {
 				e.log.Warn("cannot archive run", "run", id, "error", err)
 				return
 			}
-			if holdsSlot {
-				e.kickQueued(team)
-			}
+			e.kickQueued(team)
 		})
 	})
 }
