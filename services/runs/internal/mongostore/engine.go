@@ -172,16 +172,61 @@ func (s *Store) Usage(ctx context.Context, team, month string) (Usage, error) {
 // CountMonthly counts one more run of team in month unless max are counted; false at the
 // limit.
 func (s *Store) CountMonthly(ctx context.Context, team, month string, max int) (bool, error) {
-	_, err := s.counters.UpdateOne(ctx, bson.M{"_id": "month/" + team + "/" + month, "n": bson.M{"$lt": max}},
-		bson.M{"$inc": bson.M{"n": 1}}, options.UpdateOne().SetUpsert(true))
-	if mongox.IsDuplicateKey(err) {
-		// The filter missed an existing document: the month is at its limit.
+	r := s.countMonthly.do(ctx, monthly{id: "month/" + team + "/" + month, max: max})
+	if r.err != nil {
+		return false, fmt.Errorf("count a run of %s: %w", team, r.err)
+	}
+	return r.ok, nil
+}
+
+// monthly is one run to count against a team's month.
+type monthly struct {
+	id  string
+	max int
+}
+
+type monthlyResult struct {
+	ok  bool
+	err error
+}
+
+// countMonthlies counts runs, those of one month and limit with one write when all fit
+// under it, else one by one.
+func (s *Store) countMonthlies(ctx context.Context, reqs []monthly) []monthlyResult {
+	out := make([]monthlyResult, len(reqs))
+	groups := map[monthly][]int{}
+	for i, r := range reqs {
+		groups[r] = append(groups[r], i)
+	}
+	for m, idx := range groups {
+		if len(idx) > 1 {
+			if ok, err := s.countRuns(ctx, m, len(idx)); ok || err != nil {
+				for _, i := range idx {
+					out[i] = monthlyResult{ok: ok, err: err}
+				}
+				continue
+			}
+		}
+		for _, i := range idx {
+			ok, err := s.countRuns(ctx, m, 1)
+			out[i] = monthlyResult{ok: ok, err: err}
+		}
+	}
+	return out
+}
+
+// countRuns counts n runs against m's limit, all or none; false when they do not fit.
+func (s *Store) countRuns(ctx context.Context, m monthly, n int) (bool, error) {
+	if n > m.max {
 		return false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("count a run of %s: %w", team, err)
+	_, err := s.counters.UpdateOne(ctx, bson.M{"_id": m.id, "n": bson.M{"$lte": m.max - n}},
+		bson.M{"$inc": bson.M{"n": n}}, options.UpdateOne().SetUpsert(true))
+	if mongox.IsDuplicateKey(err) {
+		// The filter missed an existing document: the month has no room for n more.
+		return false, nil
 	}
-	return true, nil
+	return err == nil, err
 }
 
 // KeyTTL is how long an idempotency key names its run.

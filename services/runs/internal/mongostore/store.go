@@ -53,6 +53,11 @@ type Store struct {
 	// Documents known to exist, so their writes are not repeated: definition ids and
 	// teams' slot documents. Neither is ever deleted.
 	storedDefs, slotDocs sync.Map
+
+	// The creates of runs in flight and of runs that ended within their first step, and
+	// the monthly counts of new runs, each written together with those asked meanwhile.
+	createLive, createArchived *combiner[creation, error]
+	countMonthly               *combiner[monthly, monthlyResult]
 }
 
 // New returns the store over db.
@@ -67,8 +72,14 @@ func New(db *mongo.Database) *Store {
 	for i := range s.pages {
 		s.pages[i] = db.Collection(fmt.Sprintf("pages_%02d", i))
 	}
+	s.createLive = newCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.live, cs) })
+	s.createArchived = newCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.runs, cs) })
+	s.countMonthly = newCombiner(combineMax, s.countMonthlies)
 	return s
 }
+
+// combineMax bounds how many callers' writes go together.
+const combineMax = 32
 
 // pageShards is how many collections the pages of runs in flight are spread over.
 const pageShards = 16
@@ -117,21 +128,90 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	if err := s.storeDefinition(ctx, r); err != nil {
 		return err
 	}
-	runs, pages := s.live, s.livePages(r.ID)
+	create, pages := s.createLive, s.livePages(r.ID)
 	if r.Phase.Ended() {
-		runs, pages = s.runs, s.archivedPages
+		create, pages = s.createArchived, s.archivedPages
 		r.Owner, r.Queued = "", false
 	}
-	if err := insertPages(ctx, pages, r.ID, tasks); err != nil {
-		return err
+	c := creation{run: toRunDoc(r), pages: pages}
+	for p := range pageCount(len(tasks)) {
+		c.docs = append(c.docs, pageOf(r.ID, tasks, p, tasks[p*PageSize].Version))
 	}
-	if _, err := runs.InsertOne(ctx, toRunDoc(r)); err != nil {
-		if mongox.IsDuplicateKey(err) {
-			return fmt.Errorf("insert run %s: %w", r.ID, ErrConflict)
+	return create.do(ctx, c)
+}
+
+// creation is a run to insert with its task-run pages, into pages.
+type creation struct {
+	run   runDoc
+	pages *mongo.Collection
+	docs  []any
+}
+
+// createRuns inserts runs into coll with their pages: all the pages first, then the runs
+// whose pages are in, in commands of at most maxBatch documents. It answers each run's
+// error; a run inserted before is ErrConflict, pages inserted before are taken as they
+// are (a create retried after a crash).
+func createRuns(ctx context.Context, coll *mongo.Collection, cs []creation) []error {
+	errs := make([]error, len(cs))
+	byColl := map[*mongo.Collection][]int{}
+	for i, c := range cs {
+		byColl[c.pages] = append(byColl[c.pages], i)
+	}
+	for pages, runs := range byColl {
+		var docs []any
+		var of []int // the run of each page
+		for _, i := range runs {
+			docs = append(docs, cs[i].docs...)
+			for range cs[i].docs {
+				of = append(of, i)
+			}
 		}
-		return fmt.Errorf("insert run %s: %w", r.ID, err)
+		insertAll(ctx, pages, docs, func(k int, err error, dup bool) {
+			if !dup {
+				errs[of[k]] = fmt.Errorf("insert task runs of %s: %w", cs[of[k]].run.ID, err)
+			}
+		})
 	}
-	return nil
+	var docs []any
+	var of []int
+	for i, c := range cs {
+		if errs[i] == nil {
+			docs = append(docs, c.run)
+			of = append(of, i)
+		}
+	}
+	insertAll(ctx, coll, docs, func(k int, err error, dup bool) {
+		if dup {
+			err = ErrConflict
+		}
+		errs[of[k]] = fmt.Errorf("insert run %s: %w", cs[of[k]].run.ID, err)
+	})
+	return errs
+}
+
+// insertAll inserts docs unordered, maxBatch at a time, and tells failed which failed and
+// whether because its _id was taken. A command that fails as a whole, rather than
+// document by document, is tried again one document at a time, so each gets its own
+// answer.
+func insertAll(ctx context.Context, coll *mongo.Collection, docs []any, failed func(k int, err error, dup bool)) {
+	for from := 0; from < len(docs); from += maxBatch {
+		to := min(len(docs), from+maxBatch)
+		_, err := coll.InsertMany(ctx, docs[from:to], options.InsertMany().SetOrdered(false))
+		var bw mongo.BulkWriteException
+		switch {
+		case err == nil:
+		case errors.As(err, &bw) && bw.WriteConcernError == nil && len(bw.WriteErrors) > 0:
+			for _, we := range bw.WriteErrors {
+				failed(from+we.Index, we, we.Code == 11000)
+			}
+		default:
+			for k := from; k < to; k++ {
+				if _, err := coll.InsertOne(ctx, docs[k]); err != nil {
+					failed(k, err, mongox.IsDuplicateKey(err))
+				}
+			}
+		}
+	}
 }
 
 // storeDefinition stores r's definition under a name derived from its content, so the runs

@@ -3,6 +3,8 @@ package mongostore_test
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,4 +158,72 @@ func TestSaveStepIsConditionalAndArchiveMovesTheRun(t *testing.T) {
 	done, err := s.Finalize(ctx, r.ID)
 	require.NoError(t, err)
 	assert.True(t, done)
+}
+
+// Runs created at once share their writes, and each still gets its own answer: a run
+// created twice conflicts, and every created run is whole.
+func TestConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	def := &domain.Definition{Name: "w", Tasks: []domain.TaskDef{{Name: "start", Type: "start"},
+		{Name: "end", Type: "end", Dependencies: []domain.Dependency{{TaskRef: "start"}}}}}
+	const n = 60
+	errs := make([]error, 2*n)
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		wg.Go(func() {
+			// Each run twice, half of them live and half ended within their first step.
+			r, tasks, err := domain.NewRun(fmt.Sprintf("run-%d", i%n), def, domain.SubmitRequest{}, "manual", domain.Initiator{},
+				time.Now(), domain.Limits{MaxDuration: 5})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			r.Owner = "replica-a"
+			if i%n%2 == 1 {
+				r.Status, r.Phase = domain.Succeeded, domain.Completed
+			}
+			errs[i] = s.CreateRun(ctx, r, tasks)
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		a, b := errs[i], errs[i+n]
+		require.True(t, a == nil || b == nil, "run-%d created: %v / %v", i, a, b)
+		conflict := a
+		if a == nil {
+			conflict = b
+		}
+		assert.ErrorIs(t, conflict, mongostore.ErrConflict, "run-%d created twice", i)
+		r, err := s.FindRun(ctx, fmt.Sprintf("run-%d", i), true)
+		require.NoError(t, err)
+		tasks, err := s.FindTasks(ctx, r)
+		require.NoError(t, err)
+		assert.Len(t, tasks, 2)
+		assert.Equal(t, i%2 == 0, r.Owner != "", "run-%d live or archived", i)
+	}
+}
+
+// Runs counted at once never take a month past its limit.
+func TestConcurrentMonthlyCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	var wg sync.WaitGroup
+	var counted atomic.Int64
+	for range 50 {
+		wg.Go(func() {
+			ok, err := s.CountMonthly(ctx, "t", "2026-12", 30)
+			assert.NoError(t, err)
+			if ok {
+				counted.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	assert.EqualValues(t, 30, counted.Load())
+	u, err := s.Usage(ctx, "t", "2026-12")
+	require.NoError(t, err)
+	assert.Equal(t, 30, u.Monthly)
 }

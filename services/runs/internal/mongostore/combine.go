@@ -1,0 +1,72 @@
+package mongostore
+
+import (
+	"context"
+	"sync"
+)
+
+// combiner makes one write of the writes callers ask for while the previous one is under
+// way: under load many submits share a command, and a caller alone waits for nothing.
+// There is no timer: the caller that finds the combiner idle writes its own request at
+// once; those that come meanwhile queue, and when a write is done the first of them writes
+// everything queued, itself included, up to max.
+type combiner[T, R any] struct {
+	// flush writes reqs and answers each one's result, in order.
+	flush func(ctx context.Context, reqs []T) []R
+	max   int
+
+	mu      sync.Mutex
+	busy    bool
+	pending []*combined[T, R]
+}
+
+type combined[T, R any] struct {
+	req T
+	res R
+	// wake says the request was written (false) or that its caller writes next (true).
+	wake chan bool
+}
+
+func newCombiner[T, R any](max int, flush func(ctx context.Context, reqs []T) []R) *combiner[T, R] {
+	return &combiner[T, R]{flush: flush, max: max}
+}
+
+// do writes req, with whatever else is asked meanwhile, and answers its result. The write
+// outlives ctx: other callers' requests ride on it.
+func (c *combiner[T, R]) do(ctx context.Context, req T) R {
+	me := &combined[T, R]{req: req, wake: make(chan bool, 1)}
+	c.mu.Lock()
+	c.pending = append(c.pending, me)
+	lead := !c.busy
+	c.busy = true
+	c.mu.Unlock()
+	if !lead && !<-me.wake {
+		return me.res
+	}
+	// Leading: me is first in the queue.
+	c.mu.Lock()
+	n := min(len(c.pending), c.max)
+	batch := make([]*combined[T, R], n)
+	copy(batch, c.pending)
+	c.pending = c.pending[n:]
+	c.mu.Unlock()
+	reqs := make([]T, n)
+	for i, b := range batch {
+		reqs[i] = b.req
+	}
+	res := c.flush(context.WithoutCancel(ctx), reqs)
+	for i, b := range batch {
+		b.res = res[i]
+		if b != me {
+			b.wake <- false
+		}
+	}
+	c.mu.Lock()
+	if len(c.pending) > 0 {
+		c.pending[0].wake <- true
+	} else {
+		c.busy = false
+	}
+	c.mu.Unlock()
+	return me.res
+}
