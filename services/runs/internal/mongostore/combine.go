@@ -3,6 +3,7 @@ package mongostore
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // combiner makes one write of the writes callers ask for while the previous one is under
@@ -19,6 +20,9 @@ type combiner[T, R any] struct {
 	busy    bool
 	pending []*combined[T, R]
 }
+
+// flushTimeout bounds a combined write, which no single caller's context may cut short.
+const flushTimeout = 30 * time.Second
 
 type combined[T, R any] struct {
 	req T
@@ -54,7 +58,9 @@ func (c *combiner[T, R]) do(ctx context.Context, req T) R {
 	for i, b := range batch {
 		reqs[i] = b.req
 	}
-	res := c.flush(context.WithoutCancel(ctx), reqs)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	res := c.flush(fctx, reqs)
+	cancel()
 	for i, b := range batch {
 		b.res = res[i]
 		if b != me {
