@@ -167,3 +167,26 @@ func TestAbort(t *testing.T) {
 	w.Close()
 	assert.Empty(t, s.got())
 }
+
+// A log taken up again numbers its chunks on, and Drained tells, after each send that
+// left nothing buffered, the next number and the bytes given until then; a partial line
+// still buffered is not counted as sent.
+func TestDrainedAndFirstSeq(t *testing.T) {
+	t.Parallel()
+	var s sink
+	type drained struct {
+		next    int
+		written int64
+	}
+	var told []drained
+	w := New(t.Context(), Options{Send: s.send, FirstSeq: 7, Interval: time.Hour,
+		Drained: func(next int, written int64) { told = append(told, drained{next, written}) }})
+	_, _ = w.Write([]byte("one\n"))
+	w.flush(true)
+	_, _ = w.Write([]byte("two\nthr"))
+	w.flush(true)
+	w.Close()
+	assert.Equal(t, []int{7, 8, 9}, s.seqs)
+	assert.Equal(t, []string{"one\n", "two\n", "thr"}, s.got())
+	assert.Equal(t, []drained{{8, 4}, {10, 11}}, told, "the partial line held back the second")
+}

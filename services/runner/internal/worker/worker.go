@@ -213,8 +213,9 @@ func (w *Worker) workspace(d events.TaskAttempt) string {
 }
 
 // execute runs a claimed attempt, or with resume follows one a previous process of the
-// runner left (e.LogSeq and e.LogOffset say where its log stands), and reports it. ctx ending stops
-// it: a step that can be followed later is left running, others end "runner stopped".
+// runner left (e.LogSeq and e.LogOffset say where its log stands), and reports it. ctx
+// ending stops it: a step that can be followed later is left running, others end
+// "runner stopped".
 func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 	d := e.Attempt
 	log := w.log.With("taskRunId", d.TaskRunID, "runId", d.RunID, "attempt", d.Attempt)
@@ -259,12 +260,13 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 
 	step := executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results}
 	var out executor.Outcome
-	if r, ok := w.opts.Executor(d.Spec).(executor.Resumer); ok && resume {
+	exec := w.opts.Executor(d.Spec)
+	if r, ok := exec.(executor.Resumer); ok && resume {
 		log.Info("attempt followed")
 		out = r.Resume(execCtx, step, logs, from)
 	} else {
 		log.Info("attempt started")
-		out = w.opts.Executor(d.Spec).Execute(execCtx, step, logs)
+		out = exec.Execute(execCtx, step, logs)
 	}
 	stopBeats()
 	beats.Wait()
@@ -288,11 +290,21 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 			log.Warn("cannot journal an attempt's outcome", "err", err)
 		}
 	}
-	if err := w.report(pubCtx, d, out); err != nil {
-		log.Error("publish attempt end", "status", out.Status, "err", err)
-		return
-	}
+	// Beats go on while the report is sent, and until it is applied.
 	w.lingering.Go(func() { w.linger(ctx, d, e.Runner) })
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		err := w.report(pubCtx, d, out)
+		if err == nil {
+			break
+		}
+		// A runner that stops meanwhile reports it from its journal when it starts again.
+		log.Error("publish attempt end; retrying", "status", out.Status, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
 	log.Info("attempt ended", "status", out.Status, "message", out.Message)
 }
 
