@@ -72,9 +72,14 @@ type Executor interface {
 // started in the same workspace (step.Dir) and left running or ended unreported. Resume
 // follows it as Execute would have, sending its output from byte from on. A step that
 // never started fails, and so can be retried without having run twice.
+//
+// Execute and Resume keep the workspace of a step that ended: it is what tells the next
+// process of the runner that the step ran. Release removes it once the caller has kept
+// the outcome elsewhere.
 type Resumer interface {
 	Executor
 	Resume(ctx context.Context, step Step, out io.Writer, from int64) Outcome
+	Release(step Step)
 }
 
 // workspace is an attempt's directory on the runner's host.

@@ -120,6 +120,9 @@ func (p *Process) Resume(ctx context.Context, step Step, out io.Writer, from int
 	return p.follow(ctx, ws, step, out, from, pgid, nil)
 }
 
+// Release implements Resumer.
+func (p *Process) Release(step Step) { workspaceOf(step).remove(p.Logger) }
+
 func (p *Process) poll() time.Duration { return cmp.Or(p.Poll, 20*time.Millisecond) }
 
 // follow copies the step's output to out until the step ends or ctx does. exited, when
@@ -144,13 +147,10 @@ func (p *Process) follow(ctx context.Context, ws workspace, step Step, out io.Wr
 			// What the step left running in its group ends with it.
 			_ = killGroup(pgid)
 			t.copy()
-			o := ws.finish(exitedWith(code), step.Results)
-			ws.remove(p.Logger)
-			return o
+			return ws.finish(exitedWith(code), step.Results)
 		}
 		if gone {
 			_ = killGroup(pgid)
-			ws.remove(p.Logger)
 			return Outcome{Status: StatusFailed, Message: "the step's process was killed before it could record its exit"}
 		}
 	}

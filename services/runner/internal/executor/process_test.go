@@ -69,6 +69,7 @@ func execute(t *testing.T, ctx context.Context, p *Process, step Step, out *outp
 	t.Helper()
 	step.Dir = filepath.Join(t.TempDir(), "run-1")
 	o := p.Execute(ctx, step, out)
+	p.Release(step)
 	_, err := os.Stat(step.Dir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the workspace is removed")
 	return o

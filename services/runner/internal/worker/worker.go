@@ -283,12 +283,13 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 		return
 	}
 	logs.Close()
-	if !errors.Is(cause, executor.ErrDetach) {
-		// The step ended on its own: from now on it must be reported, not run again.
-		e.Outcome = &out
-		if err := w.journal.write(e); err != nil {
-			log.Warn("cannot journal an attempt's outcome", "err", err)
-		}
+	// The step ended: from now on it must be reported, not run again. Its workspace, which
+	// says so until then, goes once the journal does.
+	e.Outcome = &out
+	if err := w.journal.write(e); err != nil {
+		log.Warn("cannot journal an attempt's outcome", "err", err)
+	} else if r, ok := exec.(executor.Resumer); ok {
+		r.Release(step)
 	}
 	// Beats go on while the report is sent, and until it is applied.
 	w.lingering.Go(func() { w.linger(ctx, d, e.Runner) })
