@@ -248,7 +248,9 @@ func TestCrashSafety(t *testing.T) {
 
 	script := func(name string) map[string]any {
 		return map[string]any{"name": name, "type": "script", "retries": 8, "retryDelay": 0,
-			"params": []map[string]any{{"name": "script", "value": "echo once >> " + counters + "/$(context.params.taskrun-ref)"}}}
+			// It lasts a while on either side of its effect, so that kills catch steps
+			// before it and after it.
+			"params": []map[string]any{{"name": "script", "value": "sleep 0.1; echo once >> " + counters + "/$(context.params.taskrun-ref); sleep 0.1"}}}
 	}
 	dep := func(names ...string) []map[string]any {
 		var out []map[string]any
