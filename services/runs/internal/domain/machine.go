@@ -358,11 +358,15 @@ func (m *Machine) stop(status Status, msg string) error {
 	return nil
 }
 
-// Claim gives the current attempt of task i to runner.
+// Claim gives the current attempt of task i to runner. A claim the runner holds already
+// is granted again, with no change: a claim whose answer was lost is asked again, and a
+// runner takes each attempt once (it drops a dispatch of an attempt it has claimed). A
+// claim from any other runner is refused, so a dispatch sent twice runs once.
 func (m *Machine) Claim(i, attempt int, runner string) bool {
 	t := m.S.Tasks[i]
-	// A second claim of the same attempt is refused even from the same runner: it may be
-	// a second dispatch of it, and running it twice is worse than a retry after the lease.
+	if t.Status == Running && t.Attempt == attempt && t.Runner == runner && !m.S.Run.Phase.Ended() {
+		return true
+	}
 	if t.Status != Ready || t.Attempt != attempt || m.S.Run.Phase.Ended() {
 		return false
 	}
@@ -607,9 +611,6 @@ func (m *Machine) Recover() {
 		switch {
 		case t.Status == Ready:
 			m.dispatch(i)
-		case t.Status == Running && t.Runner != "":
-			// The runner's lease restarts: heartbeats went to the replica that died.
-			t.Heartbeat = m.Now
 		case t.Status == Running && s.G.Tasks[i].Type == tasktype.RunWorkflow && t.Child == "":
 			m.eff.StartChild = append(m.eff.StartChild, i)
 		}

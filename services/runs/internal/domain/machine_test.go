@@ -197,6 +197,9 @@ func TestMachineRunnerTaskRetriesAndTimeouts(t *testing.T) {
 	if !m.Claim(1, 1, "r-a") || m.Claim(1, 1, "r-b") {
 		t.Fatal("claim must succeed once")
 	}
+	if m = NewMachine(s, t0.Add(time.Second)); !m.Claim(1, 1, "r-a") || len(m.Changed()) > 0 {
+		t.Fatal("the holder's claim asked again is granted, changing nothing")
+	}
 	m = NewMachine(s, t0.Add(2*time.Second))
 	m.Ended(1, 1, Failed, "exit code 1", nil)
 	if tr := s.Tasks[1]; tr.Status != Waiting || !tr.WakeAt.Equal(t0.Add(4*time.Second)) {

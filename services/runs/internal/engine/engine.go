@@ -184,9 +184,13 @@ func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine)
 			return err
 		}
 		if a.st != nil && a.st.Run.Owner != e.cfg.Replica {
-			// Another replica's run is not kept: its copy here would only go stale.
+			// Another replica's run is not kept: its copy here would only go stale. Its
+			// timer is, so that what this step set going (a sleep, a retry) happens even
+			// when the owner does not know of it yet.
 			a.st = nil
-			e.forget(id)
+			e.mu.Lock()
+			delete(e.actors, id)
+			e.mu.Unlock()
 		}
 		return nil
 	}

@@ -198,6 +198,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	wg.Go(func() {
 		e.timers.run(ctx, e.now, func(run string) {
 			e.spawn(func(ctx context.Context) {
+				e.refresh(ctx, run)
 				err := e.with(ctx, run, func(m *domain.Machine) error {
 					e.refreshHeartbeats(ctx, m)
 					m.Tick(e.cfg.Lease)
@@ -210,20 +211,35 @@ func (e *Engine) Run(ctx context.Context) error {
 			})
 		})
 	})
+	wg.Go(func() { e.beatLoop(ctx) })
 	wg.Go(func() { e.reconcileLoop(ctx) })
 	wg.Wait()
 	e.wg.Wait()
 	return nil
 }
 
-func (e *Engine) reconcileLoop(ctx context.Context) {
+// beatLoop says this replica is alive every Beat, on its own: a beat that waited behind a
+// long reconcile would have the other replicas take this one's runs over.
+func (e *Engine) beatLoop(ctx context.Context) {
 	beat := time.NewTicker(e.cfg.Beat)
 	defer beat.Stop()
+	for {
+		if err := e.store.Beat(ctx, e.cfg.Replica, e.now()); err != nil && ctx.Err() == nil {
+			e.log.Warn("replica beat failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+		}
+	}
+}
+
+func (e *Engine) reconcileLoop(ctx context.Context) {
 	rec := time.NewTicker(e.cfg.Reconcile)
 	defer rec.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
-	_ = e.store.Beat(ctx, e.cfg.Replica, e.now())
 	e.reconcile(ctx)
 	for {
 		select {
@@ -235,10 +251,6 @@ func (e *Engine) reconcileLoop(ctx context.Context) {
 			}
 			if err := e.store.PurgeBeats(ctx, e.now()); err != nil && ctx.Err() == nil {
 				e.log.Warn("cannot purge heartbeats", "error", err)
-			}
-		case <-beat.C:
-			if err := e.store.Beat(ctx, e.cfg.Replica, e.now()); err != nil && ctx.Err() == nil {
-				e.log.Warn("replica beat failed", "error", err)
 			}
 		case <-rec.C:
 			e.reconcile(ctx)
@@ -303,6 +315,25 @@ func (e *Engine) reconcile(ctx context.Context) {
 	}
 	for team := range teams {
 		e.kickQueued(team)
+	}
+}
+
+// refresh drops a run held in memory when the stored run has moved on: another replica
+// applied a claim or a report to it. A timer's step must see that, since its own moves
+// (sending a dispatch again, calling a runner lost) may write nothing that a stale copy
+// would be refused on.
+func (e *Engine) refresh(ctx context.Context, id string) {
+	a, ok := e.cached(id)
+	if !ok {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.st == nil {
+		return
+	}
+	if r, err := e.store.FindRun(ctx, id, false); err != nil || r.Version != a.st.Run.Version {
+		a.st = nil
 	}
 }
 
