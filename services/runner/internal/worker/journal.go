@@ -59,6 +59,12 @@ func (j journal) write(e journalEntry) error {
 
 func (j journal) done(d events.TaskAttempt) { _ = os.Remove(j.path(d)) }
 
+// has reports whether the runner holds attempt d: claimed, and its report not yet applied.
+func (j journal) has(d events.TaskAttempt) bool {
+	_, err := os.Stat(j.path(d))
+	return err == nil
+}
+
 // pending reads the entries a previous run of the runner left.
 func (j journal) pending() ([]journalEntry, error) {
 	items, err := os.ReadDir(j.dir)

@@ -126,7 +126,9 @@ func (w *Worker) Handle(ctx context.Context, e event.Event) error {
 	if !validID(d.TaskRunID) || d.Attempt < 1 {
 		return kafkax.Permanent(fmt.Errorf("dispatch %s: invalid task run %q or attempt %d", e.ID(), d.TaskRunID, d.Attempt))
 	}
-	if !w.start(ctx, d) {
+	// An attempt this runner holds already (running, or reported and not yet applied) is
+	// not claimed again: the runs service would grant it, as a lost answer asked again.
+	if w.journal.has(d) || !w.start(ctx, d) {
 		return ctx.Err()
 	}
 	// The claim is made beside the next dispatches rather than before them: a slow answer
