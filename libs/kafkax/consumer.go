@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -61,8 +63,14 @@ type ConsumerOptions struct {
 	GroupID string
 	// Topic is the unprefixed topic name, e.g. events.TaskDispatch.
 	Topic string
-	// Handler is called for every event, one at a time, in partition order.
+	// Handler is called for every event in partition order: one at a time, or with
+	// Concurrency, events of different keys at once and those of one key in order.
 	Handler Handler
+	// Concurrency is how many events are handled at once; 0 or 1 means one at a time.
+	// Above 1 the consumer takes what has arrived (up to Concurrency messages) as a batch,
+	// handles its keys side by side, each key's messages in order, and commits the batch
+	// once all of it is settled.
+	Concurrency int
 	// MaxAttempts is how many times Handler is tried per message; 0 means 5.
 	MaxAttempts int
 	// Backoff is the wait after the first failed attempt, doubled after each further one;
@@ -151,18 +159,73 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		if !c.process(ctx, m, dlq) {
-			return nil // ctx ended before the message was settled: leave it uncommitted.
+		batch := c.gather(ctx, reader, m)
+		if !c.processAll(ctx, batch, dlq) {
+			return nil // ctx ended before the batch was settled: leave it uncommitted.
 		}
 		commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
-		err = reader.CommitMessages(commitCtx, m)
+		err = reader.CommitMessages(commitCtx, batch...)
 		cancel()
 		if err != nil {
-			// The message will be delivered again (to this or another member); handlers
+			// The messages will be delivered again (to this or another member); handlers
 			// are idempotent, so that costs only time.
 			c.log.Warn("commit offset", "partition", m.Partition, "offset", m.Offset, "err", err)
 		}
 	}
+}
+
+// gatherWait bounds how long a batch waits for messages after its first.
+const gatherWait = time.Millisecond
+
+// gather adds to first the messages that arrive within gatherWait, up to Concurrency in
+// all. (A context that has already ended would not do: the reader may pick it over a
+// message it holds.)
+func (c *Consumer) gather(ctx context.Context, reader *kafka.Reader, first kafka.Message) []kafka.Message {
+	batch := []kafka.Message{first}
+	if c.opts.Concurrency <= 1 {
+		return batch
+	}
+	wait, cancel := context.WithTimeout(ctx, gatherWait)
+	defer cancel()
+	for len(batch) < c.opts.Concurrency {
+		m, err := reader.FetchMessage(wait)
+		if err != nil {
+			break
+		}
+		batch = append(batch, m)
+	}
+	return batch
+}
+
+// processAll settles a batch: each key's messages in order, the keys side by side. It
+// reports false when ctx ended before all were settled.
+func (c *Consumer) processAll(ctx context.Context, batch []kafka.Message, dlq *kafka.Writer) bool {
+	if len(batch) == 1 {
+		return c.process(ctx, batch[0], dlq)
+	}
+	byKey := map[string][]kafka.Message{}
+	var keys []string
+	for _, m := range batch {
+		k := string(m.Key)
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], m)
+	}
+	var wg sync.WaitGroup
+	var unsettled atomic.Bool
+	for _, k := range keys {
+		wg.Go(func() {
+			for _, m := range byKey[k] {
+				if !c.process(ctx, m, dlq) {
+					unsettled.Store(true)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return !unsettled.Load()
 }
 
 func (c *Consumer) validate() error {

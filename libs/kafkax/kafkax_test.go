@@ -3,8 +3,11 @@ package kafkax_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -518,5 +521,60 @@ func TestPing(t *testing.T) {
 			}
 			require.NoError(t, err)
 		})
+	}
+}
+
+// With Concurrency, events of different keys are handled at once, those of one key in
+// order, and every offset is committed.
+func TestConcurrentKeys(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, events.TaskUpdates)
+	p := env.producer(t)
+	const keys, each = 4, 10
+	var msgs []kafkax.Message
+	for i := range each {
+		for k := range keys {
+			msgs = append(msgs, kafkax.Message{Key: "run-" + strconv.Itoa(k), Event: newEvent(t, fmt.Sprintf("%d/%d", k, i))})
+		}
+	}
+	require.NoError(t, p.PublishMany(context.Background(), events.TaskUpdates, msgs...))
+
+	otherHandled := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	seen := map[string][]int{}
+	env.startConsumer(t, kafkax.ConsumerOptions{
+		GroupID:     "runs",
+		Topic:       events.TaskUpdates,
+		Concurrency: 16,
+		Handler: func(_ context.Context, e event.Event) error {
+			key, seq, _ := strings.Cut(e.ID(), "/")
+			n, _ := strconv.Atoi(seq)
+			if key == "0" && n == 0 {
+				// Held until another key's event is handled meanwhile.
+				select {
+				case <-otherHandled:
+				case <-time.After(10 * time.Second):
+					return kafkax.Permanent(errors.New("no other key was handled while this one waited"))
+				}
+			}
+			mu.Lock()
+			seen[key] = append(seen[key], n)
+			mu.Unlock()
+			if key != "0" {
+				once.Do(func() { close(otherHandled) })
+			}
+			return nil
+		},
+	})
+	eventually(t, "all offsets committed", func() bool { return env.committed(t, "runs", "test.task.updates") == keys*each })
+	mu.Lock()
+	defer mu.Unlock()
+	for k := range keys {
+		want := make([]int, each)
+		for i := range want {
+			want[i] = i
+		}
+		assert.Equal(t, want, seen[strconv.Itoa(k)], "key %d in order, each once", k)
 	}
 }

@@ -104,6 +104,9 @@ type Deps struct {
 	Contexts    Contexts
 }
 
+// updateConcurrency is how many runners' reports are applied at once.
+const updateConcurrency = 64
+
 // Service is the runs service.
 type Service struct {
 	engine  *engine.Engine
@@ -144,6 +147,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s := &Service{engine: eng, store: store, signer: deps.Signer}
 	s.updates = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID, Topic: events.TaskUpdates, Handler: s.handleUpdate, Logger: deps.Logger,
+		// Reports of different runs (the key) are applied side by side: one at a time,
+		// each behind the store's writes, they fell behind the runners.
+		Concurrency: updateConcurrency,
 	})
 	return s, nil
 }
