@@ -232,7 +232,7 @@ func (c *cluster) submit(ctx context.Context, key string) (string, error) {
 func TestCrashSafety(t *testing.T) {
 	if os.Getenv("BATON_CRASH_TEST") == "" {
 		// make test runs it on its own, once the other tests are done: it wants the machine.
-		t.Skip("set BATON_CRASH_TEST=1 to kill and restart the engine's processes under load (about a minute)")
+		t.Skip("set BATON_CRASH_TEST=1 to kill and restart the engine's processes under load (about 30 s)")
 	}
 	ctx := context.Background()
 	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
