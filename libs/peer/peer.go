@@ -32,10 +32,15 @@ type Client struct {
 	next     atomic.Uint64
 }
 
+// idleConnTimeout closes a connection left idle well before the services' read timeout
+// (30 s, libs/httpx) would: Fiber answers a connection that sent nothing by then with an
+// error the client logs as an unsolicited response.
+const idleConnTimeout = 10 * time.Second
+
 // New returns the client of service; timeout bounds each call.
 func New(service string, resolver registry.Resolver, signer *auth.Signer, timeout time.Duration) *Client {
 	return &Client{service: service, resolver: resolver, signer: signer,
-		http: &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+		http: &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: idleConnTimeout}}}
 }
 
 // Answer is how a call was answered: its status, and for an error its reason and message.

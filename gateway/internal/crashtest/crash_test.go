@@ -45,6 +45,9 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 const key = "crash-test-service-key-0123456789"
 
+// httpClient lets go of idle connections before the services' read timeout answers them.
+var httpClient = &http.Client{Transport: &http.Transport{IdleConnTimeout: 10 * time.Second}}
+
 // gate stands for a process's link to the broker: once the process is dead nothing more
 // leaves it, not even what a graceful shutdown would still send.
 type gate struct {
@@ -207,7 +210,7 @@ func (c *cluster) submit(ctx context.Context, key string) (string, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v2/team/crash/workflow/flow/submit?start=true", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		_ = c.signer.SetHeaders(auth.Principal{Type: auth.TypeUser, ID: "u", Name: "u", Roles: []string{auth.RoleAdmin}}, req.Header.Set)
-		res, err := http.DefaultClient.Do(req)
+		res, err := httpClient.Do(req)
 		if err != nil {
 			continue
 		}
@@ -439,7 +442,7 @@ func (c *cluster) call(ctx context.Context, path string) (map[string]any, bool) 
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	_ = c.signer.SetHeaders(auth.Principal{Type: auth.TypeUser, ID: "u", Name: "u", Roles: []string{auth.RoleAdmin}}, req.Header.Set)
-	res, err := http.DefaultClient.Do(req)
+	res, err := httpClient.Do(req)
 	if err != nil {
 		return nil, false
 	}
