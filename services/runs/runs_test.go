@@ -337,3 +337,36 @@ func TestFollowLogStreamsUntilTheTaskEnds(t *testing.T) {
 	require.NoError(t, err, "the stream ends with the task")
 	assert.Equal(t, "linking\n", string(rest))
 }
+
+// Before a workflow or a team is deleted its runs that are not completed are counted, and
+// with force cancelled.
+func TestActiveRunsOfAWorkflow(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	build := map[string]any{"name": "build", "type": "script", "params": []map[string]any{{"name": "script", "value": "make"}}}
+	f.defs.put("infra", chain("busy", build))
+	f.defs.put("infra", chain("quick", prop("p", "x", "y")))
+	id := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/busy/submit?start=true", nil).body["id"].(string)
+	f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/quick/submit?start=true", nil)
+
+	tests := []struct {
+		path string
+		want float64
+	}{
+		{"/internal/v1/teams/infra/activeruns?workflow=busy", 1},
+		{"/internal/v1/teams/infra/activeruns?workflow=quick", 0},
+		{"/internal/v1/teams/infra/activeruns", 1},
+		{"/internal/v1/teams/other/activeruns", 0},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, f.must(t, http.StatusOK, service, http.MethodGet, tt.path, nil).body["active"], tt.path)
+	}
+	f.must(t, http.StatusForbidden, owner, http.MethodGet, "/internal/v1/teams/infra/activeruns", nil)
+
+	got := f.must(t, http.StatusOK, service, http.MethodPost, "/internal/v1/teams/infra/activeruns/cancel?workflow=busy", nil).body
+	assert.EqualValues(t, 1, got["cancelled"])
+	run := f.waitRun(t, "infra", id, completed)
+	assert.Equal(t, "cancelled", run["status"])
+	assert.Contains(t, run["statusMessage"], "workflow busy is being deleted")
+	assert.EqualValues(t, 0, f.must(t, http.StatusOK, service, http.MethodGet, "/internal/v1/teams/infra/activeruns", nil).body["active"])
+}

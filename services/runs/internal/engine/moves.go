@@ -410,6 +410,35 @@ func (e *Engine) Cancel(ctx context.Context, id, why string) error {
 	return e.with(ctx, id, func(m *domain.Machine) error { return phaseError(m.Cancel(why)) })
 }
 
+// ActiveRuns counts team's runs that are not completed, of workflow when it is not empty:
+// what deleting the workflow or the team waits for.
+func (e *Engine) ActiveRuns(ctx context.Context, team, workflow string) (int, error) {
+	ids, err := e.store.FindActive(ctx, team, workflow)
+	return len(ids), err
+}
+
+// CancelActiveRuns cancels team's runs that are not completed, of workflow when it is not
+// empty, saying why; it answers how many it cancelled. A run that completes meanwhile is
+// left as it ended.
+func (e *Engine) CancelActiveRuns(ctx context.Context, team, workflow, why string) (int, error) {
+	ids, err := e.store.FindActive(ctx, team, workflow)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		err := e.Cancel(ctx, id, why)
+		switch {
+		case err == nil:
+			n++
+		case isPhase(err) || apperr.HasReason(err, apperr.WorkflowRunNotFound):
+		default:
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // CancelTeamRun cancels a run of team.
 func (e *Engine) CancelTeamRun(ctx context.Context, team, id, by string) (RunView, error) {
 	if _, err := e.teamRun(ctx, team, id); err != nil {

@@ -56,7 +56,12 @@ func Routes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
 	r.Get("/taskrun/:id/log", h.log)
 }
 
-// InternalRoutes registers the endpoints runners call, on r (/internal/v1):
+// InternalRoutes registers the endpoints Baton's own services call, on r (/internal/v1):
+// runners claim and beat for attempts, workflows and identity ask about a workflow's or a
+// team's runs before deleting it.
+//
+//	GET  /teams/{team}/activeruns?workflow=w         → 200 {"active": n}
+//	POST /teams/{team}/activeruns/cancel?workflow=w  → 200 {"cancelled": n}
 //
 //	POST /taskruns/{id}/claim      {"attempt", "runner"} → 200 {"claimed": true} | 409
 //	POST /taskruns/{id}/heartbeat  {"attempt", "runner"} → 200 {"cancel": bool} | 409
@@ -65,6 +70,29 @@ func InternalRoutes(r fiber.Router, e *engine.Engine) {
 	r.Use(requireService)
 	r.Post("/taskruns/:id/claim", h.claim)
 	r.Post("/taskruns/:id/heartbeat", h.heartbeat)
+	r.Get("/teams/:team/activeruns", h.activeRuns)
+	r.Post("/teams/:team/activeruns/cancel", h.cancelActiveRuns)
+}
+
+func (h *handlers) activeRuns(c *fiber.Ctx) error {
+	n, err := h.engine.ActiveRuns(c.UserContext(), c.Params("team"), c.Query("workflow"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"active": n})
+}
+
+func (h *handlers) cancelActiveRuns(c *fiber.Ctx) error {
+	team, workflow := c.Params("team"), c.Query("workflow")
+	why := "cancelled: team " + team + " is being deleted"
+	if workflow != "" {
+		why = "cancelled: workflow " + workflow + " is being deleted"
+	}
+	n, err := h.engine.CancelActiveRuns(c.UserContext(), team, workflow, why)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"cancelled": n})
 }
 
 func requireService(c *fiber.Ctx) error {

@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/baton-flow/baton/libs/mongox"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
 // The engine's bookkeeping lives in small collections read by _id or scanned whole: they
@@ -52,6 +53,30 @@ func (s *Store) ListActive(ctx context.Context) ([]Active, error) {
 		return nil, fmt.Errorf("read active runs: %w", err)
 	}
 	return out, nil
+}
+
+// FindActive lists the ids of team's runs that are not completed, of workflow when it is
+// not empty. (A run that completed stays in flight until it is put away.)
+func (s *Store) FindActive(ctx context.Context, team, workflow string) ([]string, error) {
+	filter := bson.M{"team": team, "phase": bson.M{"$nin": bson.A{string(domain.Completed), string(domain.Finalized)}}}
+	if workflow != "" {
+		filter["workflow"] = workflow
+	}
+	cur, err := s.live.Find(ctx, filter, options.Find().SetProjection(bson.M{"_id": 1}))
+	if err != nil {
+		return nil, fmt.Errorf("list active runs of %s: %w", team, err)
+	}
+	var rows []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("read active runs of %s: %w", team, err)
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, nil
 }
 
 // TakeOver moves a run in flight from a dead replica to owner; false when another replica
