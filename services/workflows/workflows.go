@@ -50,8 +50,8 @@ type (
 	// QuotaSource tells a team's maxWorkflowCount; default: identity's team quotas (100
 	// for every team when no Resolver is given).
 	QuotaSource = app.QuotaSource
-	// RunChecker tells whether a workflow has runs that are not completed; default: none,
-	// until the runs service exists.
+	// RunChecker tells whether a workflow has runs that are not completed, and cancels
+	// them; default: the runs service's internal API (none when no Resolver is given).
 	RunChecker = app.RunChecker
 )
 
@@ -109,7 +109,11 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		}
 	}
 	if deps.Runs == nil {
-		deps.Runs = app.NoRuns{}
+		if deps.Resolver == nil || deps.Signer == nil {
+			deps.Runs = app.NoRuns{}
+		} else {
+			deps.Runs = peers.NewRuns(deps.Resolver, deps.Signer)
+		}
 	}
 	teamStore := mongostore.NewTeams(deps.DB)
 	store := mongostore.NewDefinitions(deps.DB)

@@ -65,3 +65,31 @@ func TestIntegrationEngine(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, code)
 	assert.True(t, strings.HasPrefix(out["reason"].(string), "WORKFLOWRUN_INVALID_PHASE"))
 }
+
+// A workflow with a run in flight is not deleted, unless force cancels the run first.
+func TestIntegrationDeleteWaitsForRuns(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"del"}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	workflow := `{"name":"slow","tasks":[{"name":"start","type":"start"},
+		{"name":"wait","type":"sleep","params":[{"name":"duration","value":600000}],"dependencies":[{"taskRef":"start"}]},
+		{"name":"end","type":"end","dependencies":[{"taskRef":"wait"}]}]}`
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/del/workflow", b.token, workflow)
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/del/workflow/slow/submit?start=true", b.token, `{}`)
+	require.Equal(t, http.StatusCreated, code, run)
+	id := run["id"].(string)
+
+	code, out = b.call(t, http.MethodDelete, "/api/v2/team/del/workflow/slow", b.token, "")
+	assert.Equal(t, http.StatusConflict, code)
+	assert.Equal(t, "WORKFLOW_HAS_ACTIVE_RUNS", out["reason"])
+	code, out = b.call(t, http.MethodDelete, "/api/v2/team/del/workflow/slow?force=true", b.token, "")
+	require.True(t, code == http.StatusOK || code == http.StatusNoContent, "%d %v", code, out)
+	_, done := b.call(t, http.MethodGet, "/api/v2/team/del/workflowrun/"+id, b.token, "")
+	assert.Equal(t, "cancelled", done["status"], done)
+	code, _ = b.call(t, http.MethodGet, "/api/v2/team/del/workflow/slow", b.token, "")
+	assert.Equal(t, http.StatusNotFound, code)
+}

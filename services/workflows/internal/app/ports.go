@@ -71,8 +71,8 @@ type QuotaCounter interface {
 	ReleaseWorkflow(ctx context.Context, t domain.Team) error
 }
 
-// RunChecker asks the runs service about a workflow's runs before it is deleted. The runs
-// service does not exist yet: NoRuns answers until it does, so deletes do not wait on runs.
+// RunChecker asks the runs service about a workflow's runs before it is deleted (peers.Runs);
+// NoRuns answers for an installation without one.
 type RunChecker interface {
 	// ActiveRuns counts the workflow's runs that are not completed.
 	ActiveRuns(ctx context.Context, team, workflow string) (int, error)

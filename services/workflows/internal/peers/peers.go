@@ -189,3 +189,46 @@ func (q *Quotas) MaxWorkflowCount(ctx context.Context, team string) (int, error)
 	q.mu.Unlock()
 	return *body.Quotas.MaxWorkflowCount, nil
 }
+
+// Runs asks the runs service about a workflow's runs before the workflow is deleted, with
+// its internal endpoints
+//
+//	GET  /internal/v1/teams/{team}/activeruns?workflow=<name>         → 200 {"active": n}
+//	POST /internal/v1/teams/{team}/activeruns/cancel?workflow=<name>  → 200 {"cancelled": n}
+//
+// It implements app.RunChecker. A runs service that does not answer makes the delete wait:
+// deleting a workflow whose runs are not known could leave them running unseen.
+type Runs struct{ c *peer.Client }
+
+// NewRuns returns the client of service "runs".
+func NewRuns(resolver registry.Resolver, signer *auth.Signer) *Runs {
+	return &Runs{c: peer.New("runs", resolver, signer, timeout)}
+}
+
+// ActiveRuns implements app.RunChecker.
+func (r *Runs) ActiveRuns(ctx context.Context, team, workflow string) (int, error) {
+	var body struct {
+		Active int `json:"active"`
+	}
+	if err := r.call(ctx, http.MethodGet, team, workflow, "", &body); err != nil {
+		return 0, err
+	}
+	return body.Active, nil
+}
+
+// CancelRuns implements app.RunChecker.
+func (r *Runs) CancelRuns(ctx context.Context, team, workflow string) error {
+	return r.call(ctx, http.MethodPost, team, workflow, "/cancel", nil)
+}
+
+func (r *Runs) call(ctx context.Context, method, team, workflow, action string, out any) error {
+	path := "/internal/v1/teams/" + url.PathEscape(team) + "/activeruns" + action
+	ans, err := r.c.Call(ctx, Self, method, path, url.Values{"workflow": {workflow}}, nil, out)
+	if err != nil {
+		return err
+	}
+	if ans.Status != http.StatusOK {
+		return r.c.Unavailable(fmt.Errorf("runs of %s/%s: status %d %s", team, workflow, ans.Status, ans.Reason))
+	}
+	return nil
+}
