@@ -100,8 +100,9 @@ type Deps struct {
 	Publisher outbox.Publisher
 	Signer    *auth.Signer
 	Logger    *slog.Logger
-	// Resolver finds the workflows service, which reports teams' workflow counts; without
-	// one, teams show a count of 0.
+	// Resolver finds the workflows service, which reports teams' workflow counts, and the
+	// runs service, asked about a team's runs before it is deleted; without one, teams show
+	// a count of 0 and are deleted at once.
 	Resolver registry.Resolver
 }
 
@@ -164,6 +165,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	teams.Secrets = sealer
 	if deps.Resolver != nil {
 		teams.WorkflowCount = peers.NewWorkflows(deps.Resolver, deps.Signer).WorkflowCount
+		teams.Runs = peers.NewRuns(deps.Resolver, deps.Signer)
 	}
 	teams.QuotaDefaults = func(ctx context.Context) (domain.TeamQuotas, error) {
 		settings, err := system.ResolvedSettings(ctx)

@@ -93,3 +93,29 @@ func TestIntegrationDeleteWaitsForRuns(t *testing.T) {
 	code, _ = b.call(t, http.MethodGet, "/api/v2/team/del/workflow/slow", b.token, "")
 	assert.Equal(t, http.StatusNotFound, code)
 }
+
+// A team with a run in flight is not deleted, unless force cancels the run first.
+func TestIntegrationTeamDeleteWaitsForRuns(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"gone"}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	workflow := `{"name":"slow","tasks":[{"name":"start","type":"start"},
+		{"name":"wait","type":"sleep","params":[{"name":"duration","value":600000}],"dependencies":[{"taskRef":"start"}]},
+		{"name":"end","type":"end","dependencies":[{"taskRef":"wait"}]}]}`
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/gone/workflow", b.token, workflow)
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/gone/workflow/slow/submit?start=true", b.token, `{}`)
+	require.Equal(t, http.StatusCreated, code, run)
+	id := run["id"].(string)
+
+	code, out = b.call(t, http.MethodDelete, "/api/v2/team/gone", b.token, "")
+	assert.Equal(t, http.StatusConflict, code)
+	assert.Equal(t, "TEAM_HAS_ACTIVE_RUNS", out["reason"])
+	code, out = b.call(t, http.MethodDelete, "/api/v2/team/gone?force=true", b.token, "")
+	require.True(t, code == http.StatusOK || code == http.StatusNoContent, "%d %v", code, out)
+	_, done := b.call(t, http.MethodGet, "/api/v2/team/gone/workflowrun/"+id, b.token, "")
+	assert.Equal(t, "cancelled", done["status"], done)
+}

@@ -75,6 +75,15 @@ type Teams struct {
 	// QuotaDefaults returns the instance's default quotas (the settings' values); nil means
 	// domain.DefaultTeamQuotas. Set it before serving.
 	QuotaDefaults func(ctx context.Context) (domain.TeamQuotas, error)
+	// Runs asks the runs service about a team's runs that are not completed before the
+	// team is deleted; nil, without a runs service, deletes at once.
+	Runs TeamRuns
+}
+
+// TeamRuns counts and cancels a team's runs that are not completed.
+type TeamRuns interface {
+	ActiveRuns(ctx context.Context, team string) (int, error)
+	CancelRuns(ctx context.Context, team string) error
 }
 
 // NewTeams returns the team use cases. newID makes record ids.
@@ -309,8 +318,31 @@ func enforceFieldRules(p auth.Principal, before domain.Team, after *domain.Team,
 }
 
 // DeleteTeam removes the team called name and announces it, so every service removes what
-// belongs to it. It needs team/delete in the team.
-func (s *Teams) DeleteTeam(ctx context.Context, name string) error {
+// belongs to it. It needs team/delete in the team. It refuses while the team has runs that
+// are not completed, unless force cancels them first.
+func (s *Teams) DeleteTeam(ctx context.Context, name string, force bool) error {
+	if s.Runs != nil {
+		t, err := s.store.FindTeamByName(ctx, name)
+		if err != nil {
+			return err
+		}
+		if _, err := requireInTeam(ctx, t, "team", "delete"); err != nil {
+			return err
+		}
+		active, err := s.Runs.ActiveRuns(ctx, t.Name)
+		if err != nil {
+			return err
+		}
+		if active > 0 {
+			if !force {
+				return apperr.New(apperr.TeamHasActiveRuns,
+					"Team '%s' has %d runs that are not completed; cancel them or delete with force=true.", t.Name, active)
+			}
+			if err := s.Runs.CancelRuns(ctx, t.Name); err != nil {
+				return err
+			}
+		}
+	}
 	err := s.store.DeleteTeam(ctx, name, func(t domain.Team) ([]outbox.Entry, error) {
 		if _, err := requireInTeam(ctx, t, "team", "delete"); err != nil {
 			return nil, err

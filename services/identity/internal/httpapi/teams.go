@@ -306,7 +306,11 @@ func (h *handlers) patchTeam(c *fiber.Ctx) error {
 }
 
 func (h *handlers) deleteTeam(c *fiber.Ctx) error {
-	if err := h.teams.DeleteTeam(c.UserContext(), c.Params("team")); err != nil {
+	force, err := httpx.Bool(c, "force", false)
+	if err != nil {
+		return err
+	}
+	if err := h.teams.DeleteTeam(c.UserContext(), c.Params("team"), force); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
