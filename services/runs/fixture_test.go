@@ -124,7 +124,7 @@ func newFixture(t testing.TB) *fixture {
 	require.NoError(t, err)
 	db := client.Database(testkit.Database(t))
 	kcfg := kafkax.Config{Brokers: testkit.KafkaBrokers(t), TopicPrefix: testkit.TopicPrefix(t)}
-	require.NoError(t, kafkax.EnsureTopics(ctx, kcfg, 2, events.TaskDispatch, events.TaskUpdates, events.RunEvents))
+	require.NoError(t, kafkax.EnsureTopics(ctx, kcfg, 2, events.TaskDispatch, events.TaskUpdates, events.RunEvents, events.TeamEvents))
 	prod := kafkax.NewProducer(kcfg)
 	signer, err := auth.NewSigner([]byte(testKey))
 	require.NoError(t, err)

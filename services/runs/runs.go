@@ -112,6 +112,7 @@ type Service struct {
 	engine  *engine.Engine
 	store   *mongostore.Store
 	updates *kafkax.Consumer
+	teams   *kafkax.Consumer
 	signer  *auth.Signer
 }
 
@@ -151,7 +152,26 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		// each behind the store's writes, they fell behind the runners.
 		Concurrency: updateConcurrency,
 	})
+	s.teams = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+		// A group of its own: joining the updates' group would rebalance it.
+		GroupID: cfg.GroupID + "-teams", Topic: events.TeamEvents, Handler: s.handleTeamEvent, Logger: deps.Logger,
+		// A deleted team's cancelled runs take a moment to be put away.
+		MaxAttempts: 10, MaxBackoff: 5 * time.Second,
+	})
 	return s, nil
+}
+
+// handleTeamEvent removes the runs of a team that was deleted; other team events are not
+// the runs service's.
+func (s *Service) handleTeamEvent(ctx context.Context, e event.Event) error {
+	if e.Type() != events.TypeTeamDeleted {
+		return nil
+	}
+	d, err := events.Decode[events.TeamDeleted](e)
+	if err != nil {
+		return kafkax.Permanent(err)
+	}
+	return s.engine.DeleteTeam(ctx, d.Name)
 }
 
 func (s *Service) handleUpdate(ctx context.Context, e event.Event) error {
@@ -169,14 +189,15 @@ func (s *Service) Routes(r fiber.Router) {
 	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.engine)
 }
 
-// Run moves runs and follows runners' reports until ctx ends.
+// Run moves runs, follows runners' reports and removes deleted teams' runs until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	var errEngine, errUpdates error
+	var errEngine, errUpdates, errTeams error
 	wg.Go(func() { errEngine = s.engine.Run(ctx) })
 	wg.Go(func() { errUpdates = s.updates.Run(ctx) })
+	wg.Go(func() { errTeams = s.teams.Run(ctx) })
 	wg.Wait()
-	return errors.Join(errEngine, errUpdates)
+	return errors.Join(errEngine, errUpdates, errTeams)
 }
 
 // Build makes the service's unit from a connected platform.

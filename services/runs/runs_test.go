@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/services/runs"
@@ -369,4 +370,35 @@ func TestActiveRunsOfAWorkflow(t *testing.T) {
 	assert.Equal(t, "cancelled", run["status"])
 	assert.Contains(t, run["statusMessage"], "workflow busy is being deleted")
 	assert.EqualValues(t, 0, f.must(t, http.StatusOK, service, http.MethodGet, "/internal/v1/teams/infra/activeruns", nil).body["active"])
+}
+
+// A deleted team's runs go with it: those in flight are cancelled, then every run, task
+// run and log of the team is removed; another team's stay.
+func TestTeamDeletedRemovesItsRuns(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	slow := map[string]any{"name": "wait", "type": "sleep", "params": []map[string]any{{"name": "duration", "value": 600000}}}
+	f.defs.put("infra", chain("slow", slow))
+	f.defs.put("infra", chain("quick", prop("p", "x", "y")))
+	f.defs.put("ops", chain("quick", prop("p", "x", "y")))
+	running := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/slow/submit?start=true", nil).body["id"].(string)
+	done := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/quick/submit?start=true", nil).body["id"].(string)
+	opsOwner := member("u-ops", "Oona Ops", "ops", auth.RoleOwner)
+	other := f.must(t, http.StatusCreated, opsOwner, http.MethodPost, "/api/v2/team/ops/workflow/quick/submit?start=true", nil).body["id"].(string)
+
+	e, err := events.New("team-deleted-infra", events.Source("identity"), events.TypeTeamDeleted, "/team/infra",
+		events.TeamDeleted{ID: "t-infra", Name: "infra"})
+	require.NoError(t, err)
+	require.NoError(t, f.prod.Publish(context.Background(), events.TeamEvents, "infra", e))
+
+	require.Eventually(t, func() bool {
+		gone := true
+		for _, id := range []string{running, done} {
+			gone = gone && f.do(t, owner, http.MethodGet, infra+"/workflowrun/"+id, nil).code == http.StatusNotFound
+		}
+		return gone
+	}, 20*time.Second, 20*time.Millisecond, "the team's runs are removed")
+	f.must(t, http.StatusNotFound, reader, http.MethodGet, "/api/v2/taskrun/"+done+".1/log", nil)
+	assert.EqualValues(t, 0, f.must(t, http.StatusOK, owner, http.MethodGet, infra+"/workflowrun/count", nil).body["status"].(map[string]any)["all"])
+	f.must(t, http.StatusOK, opsOwner, http.MethodGet, "/api/v2/team/ops/workflowrun/"+other, nil)
 }

@@ -439,6 +439,23 @@ func (e *Engine) CancelActiveRuns(ctx context.Context, team, workflow, why strin
 	return n, nil
 }
 
+// DeleteTeam removes the runs of a team that was deleted: those not completed are
+// cancelled first, and it fails, for its caller to try again, while any is still being put
+// away.
+func (e *Engine) DeleteTeam(ctx context.Context, team string) error {
+	if _, err := e.CancelActiveRuns(ctx, team, "", "cancelled: team "+team+" was deleted"); err != nil {
+		return err
+	}
+	busy, err := e.store.HasLiveRuns(ctx, team)
+	if err != nil {
+		return err
+	}
+	if busy {
+		return fmt.Errorf("delete the runs of team %s: some are still being put away", team)
+	}
+	return e.store.DeleteTeam(ctx, team)
+}
+
 // CancelTeamRun cancels a run of team.
 func (e *Engine) CancelTeamRun(ctx context.Context, team, id, by string) (RunView, error) {
 	if _, err := e.teamRun(ctx, team, id); err != nil {

@@ -59,6 +59,8 @@ type Store interface {
 	SetQueued(ctx context.Context, id string, queued bool) error
 	ListActive(ctx context.Context) ([]mongostore.Active, error)
 	FindActive(ctx context.Context, team, workflow string) ([]string, error)
+	HasLiveRuns(ctx context.Context, team string) (bool, error)
+	DeleteTeam(ctx context.Context, team string) error
 	TakeOver(ctx context.Context, id, from, owner string) (bool, error)
 	Beat(ctx context.Context, replica string, at time.Time) error
 	Replicas(ctx context.Context) (map[string]time.Time, error)

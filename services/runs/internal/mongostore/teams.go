@@ -1,0 +1,75 @@
+package mongostore
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// HasLiveRuns reports whether any run of team is still in flight, or ended and not yet put
+// away.
+func (s *Store) HasLiveRuns(ctx context.Context, team string) (bool, error) {
+	n, err := s.live.CountDocuments(ctx, bson.M{"team": team}, options.Count().SetLimit(1))
+	if err != nil {
+		return false, fmt.Errorf("count live runs of %s: %w", team, err)
+	}
+	return n > 0, nil
+}
+
+// DeleteTeam removes everything of team's that ended: its runs with their task runs and
+// logs, its counters and its idempotency keys. A run's parts go before the run, so a
+// delete cut short is completed by the next one, which still finds the run.
+func (s *Store) DeleteTeam(ctx context.Context, team string) error {
+	cur, err := s.runs.Find(ctx, bson.M{"team": team}, options.Find().SetProjection(bson.M{"_id": 1}))
+	if err != nil {
+		return fmt.Errorf("list runs of %s: %w", team, err)
+	}
+	var rows []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &rows); err != nil {
+		return fmt.Errorf("read runs of %s: %w", team, err)
+	}
+	for from := 0; from < len(rows); from += maxBatch {
+		ids := make([]string, 0, maxBatch)
+		quoted := make([]string, 0, maxBatch)
+		for _, r := range rows[from:min(len(rows), from+maxBatch)] {
+			ids = append(ids, r.ID)
+			quoted = append(quoted, regexp.QuoteMeta(r.ID))
+		}
+		// Task-run ids, and so their logs' and heartbeats' ids, start with "<run id>.".
+		ofTasks := bson.M{"_id": bson.M{"$regex": "^(" + strings.Join(quoted, "|") + `)\.`}}
+		for _, del := range []struct {
+			coll   *mongo.Collection
+			filter bson.M
+		}{
+			{s.archivedPages, bson.M{"runId": bson.M{"$in": ids}}},
+			{s.logs, ofTasks},
+			{s.beats, ofTasks},
+			{s.runs, bson.M{"_id": bson.M{"$in": ids}}},
+		} {
+			if _, err := del.coll.DeleteMany(ctx, del.filter); err != nil {
+				return fmt.Errorf("delete runs of %s from %s: %w", team, del.coll.Name(), err)
+			}
+		}
+	}
+	prefix := regexp.QuoteMeta(team)
+	for _, del := range []struct {
+		coll   *mongo.Collection
+		filter bson.M
+	}{
+		{s.counters, bson.M{"_id": bson.M{"$regex": "^(slots|month)/" + prefix + "($|/)"}}},
+		{s.idem, bson.M{"_id": bson.M{"$regex": "^" + prefix + "/"}}},
+	} {
+		if _, err := del.coll.DeleteMany(ctx, del.filter); err != nil {
+			return fmt.Errorf("delete %s of %s: %w", del.coll.Name(), team, err)
+		}
+	}
+	s.slotDocs.Delete("slots/" + team)
+	return nil
+}
