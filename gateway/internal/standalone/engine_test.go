@@ -66,56 +66,48 @@ func TestIntegrationEngine(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out["reason"].(string), "WORKFLOWRUN_INVALID_PHASE"))
 }
 
-// A workflow with a run in flight is not deleted, unless force cancels the run first.
-func TestIntegrationDeleteWaitsForRuns(t *testing.T) {
-	t.Parallel()
+// sleeping starts Baton, creates team with a workflow "slow" that sleeps ten minutes, and
+// starts a run of it; it answers the run's id.
+func sleeping(t *testing.T, team string) (*baton, string) {
+	t.Helper()
 	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
-	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"del"}`)
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"`+team+`"}`)
 	require.Equal(t, http.StatusCreated, code, out)
 	workflow := `{"name":"slow","tasks":[{"name":"start","type":"start"},
 		{"name":"wait","type":"sleep","params":[{"name":"duration","value":600000}],"dependencies":[{"taskRef":"start"}]},
 		{"name":"end","type":"end","dependencies":[{"taskRef":"wait"}]}]}`
 	require.Eventually(t, func() bool {
-		code, _ := b.call(t, http.MethodPost, "/api/v2/team/del/workflow", b.token, workflow)
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/"+team+"/workflow", b.token, workflow)
 		return code == http.StatusCreated
 	}, 30*time.Second, 20*time.Millisecond)
-	code, run := b.call(t, http.MethodPost, "/api/v2/team/del/workflow/slow/submit?start=true", b.token, `{}`)
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/"+team+"/workflow/slow/submit?start=true", b.token, `{}`)
 	require.Equal(t, http.StatusCreated, code, run)
-	id := run["id"].(string)
-
-	code, out = b.call(t, http.MethodDelete, "/api/v2/team/del/workflow/slow", b.token, "")
-	assert.Equal(t, http.StatusConflict, code)
-	assert.Equal(t, "WORKFLOW_HAS_ACTIVE_RUNS", out["reason"])
-	code, out = b.call(t, http.MethodDelete, "/api/v2/team/del/workflow/slow?force=true", b.token, "")
-	require.True(t, code == http.StatusOK || code == http.StatusNoContent, "%d %v", code, out)
-	_, done := b.call(t, http.MethodGet, "/api/v2/team/del/workflowrun/"+id, b.token, "")
-	assert.Equal(t, "cancelled", done["status"], done)
-	code, _ = b.call(t, http.MethodGet, "/api/v2/team/del/workflow/slow", b.token, "")
-	assert.Equal(t, http.StatusNotFound, code)
+	return b, run["id"].(string)
 }
 
-// A team with a run in flight is not deleted, unless force cancels the run first.
-func TestIntegrationTeamDeleteWaitsForRuns(t *testing.T) {
+// A workflow or a team with a run in flight is not deleted, unless force cancels the run
+// first.
+func TestIntegrationDeleteWaitsForRuns(t *testing.T) {
 	t.Parallel()
-	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
-	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"gone"}`)
-	require.Equal(t, http.StatusCreated, code, out)
-	workflow := `{"name":"slow","tasks":[{"name":"start","type":"start"},
-		{"name":"wait","type":"sleep","params":[{"name":"duration","value":600000}],"dependencies":[{"taskRef":"start"}]},
-		{"name":"end","type":"end","dependencies":[{"taskRef":"wait"}]}]}`
-	require.Eventually(t, func() bool {
-		code, _ := b.call(t, http.MethodPost, "/api/v2/team/gone/workflow", b.token, workflow)
-		return code == http.StatusCreated
-	}, 30*time.Second, 20*time.Millisecond)
-	code, run := b.call(t, http.MethodPost, "/api/v2/team/gone/workflow/slow/submit?start=true", b.token, `{}`)
-	require.Equal(t, http.StatusCreated, code, run)
-	id := run["id"].(string)
-
-	code, out = b.call(t, http.MethodDelete, "/api/v2/team/gone", b.token, "")
-	assert.Equal(t, http.StatusConflict, code)
-	assert.Equal(t, "TEAM_HAS_ACTIVE_RUNS", out["reason"])
-	code, out = b.call(t, http.MethodDelete, "/api/v2/team/gone?force=true", b.token, "")
-	require.True(t, code == http.StatusOK || code == http.StatusNoContent, "%d %v", code, out)
-	_, done := b.call(t, http.MethodGet, "/api/v2/team/gone/workflowrun/"+id, b.token, "")
-	assert.Equal(t, "cancelled", done["status"], done)
+	tests := []struct {
+		name, path, reason string
+	}{
+		{name: "workflow", path: "/api/v2/team/del/workflow/slow", reason: "WORKFLOW_HAS_ACTIVE_RUNS"},
+		{name: "team", path: "/api/v2/team/del", reason: "TEAM_HAS_ACTIVE_RUNS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, id := sleeping(t, "del")
+			code, out := b.call(t, http.MethodDelete, tt.path, b.token, "")
+			assert.Equal(t, http.StatusConflict, code)
+			assert.Equal(t, tt.reason, out["reason"])
+			code, out = b.call(t, http.MethodDelete, tt.path+"?force=true", b.token, "")
+			require.True(t, code == http.StatusOK || code == http.StatusNoContent, "%d %v", code, out)
+			_, done := b.call(t, http.MethodGet, "/api/v2/team/del/workflowrun/"+id, b.token, "")
+			assert.Equal(t, "cancelled", done["status"], done)
+			code, _ = b.call(t, http.MethodGet, tt.path, b.token, "")
+			assert.Equal(t, http.StatusNotFound, code, "deleted")
+		})
+	}
 }
