@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/baton-flow/baton/libs/activeruns"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/outbox"
@@ -165,7 +166,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	teams.Secrets = sealer
 	if deps.Resolver != nil {
 		teams.WorkflowCount = peers.NewWorkflows(deps.Resolver, deps.Signer).WorkflowCount
-		teams.Runs = peers.NewRuns(deps.Resolver, deps.Signer)
+		teams.Runs = teamRuns{activeruns.New(deps.Resolver, deps.Signer, peers.Self)}
 	}
 	teams.QuotaDefaults = func(ctx context.Context) (domain.TeamQuotas, error) {
 		settings, err := system.ResolvedSettings(ctx)
@@ -249,4 +250,15 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 		return host.Unit{}, err
 	}
 	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
+}
+
+// teamRuns asks the runs service about a whole team's runs.
+type teamRuns struct{ c *activeruns.Client }
+
+func (r teamRuns) ActiveRuns(ctx context.Context, team string) (int, error) {
+	return r.c.Count(ctx, team, "")
+}
+
+func (r teamRuns) CancelRuns(ctx context.Context, team string) error {
+	return r.c.Cancel(ctx, team, "")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/baton-flow/baton/libs/activeruns"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
@@ -112,7 +113,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		if deps.Resolver == nil || deps.Signer == nil {
 			deps.Runs = app.NoRuns{}
 		} else {
-			deps.Runs = peers.NewRuns(deps.Resolver, deps.Signer)
+			deps.Runs = workflowRuns{activeruns.New(deps.Resolver, deps.Signer, peers.Self)}
 		}
 	}
 	teamStore := mongostore.NewTeams(deps.DB)
@@ -171,4 +172,15 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 		return host.Unit{}, err
 	}
 	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true, BodyLimit: httpx.LargeBodyLimit}, nil
+}
+
+// workflowRuns asks the runs service about one workflow's runs.
+type workflowRuns struct{ c *activeruns.Client }
+
+func (r workflowRuns) ActiveRuns(ctx context.Context, team, workflow string) (int, error) {
+	return r.c.Count(ctx, team, workflow)
+}
+
+func (r workflowRuns) CancelRuns(ctx context.Context, team, workflow string) error {
+	return r.c.Cancel(ctx, team, workflow)
 }

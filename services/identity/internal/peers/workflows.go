@@ -14,8 +14,8 @@ import (
 	"github.com/baton-flow/baton/libs/registry"
 )
 
-// self is the principal identity acts as towards other services.
-var self = auth.Principal{Type: auth.TypeService, ID: "identity", Name: "identity"}
+// Self is the principal identity acts as towards other services.
+var Self = auth.Principal{Type: auth.TypeService, ID: "identity", Name: "identity"}
 
 // Workflows asks the workflows service, which owns the count, how many workflows a team has:
 //
@@ -33,7 +33,7 @@ func (w *Workflows) WorkflowCount(ctx context.Context, team string) (int, error)
 	var body struct {
 		CurrentWorkflowCount int `json:"currentWorkflowCount"`
 	}
-	a, err := w.c.Call(ctx, self, http.MethodGet, "/internal/v1/teams/"+url.PathEscape(team)+"/usage", nil, nil, &body)
+	a, err := w.c.Call(ctx, Self, http.MethodGet, "/internal/v1/teams/"+url.PathEscape(team)+"/usage", nil, nil, &body)
 	if err != nil {
 		return 0, err
 	}
