@@ -62,19 +62,9 @@ func (s *Store) FindActive(ctx context.Context, team, workflow string) ([]string
 	if workflow != "" {
 		filter["workflow"] = workflow
 	}
-	cur, err := s.live.Find(ctx, filter, options.Find().SetProjection(bson.M{"_id": 1}))
+	ids, err := findIDs(ctx, s.live, filter)
 	if err != nil {
 		return nil, fmt.Errorf("list active runs of %s: %w", team, err)
-	}
-	var rows []struct {
-		ID string `bson:"_id"`
-	}
-	if err := cur.All(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("read active runs of %s: %w", team, err)
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
 	}
 	return ids, nil
 }

@@ -133,11 +133,16 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		create, pages = s.createArchived, s.archivedPages
 		r.Owner, r.Queued = "", false
 	}
-	c := creation{run: toRunDoc(r), pages: pages}
+	return create.do(ctx, creation{run: toRunDoc(r), pages: pages, docs: pageDocs(r.ID, tasks)})
+}
+
+// pageDocs builds every page of tasks, each at the version its task runs have.
+func pageDocs(run string, tasks []*domain.TaskRun) []any {
+	docs := make([]any, 0, pageCount(len(tasks)))
 	for p := range pageCount(len(tasks)) {
-		c.docs = append(c.docs, pageOf(r.ID, tasks, p, tasks[p*PageSize].Version))
+		docs = append(docs, pageOf(run, tasks, p, tasks[p*PageSize].Version))
 	}
-	return create.do(ctx, c)
+	return docs
 }
 
 // creation is a run to insert with its task-run pages, into pages.
@@ -249,39 +254,6 @@ func bulkWrite(ctx context.Context, coll *mongo.Collection, models []mongo.Write
 		models = models[n:]
 	}
 	return matched, nil
-}
-
-func insertPages(ctx context.Context, coll *mongo.Collection, run string, tasks []*domain.TaskRun) error {
-	n := pageCount(len(tasks))
-	if n == 0 {
-		return nil
-	}
-	for from := 0; from < n; from += maxBatch {
-		docs := make([]any, 0, maxBatch)
-		for p := from; p < min(n, from+maxBatch); p++ {
-			docs = append(docs, pageOf(run, tasks, p, tasks[p*PageSize].Version))
-		}
-		_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-		if err != nil && !onlyDuplicates(err) {
-			return fmt.Errorf("insert task runs of %s: %w", run, err)
-		}
-	}
-	return nil
-}
-
-// onlyDuplicates reports a bulk insert whose only failures are documents already there:
-// a create or an archive retried after a crash.
-func onlyDuplicates(err error) bool {
-	var bw mongo.BulkWriteException
-	if !errors.As(err, &bw) {
-		return mongox.IsDuplicateKey(err)
-	}
-	for _, we := range bw.WriteErrors {
-		if we.Code != 11000 {
-			return false
-		}
-	}
-	return bw.WriteConcernError == nil
 }
 
 // findRunDoc reads a run from the live collection, else the archive.
@@ -461,8 +433,15 @@ func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
 // archive. Every part is written before the live copies go, and each write may be
 // repeated, so a crash midway leaves a run that Archive completes again.
 func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
-	if err := insertPages(ctx, s.archivedPages, r.ID, tasks); err != nil {
-		return err
+	var failed error
+	insertAll(ctx, s.archivedPages, pageDocs(r.ID, tasks), func(_ int, err error, dup bool) {
+		// Pages there already are an archive repeated after a crash.
+		if !dup && failed == nil {
+			failed = fmt.Errorf("insert task runs of %s: %w", r.ID, err)
+		}
+	})
+	if failed != nil {
+		return failed
 	}
 	d := toRunDoc(r)
 	d.Owner, d.Queued = "", false
@@ -649,23 +628,36 @@ func (s *Store) archivedLive(ctx context.Context, f Filter) ([]string, error) {
 	if len(f.Phases) > 0 {
 		q["$and"] = bson.A{bson.M{"phase": bson.M{"$in": f.Phases}}}
 	}
-	cur, err := s.live.Find(ctx, q, options.Find().SetProjection(bson.M{"_id": 1}))
+	ids, err := findIDs(ctx, s.live, q)
 	if err != nil {
 		return nil, fmt.Errorf("find ending runs: %w", err)
 	}
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("read ending runs: %w", err)
-	}
 	var out []string
-	for _, d := range docs {
-		if err := s.runs.FindOne(ctx, bson.M{"_id": d.ID}).Err(); err == nil {
-			out = append(out, d.ID)
+	for _, id := range ids {
+		if err := s.runs.FindOne(ctx, bson.M{"_id": id}).Err(); err == nil {
+			out = append(out, id)
 		}
 	}
 	return out, nil
+}
+
+// findIDs lists the ids of the documents of coll that match filter.
+func findIDs(ctx context.Context, coll *mongo.Collection, filter bson.M) ([]string, error) {
+	cur, err := coll.Find(ctx, filter, options.Find().SetProjection(bson.M{"_id": 1}))
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, nil
 }
 
 // CountRuns counts a team's runs by status.

@@ -25,22 +25,15 @@ func (s *Store) HasLiveRuns(ctx context.Context, team string) (bool, error) {
 // logs, its counters and its idempotency keys. A run's parts go before the run, so a
 // delete cut short is completed by the next one, which still finds the run.
 func (s *Store) DeleteTeam(ctx context.Context, team string) error {
-	cur, err := s.runs.Find(ctx, bson.M{"team": team}, options.Find().SetProjection(bson.M{"_id": 1}))
+	all, err := findIDs(ctx, s.runs, bson.M{"team": team})
 	if err != nil {
 		return fmt.Errorf("list runs of %s: %w", team, err)
 	}
-	var rows []struct {
-		ID string `bson:"_id"`
-	}
-	if err := cur.All(ctx, &rows); err != nil {
-		return fmt.Errorf("read runs of %s: %w", team, err)
-	}
-	for from := 0; from < len(rows); from += maxBatch {
-		ids := make([]string, 0, maxBatch)
-		quoted := make([]string, 0, maxBatch)
-		for _, r := range rows[from:min(len(rows), from+maxBatch)] {
-			ids = append(ids, r.ID)
-			quoted = append(quoted, regexp.QuoteMeta(r.ID))
+	for from := 0; from < len(all); from += maxBatch {
+		ids := all[from:min(len(all), from+maxBatch)]
+		quoted := make([]string, len(ids))
+		for i, id := range ids {
+			quoted[i] = regexp.QuoteMeta(id)
 		}
 		// Task-run ids, and so their logs' and heartbeats' ids, start with "<run id>.".
 		ofTasks := bson.M{"_id": bson.M{"$regex": "^(" + strings.Join(quoted, "|") + `)\.`}}
