@@ -131,12 +131,17 @@ func (e *Engine) cached(id string) (*actor, bool) {
 	return a, ok
 }
 
-// forget drops a run from memory; the caller may hold the run's own lock.
+// forget drops a run from memory, and its timer; the caller may hold the run's own lock.
 func (e *Engine) forget(id string) {
+	e.release(id)
+	e.timers.set(id, time.Time{})
+}
+
+// release drops a run from memory, keeping its timer; the caller may hold the run's lock.
+func (e *Engine) release(id string) {
 	e.mu.Lock()
 	delete(e.actors, id)
 	e.mu.Unlock()
-	e.timers.set(id, time.Time{})
 }
 
 // errStale is what a step answers when it refused an input that a fresher view of the run
@@ -188,9 +193,7 @@ func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine)
 			// timer is, so that what this step set going (a sleep, a retry) happens even
 			// when the owner does not know of it yet.
 			a.st = nil
-			e.mu.Lock()
-			delete(e.actors, id)
-			e.mu.Unlock()
+			e.release(id)
 		}
 		return nil
 	}
