@@ -130,6 +130,7 @@ func (p *Process) poll() time.Duration { return cmp.Or(p.Poll, 20*time.Milliseco
 // process group is watched.
 func (p *Process) follow(ctx context.Context, ws workspace, step Step, out io.Writer, from int64, pgid int, exited <-chan struct{}) Outcome {
 	t := &tail{path: filepath.Join(ws.internal, outputFile), offset: from, out: out}
+	defer t.close()
 	tick := time.NewTicker(p.poll())
 	defer tick.Stop()
 	for {
@@ -177,25 +178,25 @@ func (p *Process) stop(ctx context.Context, ws workspace, pgid int, exited <-cha
 	return stopped(ctx)
 }
 
-// tail copies what a growing file gains to out.
+// tail copies what a growing file gains to out, keeping the file open between looks.
 type tail struct {
 	path   string
 	offset int64
 	out    io.Writer
 	buf    []byte
+	f      *os.File
 }
 
 func (t *tail) copy() {
-	f, err := os.Open(t.path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if t.buf == nil {
-		t.buf = make([]byte, 32<<10)
+	if t.f == nil {
+		f, err := os.Open(t.path)
+		if err != nil {
+			return
+		}
+		t.f, t.buf = f, make([]byte, 32<<10)
 	}
 	for {
-		n, err := f.ReadAt(t.buf, t.offset)
+		n, err := t.f.ReadAt(t.buf, t.offset)
 		if n > 0 {
 			_, _ = t.out.Write(t.buf[:n])
 			t.offset += int64(n)
@@ -203,6 +204,12 @@ func (t *tail) copy() {
 		if err != nil || n == 0 {
 			return
 		}
+	}
+}
+
+func (t *tail) close() {
+	if t.f != nil {
+		_ = t.f.Close()
 	}
 }
 
