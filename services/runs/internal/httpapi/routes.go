@@ -107,6 +107,17 @@ func require(c *fiber.Ctx, team, workflow, action string) (auth.Principal, error
 	return auth.Require(c.UserContext(), auth.Scope{Team: team, Workflow: workflow}, "workflowrun", action)
 }
 
+// requireTeamRuns checks the caller may do action on runs of the team, before it knows
+// which workflow's: a workflow's token is judged in its own workflow, and inScope and
+// filter then keep it to that workflow's runs.
+func requireTeamRuns(c *fiber.Ctx, team, action string) (auth.Principal, error) {
+	workflow := ""
+	if p, ok := auth.FromContext(c.UserContext()); ok && p.Type == auth.TypeWorkflow {
+		workflow = p.Workflow
+	}
+	return require(c, team, workflow, action)
+}
+
 // inScope hides the runs of other workflows from a workflow's token.
 func inScope(p auth.Principal, v engine.RunView) error {
 	if p.Workflow != "" && p.Workflow != v.WorkflowRef {
@@ -183,7 +194,7 @@ func (h *handlers) submit(c *fiber.Ctx) error {
 
 func (h *handlers) get(c *fiber.Ctx) error {
 	team := c.Params("team")
-	p, err := require(c, team, "", "read")
+	p, err := requireTeamRuns(c, team, "read")
 	if err != nil {
 		return err
 	}
@@ -205,7 +216,7 @@ func (h *handlers) get(c *fiber.Ctx) error {
 // and sees the run.
 func (h *handlers) actOn(c *fiber.Ctx) (p auth.Principal, team, id string, cur engine.RunView, err error) {
 	team, id = c.Params("team"), c.Params("id")
-	if p, err = require(c, team, "", "action"); err != nil {
+	if p, err = requireTeamRuns(c, team, "action"); err != nil {
 		return p, team, id, cur, err
 	}
 	if cur, err = h.engine.GetTeamRun(c.UserContext(), team, id, false); err != nil {
@@ -307,7 +318,7 @@ func oneOf[T ~string](c *fiber.Ctx, name string, allowed []T) ([]string, error) 
 
 func (h *handlers) query(c *fiber.Ctx) error {
 	team := c.Params("team")
-	p, err := require(c, team, "", "read")
+	p, err := requireTeamRuns(c, team, "read")
 	if err != nil {
 		return err
 	}
@@ -350,7 +361,7 @@ func mapRuns(runs []*domain.Run, now time.Time) []engine.RunView {
 
 func (h *handlers) count(c *fiber.Ctx) error {
 	team := c.Params("team")
-	p, err := require(c, team, "", "read")
+	p, err := requireTeamRuns(c, team, "read")
 	if err != nil {
 		return err
 	}
