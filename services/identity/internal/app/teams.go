@@ -187,6 +187,12 @@ func (s *Teams) CreateTeam(ctx context.Context, name string, in TeamInput) (Team
 			in.Quotas = nil // the defaults restated: nothing to pin
 		}
 	}
+	// A team created by a token has no owner until an admin names one: tokens never name
+	// members, as they never change them.
+	if (len(in.Members) > 0 || len(in.ApproverGroups) > 0) && !mayNameMembers(p) {
+		return TeamDetails{}, apperr.New(apperr.PermissionDenied,
+			"Only a person, who becomes the new team's owner, or an admin can name its members and approver groups.")
+	}
 	// Checked before pending users are created for a team that cannot exist.
 	if _, err := s.ValidateName(ctx, name); err != nil {
 		return TeamDetails{}, err

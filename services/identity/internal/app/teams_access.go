@@ -71,13 +71,25 @@ func requireInTeam(ctx context.Context, t domain.Team, resource, action string) 
 }
 
 // canManageMembers reports whether p (with its stored role) may change t's members, roles
-// and approver groups: it needs team/write and team/delete there, which owners and admins
-// hold and editors, readers and operators do not. Tokens carry it only when an owner or
-// admin minted them with it.
+// and approver groups: a person who owns t, or an admin. Owners hold team/write and
+// team/delete there, which editors, readers and operators do not; a person's user token
+// must carry both. Team, workflow and global tokens never may, whatever their permissions:
+// a token is not a person, and one that could name owners could make its team anyone's.
 func canManageMembers(p auth.Principal, t domain.Team) bool {
+	if !mayNameMembers(p) {
+		return false
+	}
 	p = withStoredRole(p, t)
 	scope := auth.TeamScope(t.Name)
 	return p.Can(scope, "team", "write") && p.Can(scope, "team", "delete")
+}
+
+// mayNameMembers reports whether p is a kind of principal that may ever change a team's
+// members: people (through a user token only if it carries team/write and team/delete),
+// admins (the bootstrap admin included) and Baton's own services.
+func mayNameMembers(p auth.Principal) bool {
+	return (isUserKind(p) || adminOrService(p)) &&
+		userTokenAllows(p, "team", "write") && userTokenAllows(p, "team", "delete")
 }
 
 func errOnlyOwners(team string) error {

@@ -177,8 +177,14 @@ func (s *Users) UpdateUser(ctx context.Context, id string, ch domain.UserChanges
 // membership is removed with its own conditional write (which checks again), then the user
 // is marked deleted. A failure part-way leaves a state the next DELETE completes.
 func (s *Users) DeleteUser(ctx context.Context, id string) error {
-	if _, err := auth.Require(ctx, auth.Scope{}, "user", "delete"); err != nil {
+	p, err := auth.Require(ctx, auth.Scope{}, "user", "delete")
+	if err != nil {
 		return err
+	}
+	// Deleting a user removes their memberships, which only people and admins change: a
+	// global token with user/delete is neither.
+	if !adminOrService(p) {
+		return apperr.New(apperr.PermissionDenied, "Only an admin can delete users.")
 	}
 	u, err := s.users.FindUserByID(ctx, id)
 	if err != nil {
