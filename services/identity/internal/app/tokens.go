@@ -26,11 +26,15 @@ type TokenStore interface {
 	FindTokenByHash(ctx context.Context, hash string) (domain.Token, error)
 	// FindTokenByID fails with domain.ErrTokenNotFound.
 	FindTokenByID(ctx context.Context, id string) (domain.Token, error)
+	// FindTokensByHashes returns those of the tokens with these hashes that exist.
+	FindTokensByHashes(ctx context.Context, hashes []string) ([]domain.Token, error)
 	// FindTokens returns one page of the tokens f selects and how many it selects in all.
 	FindTokens(ctx context.Context, f domain.TokenFilter, p page.Request) ([]domain.Token, int64, error)
-	// RevokeToken marks the token revoked at at, unless it already is, and returns it.
+	// RevokeToken marks the token revoked at at, unless it already is, and every live token
+	// that lists it among its ancestors; it returns the token.
 	RevokeToken(ctx context.Context, id string, at time.Time) (domain.Token, error)
-	// RevokeUserTokens marks every live user and session token of the user revoked at at.
+	// RevokeUserTokens marks every live token of the user revoked at at: the user and
+	// session tokens acting as them and the tokens they made (CreatorUser).
 	RevokeUserTokens(ctx context.Context, userID string, at time.Time) error
 	// TouchToken records that the token was used at at.
 	TouchToken(ctx context.Context, hash string, at time.Time) error
@@ -79,7 +83,8 @@ type CreatedToken struct {
 // CreateToken makes a token for caller. Nobody mints a token with more rights than they
 // hold: every permission requested must be one caller has in the token's scope (403
 // TOKEN_INVALID_PERMISSION otherwise), and making team and workflow tokens needs
-// token/write there.
+// token/write there. Nor does a token outlive what made it: one made with a token expires
+// no later than that token and stops working when it does (see Authenticate).
 func (s *Tokens) CreateToken(ctx context.Context, caller auth.Principal, r domain.TokenRequest) (CreatedToken, error) {
 	if !tokenCallerKnown(caller) {
 		return CreatedToken{}, apperr.New(apperr.Unauthenticated, "Authentication is required.")
@@ -102,6 +107,9 @@ func (s *Tokens) CreateToken(ctx context.Context, caller auth.Principal, r domai
 	if err := s.resolvePrincipal(ctx, &t); err != nil {
 		return CreatedToken{}, err
 	}
+	if err := s.recordLineage(ctx, caller, &t); err != nil {
+		return CreatedToken{}, err
+	}
 
 	secret, err := domain.NewSecret(t.Type, s.rand)
 	if err != nil {
@@ -115,6 +123,30 @@ func (s *Tokens) CreateToken(ctx context.Context, caller auth.Principal, r domai
 		return CreatedToken{}, err
 	}
 	return CreatedToken{Token: t, Secret: secret}, nil
+}
+
+// recordLineage records what t's life hangs on. A token made with a token (any but a
+// session's, which stands for the person signed in) inherits its ancestry and expires no
+// later than it; a token made by a person records them, since it works only while they may
+// sign in.
+func (s *Tokens) recordLineage(ctx context.Context, caller auth.Principal, t *domain.Token) error {
+	switch {
+	case caller.TokenID != "" && caller.Type != auth.TypeSession:
+		parent, err := s.store.FindTokenByID(ctx, caller.TokenID)
+		if apperr.HasReason(err, apperr.TokenNotFound) {
+			return errTokenNotAccepted
+		}
+		if err != nil {
+			return err
+		}
+		if !parent.Valid(s.now()) {
+			return errTokenNotAccepted
+		}
+		t.MadeWith(parent)
+	case tokenActsAsUser(caller):
+		t.CreatorUserID = caller.ID
+	}
+	return nil
 }
 
 // tokenPermissionsValid checks that each permission names a known resource and action.
@@ -214,6 +246,16 @@ func tokenNarrowed(p auth.Principal) bool {
 // tokenCovered reports whether allowed holds for every resource and action permission p
 // names, wildcards expanded: `**/read` needs read on every resource.
 func tokenCovered(p string, allowed func(resource, action string) bool) bool {
+	for _, ra := range expandPermission(p) {
+		if !allowed(ra[0], ra[1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// expandPermission lists the resource and action pairs permission p names.
+func expandPermission(p string) [][2]string {
 	res, act, _ := strings.Cut(p, "/")
 	resources, actions := []string{res}, []string{act}
 	if res == auth.Wildcard {
@@ -222,14 +264,39 @@ func tokenCovered(p string, allowed func(resource, action string) bool) bool {
 	if act == auth.Wildcard {
 		actions = auth.Actions
 	}
+	out := make([][2]string, 0, len(resources)*len(actions))
 	for _, r := range resources {
 		for _, a := range actions {
-			if !allowed(r, a) {
-				return false
+			out = append(out, [2]string{r, a})
+		}
+	}
+	return out
+}
+
+// tokenPermissionsWithin returns the part of perms that allowed holds for: a permission
+// whose every pair is allowed stays as it is, one allowed in part is replaced by the
+// `<resource>/<action>` pairs allowed.
+func tokenPermissionsWithin(perms []string, allowed func(resource, action string) bool) []string {
+	kept := make([]string, 0, len(perms))
+	seen := map[string]bool{}
+	keep := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			kept = append(kept, p)
+		}
+	}
+	for _, p := range perms {
+		if tokenCovered(p, allowed) {
+			keep(p)
+			continue
+		}
+		for _, ra := range expandPermission(p) {
+			if allowed(ra[0], ra[1]) {
+				keep(ra[0] + "/" + ra[1])
 			}
 		}
 	}
-	return true
+	return kept
 }
 
 func tokenGrantsAny(grants []string, resource, action string) bool {
@@ -363,8 +430,12 @@ type TokenAuthentication struct {
 var errTokenNotAccepted = apperr.New(apperr.Unauthenticated, "The credential is not valid.")
 
 // Authenticate returns the principal a secret acts as, or UNAUTHENTICATED for a secret
-// that is malformed, unknown, revoked or expired, or whose team or user is gone. It is one
-// lookup by the secret's hash, plus the team or the user for those tokens.
+// that is malformed, unknown, revoked or expired, or whose team or user is gone, or one of
+// the tokens it was made with no longer works, or the person who made it may no longer sign
+// in. A team, workflow or global token made by a person acts with those of its permissions
+// that person still holds: a token's rights and life never exceed its creator's. It is one
+// lookup by the secret's hash, plus the team or the user for those tokens, the ancestors
+// (one lookup) and the person who made it.
 func (s *Tokens) Authenticate(ctx context.Context, secret string) (TokenAuthentication, error) {
 	typ, ok := domain.SecretType(secret)
 	if !ok {
@@ -387,6 +458,10 @@ func (s *Tokens) Authenticate(ctx context.Context, secret string) (TokenAuthenti
 	if !t.Valid(now) {
 		return TokenAuthentication{}, errTokenNotAccepted
 	}
+	expires, err := s.ancestorsValid(ctx, t, now)
+	if err != nil {
+		return TokenAuthentication{}, err
+	}
 
 	p := auth.Principal{Type: string(t.Type), Name: t.Name, TokenID: t.ID, Permissions: slices.Clone(t.Permissions)}
 	switch t.Type {
@@ -408,12 +483,67 @@ func (s *Tokens) Authenticate(ctx context.Context, secret string) (TokenAuthenti
 	default:
 		return TokenAuthentication{}, errTokenNotAccepted
 	}
+	if p.Permissions, err = s.withinCreator(ctx, t, p.Permissions); err != nil {
+		return TokenAuthentication{}, err
+	}
 
 	if t.LastUsed == nil || now.Sub(*t.LastUsed) >= tokenTouchEvery {
 		// Best effort: a missed lastUsed must not fail a request that authenticated.
 		_ = s.store.TouchToken(ctx, t.Hash, now.UTC().Truncate(time.Millisecond))
 	}
-	return TokenAuthentication{Principal: p, Expires: t.ExpirationDate}, nil
+	return TokenAuthentication{Principal: p, Expires: expires}, nil
+}
+
+// ancestorsValid checks that every token t was made with still works at now, and returns
+// when the first of t and them expires.
+func (s *Tokens) ancestorsValid(ctx context.Context, t domain.Token, now time.Time) (*time.Time, error) {
+	expires := t.ExpirationDate
+	if len(t.Ancestors) == 0 {
+		return expires, nil
+	}
+	found, err := s.store.FindTokensByHashes(ctx, t.Ancestors)
+	if err != nil {
+		return nil, err
+	}
+	valid := map[string]bool{}
+	for _, a := range found {
+		if !a.Valid(now) {
+			continue
+		}
+		valid[a.Hash] = true
+		if a.ExpirationDate != nil && (expires == nil || a.ExpirationDate.Before(*expires)) {
+			expires = a.ExpirationDate
+		}
+	}
+	for _, h := range t.Ancestors {
+		if !valid[h] {
+			return nil, errTokenNotAccepted
+		}
+	}
+	return expires, nil
+}
+
+// withinCreator checks that the person who made t may still sign in, and narrows the
+// permissions of a team, workflow or global token to those that person still holds in the
+// token's scope. A user or session token acts as its user, whose rights are checked at each
+// use already; made by someone else (an admin), it needs that person alive too.
+func (s *Tokens) withinCreator(ctx context.Context, t domain.Token, perms []string) ([]string, error) {
+	creatorID := t.CreatorUser()
+	if creatorID == "" || s.users == nil || (t.UserID != "" && creatorID == t.UserID) {
+		return perms, nil
+	}
+	creator, err := s.users.ForUser(ctx, creatorID)
+	if apperr.HasReason(err, apperr.UserNotFound) || apperr.HasReason(err, apperr.Unauthenticated) {
+		return nil, errTokenNotAccepted
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.Type == domain.TokenUser || t.Type == domain.TokenSession {
+		return perms, nil
+	}
+	scope := tokenScope(t)
+	return tokenPermissionsWithin(perms, func(res, act string) bool { return creator.Can(scope, res, act) }), nil
 }
 
 // userPrincipal is the principal of a user or session token: its user as they are now,

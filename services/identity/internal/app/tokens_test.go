@@ -25,9 +25,35 @@ type tokMemTokens struct {
 	mu      sync.Mutex
 	byHash  map[string]domain.Token
 	touches int
+	// outside are the tokens the fixture's token principals authenticated with, made before
+	// the test: found by id and hash, never listed.
+	outside map[string]domain.Token
 }
 
-func tokNewMemTokens() *tokMemTokens { return &tokMemTokens{byHash: map[string]domain.Token{}} }
+func tokNewMemTokens() *tokMemTokens {
+	m := &tokMemTokens{byHash: map[string]domain.Token{}, outside: map[string]domain.Token{}}
+	for _, p := range []auth.Principal{tokNarrowed, tokNarrowedAdmin, tokTeamAll, tokTeamRead, tokBuildAll} {
+		m.outside[p.TokenID] = domain.Token{ID: p.TokenID, Hash: "hash-" + p.TokenID, Type: domain.TokenType(p.Type), Permissions: p.Permissions}
+	}
+	return m
+}
+
+func (m *tokMemTokens) FindTokensByHashes(_ context.Context, hashes []string) ([]domain.Token, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []domain.Token
+	for _, h := range hashes {
+		if t, ok := m.byHash[h]; ok {
+			out = append(out, t)
+		}
+		for _, t := range m.outside {
+			if t.Hash == h {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
 
 func (m *tokMemTokens) CreateToken(_ context.Context, t domain.Token) error {
 	m.mu.Lock()
@@ -53,6 +79,9 @@ func (m *tokMemTokens) FindTokenByID(_ context.Context, id string) (domain.Token
 		if t.ID == id {
 			return t, nil
 		}
+	}
+	if t, ok := m.outside[id]; ok {
+		return t, nil
 	}
 	return domain.Token{}, domain.TokenNotFound(id)
 }
@@ -82,6 +111,12 @@ func (m *tokMemTokens) RevokeToken(_ context.Context, id string, at time.Time) (
 				t.RevokedDate = &at
 				m.byHash[h] = t
 			}
+			for dh, d := range m.byHash {
+				if slices.Contains(d.Ancestors, t.Hash) && d.RevokedDate == nil {
+					d.RevokedDate = &at
+					m.byHash[dh] = d
+				}
+			}
 			return t, nil
 		}
 	}
@@ -92,7 +127,7 @@ func (m *tokMemTokens) RevokeUserTokens(_ context.Context, userID string, at tim
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for h, t := range m.byHash {
-		if t.UserID == userID && t.RevokedDate == nil {
+		if (t.UserID == userID || t.CreatorUser() == userID) && t.RevokedDate == nil {
 			t.RevokedDate = &at
 			m.byHash[h] = t
 		}

@@ -127,8 +127,38 @@ type Token struct {
 	CreatedBy string
 	// Creator is the key the creator's later requests are matched by, to show it the
 	// tokens it made; see the app's creatorKey.
-	Creator  string
-	LastUsed *time.Time
+	Creator string
+	// CreatorUserID is the person at the root of the token's making: the user who made it,
+	// or made the token that made it, and so on; empty when no person did (the bootstrap
+	// admin, a service). The token works only while that user may sign in.
+	CreatorUserID string
+	// Ancestors are the hashes of the tokens this one was made with, the first one made
+	// first and its parent last. The token works only while each of them does.
+	Ancestors []string
+	LastUsed  *time.Time
+}
+
+// CreatorUser returns the user at the root of the token's making, if a person made it.
+// Tokens stored before the field existed name their user in Creator.
+func (t Token) CreatorUser() string {
+	if t.CreatorUserID != "" {
+		return t.CreatorUserID
+	}
+	if id, ok := strings.CutPrefix(t.Creator, "user:"); ok && len(t.Ancestors) == 0 {
+		return id
+	}
+	return ""
+}
+
+// MadeWith records that t is made with parent, a token the caller authenticated with: t
+// inherits parent's ancestry and person, and expires no later than parent.
+func (t *Token) MadeWith(parent Token) {
+	t.Ancestors = append(slices.Clone(parent.Ancestors), parent.Hash)
+	t.CreatorUserID = parent.CreatorUser()
+	if parent.ExpirationDate != nil && (t.ExpirationDate == nil || t.ExpirationDate.After(*parent.ExpirationDate)) {
+		exp := *parent.ExpirationDate
+		t.ExpirationDate = &exp
+	}
 }
 
 // Revoked reports whether the token was revoked.

@@ -38,6 +38,8 @@ type tokenDoc struct {
 	RevokedDate    *time.Time `bson:"revokedDate,omitempty"`
 	CreatedBy      string     `bson:"createdBy"`
 	Creator        string     `bson:"creator"`
+	CreatorUserID  string     `bson:"creatorUserId,omitempty"`
+	Ancestors      []string   `bson:"ancestors,omitempty"`
 	LastUsed       *time.Time `bson:"lastUsed,omitempty"`
 }
 
@@ -50,7 +52,8 @@ func tokenToDoc(t domain.Token) tokenDoc {
 		Hash: t.Hash, ID: t.ID, Type: string(t.Type), Name: t.Name, Description: t.Description,
 		Principal: t.Principal, Team: t.Team, TeamID: t.TeamID, Workflow: t.Workflow, UserID: t.UserID,
 		Permissions: perms, CreationDate: t.CreationDate, ExpirationDate: t.ExpirationDate,
-		RevokedDate: t.RevokedDate, CreatedBy: t.CreatedBy, Creator: t.Creator, LastUsed: t.LastUsed,
+		RevokedDate: t.RevokedDate, CreatedBy: t.CreatedBy, Creator: t.Creator, CreatorUserID: t.CreatorUserID,
+		Ancestors: t.Ancestors, LastUsed: t.LastUsed,
 	}
 }
 
@@ -70,7 +73,8 @@ func (d tokenDoc) token() domain.Token {
 		ID: d.ID, Hash: d.Hash, Type: domain.TokenType(d.Type), Name: d.Name, Description: d.Description,
 		Principal: d.Principal, Team: d.Team, TeamID: d.TeamID, Workflow: d.Workflow, UserID: d.UserID,
 		Permissions: perms, CreationDate: d.CreationDate.UTC(), ExpirationDate: utc(d.ExpirationDate),
-		RevokedDate: utc(d.RevokedDate), CreatedBy: d.CreatedBy, Creator: d.Creator, LastUsed: utc(d.LastUsed),
+		RevokedDate: utc(d.RevokedDate), CreatedBy: d.CreatedBy, Creator: d.Creator, CreatorUserID: d.CreatorUserID,
+		Ancestors: d.Ancestors, LastUsed: utc(d.LastUsed),
 	}
 }
 
@@ -88,6 +92,10 @@ func NewTokens(ctx context.Context, db *mongo.Database) (*Tokens, error) {
 		mongo.IndexModel{Keys: bson.D{{Key: "creator", Value: 1}, {Key: "creationDate", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "creationDate", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "userId", Value: 1}, {Key: "creationDate", Value: 1}}},
+		// Revoking a token revokes the tokens made with it, and deleting a user the tokens
+		// they made.
+		mongo.IndexModel{Keys: bson.D{{Key: "ancestors", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "creatorUserId", Value: 1}}},
 	)
 	if err != nil {
 		return nil, fmt.Errorf("token indexes: %w", err)
@@ -181,7 +189,28 @@ func (s *Tokens) FindTokens(ctx context.Context, f domain.TokenFilter, p page.Re
 	return tokens, total, nil
 }
 
-// RevokeToken marks the token with id revoked at at unless it already is, and returns it.
+// FindTokensByHashes returns those of the tokens with these hashes that exist.
+func (s *Tokens) FindTokensByHashes(ctx context.Context, hashes []string) ([]domain.Token, error) {
+	if len(hashes) == 0 {
+		return nil, nil
+	}
+	cur, err := s.coll.Find(ctx, bson.M{"_id": bson.M{"$in": hashes}})
+	if err != nil {
+		return nil, fmt.Errorf("find tokens by hash: %w", err)
+	}
+	var docs []tokenDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("find tokens by hash: %w", err)
+	}
+	out := make([]domain.Token, len(docs))
+	for i, d := range docs {
+		out[i] = d.token()
+	}
+	return out, nil
+}
+
+// RevokeToken marks the token with id revoked at at unless it already is, then every live
+// token made with it, however far removed, and returns the token.
 func (s *Tokens) RevokeToken(ctx context.Context, id string, at time.Time) (domain.Token, error) {
 	// The filter keeps the first revocation's date when two race.
 	_, err := s.coll.UpdateOne(ctx,
@@ -190,13 +219,30 @@ func (s *Tokens) RevokeToken(ctx context.Context, id string, at time.Time) (doma
 	if err != nil {
 		return domain.Token{}, fmt.Errorf("revoke token %s: %w", id, err)
 	}
-	return s.FindTokenByID(ctx, id)
+	t, err := s.FindTokenByID(ctx, id)
+	if err != nil {
+		return domain.Token{}, err
+	}
+	// Descendants list every ancestor, so one write reaches them all. Authentication checks
+	// the ancestors too, so a failure here cannot leave a descendant working.
+	_, err = s.coll.UpdateMany(ctx,
+		bson.M{"ancestors": t.Hash, "revokedDate": bson.M{"$exists": false}},
+		bson.M{"$set": bson.M{"revokedDate": at}})
+	if err != nil {
+		return domain.Token{}, fmt.Errorf("revoke tokens made with token %s: %w", id, err)
+	}
+	return t, nil
 }
 
-// RevokeUserTokens marks every live token of the user revoked at at.
+// RevokeUserTokens marks every live token of the user revoked at at: those acting as the
+// user and those the user made, directly or through other tokens.
 func (s *Tokens) RevokeUserTokens(ctx context.Context, userID string, at time.Time) error {
 	_, err := s.coll.UpdateMany(ctx,
-		bson.M{"userId": userID, "revokedDate": bson.M{"$exists": false}},
+		bson.M{"$or": bson.A{
+			bson.M{"userId": userID},
+			bson.M{"creatorUserId": userID},
+			bson.M{"creator": "user:" + userID},
+		}, "revokedDate": bson.M{"$exists": false}},
 		bson.M{"$set": bson.M{"revokedDate": at}})
 	if err != nil {
 		return fmt.Errorf("revoke tokens of user %s: %w", userID, err)
