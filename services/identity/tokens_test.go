@@ -341,8 +341,8 @@ func BenchmarkInternalAuthenticate(b *testing.B) {
 	app := httpx.NewApp(httpx.Config{Name: "identity", Logger: logger, NoTracing: true})
 	svc.Routes(app)
 
-	send := func(p auth.Principal, path, body string) (int, []byte) {
-		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	send := func(p auth.Principal, method, path, body string) (int, []byte) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		require.NoError(b, signer.SetHeaders(p, req.Header.Set))
 		resp, err := app.Test(req, -1)
@@ -352,21 +352,52 @@ func BenchmarkInternalAuthenticate(b *testing.B) {
 		require.NoError(b, err)
 		return resp.StatusCode, raw
 	}
-	code, raw := send(admin, "/api/v2/token", `{"type":"global","permissions":["**/read"]}`)
+	code, raw := send(admin, http.MethodPost, "/api/v2/token", `{"type":"global","permissions":["**/read"]}`)
 	require.Equal(b, http.StatusCreated, code, string(raw))
 	var created struct{ Token string }
 	require.NoError(b, json.Unmarshal(raw, &created))
 	body := fmt.Sprintf(`{"token":%q}`, created.Token)
 	// Some other tokens, so the lookup is not in a collection of one.
 	for range 200 {
-		code, raw := send(admin, "/api/v2/token", `{"type":"global","permissions":["**/read"]}`)
+		code, raw := send(admin, http.MethodPost, "/api/v2/token", `{"type":"global","permissions":["**/read"]}`)
 		require.Equal(b, http.StatusCreated, code, string(raw))
 	}
 
-	b.ReportAllocs()
-	for b.Loop() {
-		if code, raw := send(gatewayService, "/internal/v1/authenticate", body); code != http.StatusOK {
-			b.Fatalf("%d: %s", code, raw)
-		}
+	// A person's team token, made with another of their tokens: authenticating it also
+	// checks its parent (one lookup) and the person (their user and teams).
+	code, raw = send(auth.Principal{Type: auth.TypeSession, Email: "bench@example.com"}, http.MethodGet, "/api/v2/profile", "")
+	require.Equal(b, http.StatusOK, code, string(raw))
+	var profile struct{ ID string }
+	require.NoError(b, json.Unmarshal(raw, &profile))
+	person := auth.Principal{Type: auth.TypeUser, ID: profile.ID}
+	code, raw = send(person, http.MethodPost, "/api/v2/team", `{"name":"bench"}`)
+	require.Equal(b, http.StatusCreated, code, string(raw))
+	person.Teams = map[string]string{"bench": auth.RoleOwner}
+	mintAs := func(p auth.Principal, req string) string {
+		code, raw := send(p, http.MethodPost, "/api/v2/token", req)
+		require.Equal(b, http.StatusCreated, code, string(raw))
+		var c struct{ Token string }
+		require.NoError(b, json.Unmarshal(raw, &c))
+		return c.Token
+	}
+	parentSecret := mintAs(person, `{"type":"team","principal":"bench","permissions":["**/**"]}`)
+	code, raw = send(gatewayService, http.MethodPost, "/internal/v1/authenticate", fmt.Sprintf(`{"token":%q}`, parentSecret))
+	require.Equal(b, http.StatusOK, code, string(raw))
+	var parent auth.Principal
+	require.NoError(b, json.Unmarshal(raw, &parent))
+	childBody := fmt.Sprintf(`{"token":%q}`, mintAs(parent, `{"type":"team","principal":"bench","permissions":["workflow/read"]}`))
+
+	for _, bc := range []struct{ name, body string }{
+		{"global token of the bootstrap admin", body},
+		{"team token of a person, made with a token", childBody},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if code, raw := send(gatewayService, http.MethodPost, "/internal/v1/authenticate", bc.body); code != http.StatusOK {
+					b.Fatalf("%d: %s", code, raw)
+				}
+			}
+		})
 	}
 }
