@@ -206,3 +206,42 @@ func TestTokenAudience(t *testing.T) {
 		})
 	}
 }
+
+func TestTokenMadeWithAParent(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { v := now.Add(d); return &v }
+	tests := []struct {
+		name          string
+		parent        domain.Token
+		childExpiry   *time.Time
+		wantExpiry    *time.Time
+		wantAncestors []string
+		wantCreator   string
+	}{
+		{name: "a person's token, no expiries", parent: domain.Token{Hash: "p", CreatorUserID: "u1"},
+			wantAncestors: []string{"p"}, wantCreator: "u1"},
+		{name: "the parent's expiry when the child asks none", parent: domain.Token{Hash: "p", ExpirationDate: at(time.Hour)},
+			wantExpiry: at(time.Hour), wantAncestors: []string{"p"}},
+		{name: "the parent's expiry when the child asks later", parent: domain.Token{Hash: "p", ExpirationDate: at(time.Hour)},
+			childExpiry: at(2 * time.Hour), wantExpiry: at(time.Hour), wantAncestors: []string{"p"}},
+		{name: "the child's expiry when earlier", parent: domain.Token{Hash: "p", ExpirationDate: at(time.Hour)},
+			childExpiry: at(time.Minute), wantExpiry: at(time.Minute), wantAncestors: []string{"p"}},
+		{name: "a grandchild lists both", parent: domain.Token{Hash: "c", Ancestors: []string{"p"}, CreatorUserID: "u1"},
+			wantAncestors: []string{"p", "c"}, wantCreator: "u1"},
+		{name: "a parent stored before creators were recorded", parent: domain.Token{Hash: "p", Creator: "user:u2"},
+			wantAncestors: []string{"p"}, wantCreator: "u2"},
+		{name: "a parent made by a token names no person by its creator key", parent: domain.Token{Hash: "c", Creator: "token:x", Ancestors: []string{"x"}},
+			wantAncestors: []string{"x", "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			child := domain.Token{ExpirationDate: tt.childExpiry}
+			child.MadeWith(tt.parent)
+			assert.Equal(t, tt.wantExpiry, child.ExpirationDate)
+			assert.Equal(t, tt.wantAncestors, child.Ancestors)
+			assert.Equal(t, tt.wantCreator, child.CreatorUser())
+		})
+	}
+}
