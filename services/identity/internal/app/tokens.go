@@ -127,11 +127,11 @@ func (s *Tokens) CreateToken(ctx context.Context, caller auth.Principal, r domai
 
 // recordLineage records what t's life hangs on. A token made with a token (any but a
 // session's, which stands for the person signed in) inherits its ancestry and expires no
-// later than it; a token made by a person records them, since it works only while they may
-// sign in.
+// later than it; a token made by a person, signed in or through a user token acting as
+// them, records them, since it works only while they may sign in and acts only within what
+// they hold.
 func (s *Tokens) recordLineage(ctx context.Context, caller auth.Principal, t *domain.Token) error {
-	switch {
-	case caller.TokenID != "" && caller.Type != auth.TypeSession:
+	if caller.TokenID != "" && caller.Type != auth.TypeSession {
 		parent, err := s.store.FindTokenByID(ctx, caller.TokenID)
 		if apperr.HasReason(err, apperr.TokenNotFound) {
 			return errTokenNotAccepted
@@ -143,7 +143,8 @@ func (s *Tokens) recordLineage(ctx context.Context, caller auth.Principal, t *do
 			return errTokenNotAccepted
 		}
 		t.MadeWith(parent)
-	case tokenActsAsUser(caller):
+	}
+	if tokenActsAsUser(caller) {
 		t.CreatorUserID = caller.ID
 	}
 	return nil
@@ -494,8 +495,9 @@ func (s *Tokens) Authenticate(ctx context.Context, secret string) (TokenAuthenti
 	return TokenAuthentication{Principal: p, Expires: expires}, nil
 }
 
-// ancestorsValid checks that every token t was made with still works at now, and returns
-// when the first of t and them expires.
+// ancestorsValid checks that every token t was made with still works at now: neither
+// revoked nor expired, and made by people who may still sign in. It returns when the first
+// of t and them expires.
 func (s *Tokens) ancestorsValid(ctx context.Context, t domain.Token, now time.Time) (*time.Time, error) {
 	expires := t.ExpirationDate
 	if len(t.Ancestors) == 0 {
@@ -506,11 +508,17 @@ func (s *Tokens) ancestorsValid(ctx context.Context, t domain.Token, now time.Ti
 		return nil, err
 	}
 	valid := map[string]bool{}
+	people := map[string]bool{}
 	for _, a := range found {
 		if !a.Valid(now) {
 			continue
 		}
 		valid[a.Hash] = true
+		// Usually everyone in a chain was made by t's own person; a user token an admin made
+		// for someone also hangs on the admin.
+		if id := a.CreatorUser(); id != "" && id != t.CreatorUser() {
+			people[id] = true
+		}
 		if a.ExpirationDate != nil && (expires == nil || a.ExpirationDate.Before(*expires)) {
 			expires = a.ExpirationDate
 		}
@@ -520,7 +528,24 @@ func (s *Tokens) ancestorsValid(ctx context.Context, t domain.Token, now time.Ti
 			return nil, errTokenNotAccepted
 		}
 	}
+	for id := range people {
+		if err := s.personAlive(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	return expires, nil
+}
+
+// personAlive answers errTokenNotAccepted when the user with id may no longer sign in.
+func (s *Tokens) personAlive(ctx context.Context, id string) error {
+	if s.users == nil {
+		return nil
+	}
+	_, err := s.users.ForUser(ctx, id)
+	if apperr.HasReason(err, apperr.UserNotFound) || apperr.HasReason(err, apperr.Unauthenticated) {
+		return errTokenNotAccepted
+	}
+	return err
 }
 
 // withinCreator checks that the person who made t may still sign in, and narrows the

@@ -125,6 +125,26 @@ func TestTokensMadeWithTokensDieWithThem(t *testing.T) {
 		f.principalOf(t, parent)
 	})
 
+	t.Run("a token made through a user token an admin made hangs on both people", func(t *testing.T) {
+		t.Parallel()
+		f := newTokenFixture(t)
+		edTok := f.mint(t, tokAdmin, domain.TokenRequest{Type: "user", Principal: tokEditorID})
+		ed := f.principalOf(t, edTok)
+		teamTok := f.mint(t, ed, domain.TokenRequest{Type: "team", Principal: "infra", Permissions: []string{"workflow/read"}})
+		assert.Equal(t, tokEditorID, teamTok.Token.CreatorUserID, "the person acting")
+		assert.Equal(t, []string{edTok.Token.Hash}, teamTok.Token.Ancestors)
+		f.principalOf(t, teamTok)
+
+		f.tokens.users = tokMemUsers{tokEditorID: tokEditor} // the admin may no longer sign in
+		requireRefused(t, f, edTok, "the user token the admin made")
+		requireRefused(t, f, teamTok, "the token made with it")
+		f.tokens.users = tokAllPrincipals
+		f.principalOf(t, teamTok)
+		f.tokens.users = tokMemUsers{tokAdminID: tokAdmin} // the editor may no longer sign in
+		requireRefused(t, f, edTok, "the editor's user token")
+		requireRefused(t, f, teamTok, "the editor's team token")
+	})
+
 	t.Run("a revoked token makes nothing", func(t *testing.T) {
 		t.Parallel()
 		f := newTokenFixture(t)
