@@ -1,6 +1,10 @@
 package events
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // Engine message types. The runs service publishes task-run attempts on TaskDispatch (or,
 // for `generic` tasks, on the task's queue topic) keyed by run id; runners and external
@@ -44,6 +48,58 @@ type TaskAttempt struct {
 	Queue string `json:"queue,omitempty"`
 	// Params are the task's resolved params, for `generic` workers.
 	Params map[string]any `json:"params,omitempty"`
+	// Sealed, when set, holds Spec, Params and Secrets sealed together under the shared
+	// secret key (libs/secrets, BATON_SECRET_KEY), those fields being left empty: an
+	// attempt carrying a secret never crosses the broker in clear. Open restores them.
+	Sealed string `json:"sealed,omitempty"`
+}
+
+// Sealer seals and opens values; *secrets.Box (libs/secrets) is one.
+type Sealer interface {
+	Seal(plain string) (string, error)
+	Open(sealed string) (string, error)
+}
+
+// sealedAttempt is the part of a TaskAttempt that Seal moves into Sealed.
+type sealedAttempt struct {
+	Spec    TaskSpec       `json:"spec"`
+	Params  map[string]any `json:"params,omitempty"`
+	Secrets []string       `json:"secrets,omitempty"`
+}
+
+// Seal moves a's Spec, Params and Secrets into Sealed.
+func (a *TaskAttempt) Seal(s Sealer) error {
+	raw, err := json.Marshal(sealedAttempt{Spec: a.Spec, Params: a.Params, Secrets: a.Secrets})
+	if err != nil {
+		return fmt.Errorf("seal attempt %s/%d: %w", a.TaskRunID, a.Attempt, err)
+	}
+	sealed, err := s.Seal(string(raw))
+	if err != nil {
+		return fmt.Errorf("seal attempt %s/%d: %w", a.TaskRunID, a.Attempt, err)
+	}
+	a.Sealed, a.Spec, a.Params, a.Secrets = sealed, TaskSpec{}, nil, nil
+	return nil
+}
+
+// Opened returns a copy of a with what Seal moved into Sealed back in its fields; an
+// attempt that is not sealed is returned as it is.
+func (a TaskAttempt) Opened(s Sealer) (TaskAttempt, error) {
+	if a.Sealed == "" {
+		return a, nil
+	}
+	if s == nil {
+		return a, fmt.Errorf("attempt %s/%d is sealed and no secret key is configured", a.TaskRunID, a.Attempt)
+	}
+	plain, err := s.Open(a.Sealed)
+	if err != nil {
+		return a, fmt.Errorf("open attempt %s/%d: %w", a.TaskRunID, a.Attempt, err)
+	}
+	var in sealedAttempt
+	if err := json.Unmarshal([]byte(plain), &in); err != nil {
+		return a, fmt.Errorf("open attempt %s/%d: %w", a.TaskRunID, a.Attempt, err)
+	}
+	a.Spec, a.Params, a.Secrets, a.Sealed = in.Spec, in.Params, in.Secrets, ""
+	return a, nil
 }
 
 // TaskSpec is the step a runner executes: a script through a shell, or a command with

@@ -107,6 +107,9 @@ func (f *fakeContexts) RunContext(_ context.Context, team string) (runs.TeamCont
 	}, nil
 }
 
+// testSecretKey seals the runs' secrets in these tests.
+const testSecretKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+
 type fixture struct {
 	app    *fiber.App
 	signer *auth.Signer
@@ -132,7 +135,7 @@ func newFixture(t testing.TB) *fixture {
 	f := &fixture{signer: signer, kafka: kcfg, prod: prod, db: db,
 		defs: &fakeDefs{defs: map[string][]json.RawMessage{}}, ctxs: &fakeContexts{tc: map[string]runs.TeamContext{}}}
 	svc, err := runs.New(ctx, runs.Config{GroupID: kcfg.TopicPrefix + "runs", Reconcile: 100 * time.Millisecond,
-		ReplicaTimeout: time.Second, PublicURL: "https://baton.example"}, runs.Deps{
+		ReplicaTimeout: time.Second, PublicURL: "https://baton.example", SecretKey: testSecretKey}, runs.Deps{
 		DB: db, Kafka: kcfg, Publisher: prod, Signer: signer, Logger: logger,
 		Definitions: f.defs, Catalogue: fakeCatalogue{}, Contexts: f.ctxs,
 	})

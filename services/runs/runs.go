@@ -22,6 +22,7 @@ import (
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/engine"
 	"github.com/baton-flow/baton/services/runs/internal/httpapi"
@@ -50,11 +51,23 @@ type Config struct {
 	// PublicURL is the gateway's address as tasks reach it, for callback URLs
 	// (BATON_PUBLIC_URL, default none).
 	PublicURL string
+	// SecretKey seals what runs hold from secrets, at rest and in the attempts sent to
+	// runners (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity
+	// seals with, shared with the runners).
+	SecretKey string
 }
 
 // ConfigFromEnv reads the service's configuration.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg := Config{GroupID: "baton-" + Name, Replica: getenv("BATON_RUNS_REPLICA"), PublicURL: getenv("BATON_PUBLIC_URL")}
+	cfg := Config{GroupID: "baton-" + Name, Replica: getenv("BATON_RUNS_REPLICA"), PublicURL: getenv("BATON_PUBLIC_URL"),
+		SecretKey: getenv(secrets.EnvKey)}
+	if cfg.SecretKey == "" {
+		return Config{}, fmt.Errorf("%s is required: the key that seals secrets at rest "+
+			"(32 bytes, hex or base64, e.g. `openssl rand -hex 32`), the same as identity's and the runners'", secrets.EnvKey)
+	}
+	if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
+	}
 	for _, d := range []struct {
 		name string
 		into *time.Duration
@@ -136,7 +149,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if cfg.GroupID == "" {
 		cfg.GroupID = "baton-" + Name
 	}
-	store := mongostore.New(deps.DB)
+	box, err := secrets.FromString(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %s: %w", secrets.EnvKey, err)
+	}
+	store := mongostore.New(deps.DB, box)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return nil, err
 	}
@@ -144,7 +161,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout, Reconcile: cfg.Reconcile,
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
 	}, engine.Deps{Store: store, Publisher: deps.Publisher, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
-		Contexts: deps.Contexts})
+		Contexts: deps.Contexts, Sealer: box})
 	s := &Service{engine: eng, store: store, signer: deps.Signer}
 	s.updates = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID, Topic: events.TaskUpdates, Handler: s.handleUpdate, Logger: deps.Logger,

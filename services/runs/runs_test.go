@@ -17,6 +17,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runs"
 )
 
@@ -161,7 +162,15 @@ func TestRunnerTasksRetryAndLogs(t *testing.T) {
 	f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/"+id+"?withTasks=false", nil)
 
 	dispatches := f.consume(t, events.TaskDispatch, func(e event.Event) bool { return e.ID() == taskRun+"/1" })
-	a, err := events.Decode[events.TaskAttempt](dispatches[len(dispatches)-1])
+	dispatch := dispatches[len(dispatches)-1]
+	assert.NotContains(t, string(dispatch.Data()), "s3cr3t-value", "an attempt of a run with secrets crosses the broker sealed")
+	sealed, err := events.Decode[events.TaskAttempt](dispatch)
+	require.NoError(t, err)
+	require.NotEmpty(t, sealed.Sealed)
+	assert.Empty(t, sealed.Spec.Script)
+	box, err := secrets.FromString(testSecretKey)
+	require.NoError(t, err)
+	a, err := sealed.Opened(box)
 	require.NoError(t, err)
 	assert.Equal(t, "echo us-east > $(results.out.path)", a.Spec.Script)
 	assert.Equal(t, []string{"out"}, a.Results)
@@ -401,4 +410,54 @@ func TestTeamDeletedRemovesItsRuns(t *testing.T) {
 	f.must(t, http.StatusNotFound, reader, http.MethodGet, "/api/v2/taskrun/"+done+".1/log", nil)
 	assert.EqualValues(t, 0, f.must(t, http.StatusOK, owner, http.MethodGet, infra+"/workflowrun/count", nil).body["status"].(map[string]any)["all"])
 	f.must(t, http.StatusOK, opsOwner, http.MethodGet, "/api/v2/team/ops/workflowrun/"+other, nil)
+}
+
+// A value is masked by where it came from: whatever a secret was substituted into shows as
+// the mask, in the run, its task runs and its events; a result a runner sent sealed is
+// opened for the tasks after it and masked for everyone else.
+func TestSecretsMaskedByProvenance(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const secret = "s3cr3t-value" // the fixture's global password parameter "token"
+	script := map[string]any{"name": "build", "type": "script", "results": []string{"out"},
+		"params": []map[string]any{{"name": "script", "value": "echo $(params.region) > $(results.out.path)"}}}
+	f.defs.put("infra", chain("leaky",
+		prop("direct", "direct", "$(global.params.token)"),
+		prop("wrapped", "wrapped", "Bearer $(params.token)"),
+		script,
+		prop("passed", "passed", "$(tasks.build.results.out)"),
+		prop("plain", "plain", "$(params.region)")))
+	run := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/leaky/submit?start=true", nil).body
+	id := run["id"].(string)
+	taskRun := id + ".3"
+	f.consume(t, events.TaskDispatch, func(e event.Event) bool { return e.ID() == taskRun+"/1" })
+	f.must(t, http.StatusOK, service, http.MethodPost, "/internal/v1/taskruns/"+taskRun+"/claim", map[string]any{"attempt": 1, "runner": "r1"})
+	box, err := secrets.FromString(testSecretKey)
+	require.NoError(t, err)
+	sealedOut, err := box.Seal("built with " + secret)
+	require.NoError(t, err)
+	f.publishUpdate(t, events.TaskUpdate{TaskRunID: taskRun, RunID: id, Attempt: 1, Kind: events.UpdateEnded, Status: "succeeded",
+		Results: map[string]string{"out": sealedOut}})
+	done := f.waitRun(t, "infra", id, completed)
+	require.Equal(t, "succeeded", done["status"], done["statusMessage"])
+
+	mask := secrets.Mask
+	assert.Equal(t, map[string]any{"direct": mask, "wrapped": mask, "passed": mask, "plain": "us-east"}, done["results"])
+	tasks := done["tasks"].([]any)
+	for _, k := range []int{1, 2, 4} {
+		tr := tasks[k].(map[string]any)
+		assert.Equal(t, mask, tr["params"].(map[string]any)["value"], tr["name"])
+		assert.Equal(t, map[string]any{tr["name"].(string): mask}, tr["results"], tr["name"])
+	}
+	assert.Equal(t, map[string]any{"out": mask}, tasks[3].(map[string]any)["results"])
+	assert.Equal(t, "us-east", tasks[5].(map[string]any)["params"].(map[string]any)["value"])
+	got := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/"+id, nil)
+	assert.NotContains(t, string(got.raw), secret)
+
+	evs := f.consume(t, events.RunEvents, func(e event.Event) bool {
+		return e.Type() == events.TypeStatusWorkflowRun && e.Subject() == "/workflowrun/"+id+"/status/succeeded"
+	})
+	for _, e := range evs {
+		assert.NotContains(t, string(e.Data()), secret, e.ID())
+	}
 }

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/baton-flow/baton/libs/tasktype"
@@ -19,6 +20,8 @@ type State struct {
 	left                    int
 	// results are the results of ended tasks by task name, for references.
 	results map[string]map[string]string
+	// secretResults names, by task name, the results of ended tasks that came from a secret.
+	secretResults map[string]map[string]bool
 	// values is the size of the run's params and results together: its params, its own
 	// results and each task's (see MaxRunValuesBytes).
 	values int
@@ -39,7 +42,7 @@ func NewState(run *Run, tasks []*TaskRun) (*State, error) {
 	}
 	n := len(tasks)
 	s := &State{Run: run, Tasks: tasks, G: g, arrived: make([]int, n), held: make([]int, n), liveHeld: make([]int, n),
-		results: map[string]map[string]string{}}
+		results: map[string]map[string]string{}, secretResults: map[string]map[string]bool{}}
 	s.values = size(run.Params) + size(run.Results)
 	for i, t := range tasks {
 		if !t.Status.Terminal() {
@@ -49,6 +52,9 @@ func NewState(run *Run, tasks []*TaskRun) (*State, error) {
 		if len(t.Results) > 0 {
 			s.results[t.Name] = t.Results
 			s.values += size(t.Results)
+		}
+		if len(t.SecretResults) > 0 {
+			s.secretResults[t.Name] = names(t.SecretResults)
 		}
 		for _, e := range g.Out[i] {
 			s.count(e)
@@ -213,7 +219,7 @@ func (m *Machine) complete(i int, status Status, msg string) {
 		return
 	}
 	m.touch(i)
-	t.Status, t.StatusMessage = status, msg
+	t.Status, t.StatusMessage = status, m.S.Run.Scrub(msg)
 	t.EndTime = m.Now
 	if t.StartTime.IsZero() && status != Skipped {
 		t.StartTime = m.Now
@@ -223,6 +229,9 @@ func (m *Machine) complete(i int, status Status, msg string) {
 	if len(t.Results) > 0 {
 		m.S.results[t.Name] = t.Results
 		m.S.values += size(t.Results)
+	}
+	if len(t.SecretResults) > 0 {
+		m.S.secretResults[t.Name] = names(t.SecretResults)
 	}
 	if m.S.Run.Phase.Ended() {
 		return
@@ -321,7 +330,7 @@ func (m *Machine) failureMessage() string {
 
 func (m *Machine) end(status Status, msg string) {
 	r := m.S.Run
-	r.Status, r.Phase, r.StatusMessage = status, Completed, msg
+	r.Status, r.Phase, r.StatusMessage = status, Completed, r.Scrub(msg)
 	r.EndTime = m.Now
 	if r.StartTime.IsZero() {
 		r.StartTime = m.Now
@@ -379,10 +388,10 @@ func (m *Machine) Claim(i, attempt int, runner string) bool {
 	return true
 }
 
-// Ended applies the end of attempt of task i, as its runner or worker reported it. It
-// reports false for a report about an attempt that is not current (a duplicate, or one
-// overtaken by a retry or a cancel).
-func (m *Machine) Ended(i, attempt int, status Status, msg string, results map[string]string) bool {
+// Ended applies the end of attempt of task i, as its runner or worker reported it; secret
+// names the results that hold a secret. It reports false for a report about an attempt that
+// is not current (a duplicate, or one overtaken by a retry or a cancel).
+func (m *Machine) Ended(i, attempt int, status Status, msg string, results map[string]string, secret []string) bool {
 	t := m.S.Tasks[i]
 	if t.Attempt != attempt || (t.Status != Running && t.Status != Ready) || m.S.Run.Phase.Ended() {
 		return false
@@ -401,7 +410,7 @@ func (m *Machine) Ended(i, attempt int, status Status, msg string, results map[s
 		}
 	}
 	if status == Succeeded {
-		t.Results = results
+		t.Results, t.SecretResults = results, secretNames(results, secret)
 		m.complete(i, Succeeded, msg)
 		m.maybeFinish()
 		return true
@@ -423,7 +432,7 @@ func (m *Machine) failAttempt(i int, status Status, msg string) {
 	delay := retryDelay(def, t.Attempt)
 	t.Status, t.Runner = Waiting, ""
 	t.WakeAt = m.Now.Add(delay)
-	t.StatusMessage = fmt.Sprintf("attempt %d %s: %s; retrying in %s", t.Attempt, status, msg, delay)
+	t.StatusMessage = m.S.Run.Scrub(fmt.Sprintf("attempt %d %s: %s; retrying in %s", t.Attempt, status, msg, delay))
 }
 
 // retryDelay is retryDelay seconds doubled per attempt, capped at an hour; 1 s by default.
@@ -545,8 +554,9 @@ func (m *Machine) ChildStarted(i int, child string, wait bool) {
 	}
 }
 
-// ChildEnded takes the status of the child run of task i.
-func (m *Machine) ChildEnded(i int, child string, status Status, results map[string]string) {
+// ChildEnded takes the status of the child run of task i; secret names the child's results
+// that came from a secret.
+func (m *Machine) ChildEnded(i int, child string, status Status, results map[string]string, secret []string) {
 	t := m.S.Tasks[i]
 	if t.Child != child || t.Status != Running || m.S.Run.Phase.Ended() {
 		return
@@ -563,7 +573,7 @@ func (m *Machine) ChildEnded(i int, child string, status Status, results map[str
 	if err := m.S.fits(size(results)); err != nil {
 		results, status, msg = map[string]string{"workflowRunRef": child}, Failed, "the child run's results: "+err.Error()
 	}
-	t.Results = results
+	t.Results, t.SecretResults = results, secretNames(results, secret)
 	m.complete(i, status, msg)
 	m.maybeFinish()
 }
@@ -645,6 +655,7 @@ func (m *Machine) Repair() {
 					r.Results = map[string]any{}
 				}
 				r.Results[name] = t.Params["value"]
+				r.SecretResults = setName(r.SecretResults, name, slices.Contains(t.SecretParams, "value"))
 				m.runChanged = true
 			}
 		case tasktype.SetWFStatus:
@@ -658,3 +669,14 @@ func (m *Machine) Repair() {
 
 // MarkRunChanged records a change made to the run document outside the machine's moves.
 func (m *Machine) MarkRunChanged() { m.runChanged = true }
+
+// secretNames is the sorted list of the names in secret that results holds.
+func secretNames(results map[string]string, secret []string) []string {
+	var out []string
+	for _, n := range secret {
+		if _, ok := results[n]; ok {
+			out = setName(out, n, true)
+		}
+	}
+	return out
+}

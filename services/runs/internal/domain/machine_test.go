@@ -201,7 +201,7 @@ func TestMachineRunnerTaskRetriesAndTimeouts(t *testing.T) {
 		t.Fatal("the holder's claim asked again is granted, changing nothing")
 	}
 	m = NewMachine(s, t0.Add(2*time.Second))
-	m.Ended(1, 1, Failed, "exit code 1", nil)
+	m.Ended(1, 1, Failed, "exit code 1", nil, nil)
 	if tr := s.Tasks[1]; tr.Status != Waiting || !tr.WakeAt.Equal(t0.Add(4*time.Second)) {
 		t.Fatalf("after a failed attempt: %s wake %v", tr.Status, tr.WakeAt)
 	}
@@ -210,7 +210,7 @@ func TestMachineRunnerTaskRetriesAndTimeouts(t *testing.T) {
 	if tr := s.Tasks[1]; tr.Status != Ready || tr.Attempt != 2 {
 		t.Fatalf("retry: %s attempt %d", tr.Status, tr.Attempt)
 	}
-	if m.Ended(1, 1, Succeeded, "", nil) {
+	if m.Ended(1, 1, Succeeded, "", nil, nil) {
 		t.Fatal("a stale attempt's report must be ignored")
 	}
 	m = NewMachine(s, t0.Add(5*time.Second))
@@ -327,7 +327,7 @@ func TestResultsWithinTheRunsValues(t *testing.T) {
 				t.Fatal("claim refused")
 			}
 			m = NewMachine(s, t0)
-			if !m.Ended(1, 1, Succeeded, "", map[string]string{"out": big}) {
+			if !m.Ended(1, 1, Succeeded, "", map[string]string{"out": big}, nil) {
 				t.Fatal("report refused")
 			}
 			build := s.Tasks[1]

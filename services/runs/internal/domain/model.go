@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/baton-flow/baton/libs/secrets"
 )
 
 // Status is a run's or a task run's status.
@@ -107,8 +109,11 @@ type Run struct {
 	// Context holds the values of the layers outside the run: global and team params and
 	// the secrets to mask, captured at submit.
 	Context RunContext
-	// SecretParams names the run params of password type, masked in answers.
+	// SecretParams names the run params of password type, and those a parent run passed
+	// from a secret: masked in answers, sealed at rest.
 	SecretParams []string
+	// SecretResults names the run results set from a secret.
+	SecretResults []string
 	// TaskDefaultTimeout is the default task timeout in minutes.
 	TaskDefaultTimeout int
 	Definition         *Definition
@@ -130,6 +135,9 @@ type RunContext struct {
 	Team   map[string]any `json:"team,omitempty"`
 	// Secrets are the values masked in logs and answers.
 	Secrets []string `json:"secrets,omitempty"`
+	// SecretNames names the password parameters of Global and Team, as "global.<name>"
+	// and "team.<name>": their values are secret wherever they are substituted.
+	SecretNames []string `json:"secretNames,omitempty"`
 	// Links are the context params that are URLs and tokens of this run.
 	Links map[string]string `json:"links,omitempty"`
 }
@@ -182,9 +190,13 @@ type TaskRun struct {
 	Child string
 	// Kept marks a task that succeeded in the run this one retries: it keeps its results
 	// and does not run again.
-	Kept    bool
-	Labels  map[string]string
-	Version int64
+	Kept bool
+	// SecretParams and SecretResults name the params and results that came from a secret:
+	// masked in answers and events, sealed at rest.
+	SecretParams  []string
+	SecretResults []string
+	Labels        map[string]string
+	Version       int64
 }
 
 // Phase is a task run's phase, derived from its status.
@@ -227,4 +239,55 @@ func ParseTaskRunID(id string) (run string, i int, ok bool) {
 		return "", 0, false
 	}
 	return id[:dot], i, true
+}
+
+// SecretDecision reports whether a decision task's value came from a secret.
+func (t *TaskRun) SecretDecision() bool {
+	return t.Decision != "" && slices.Contains(t.SecretParams, "value")
+}
+
+// Scrub masks, in a text the run shows (a status message, a log line), every secret value
+// the run knows of.
+func (r *Run) Scrub(s string) string {
+	return ScrubText(s, r.Context.Secrets)
+}
+
+// ScrubText replaces each of secrets found in s by secrets.Mask, longest first so that a
+// secret holding another is masked whole.
+func ScrubText(s string, values []string) string {
+	if s == "" || len(values) == 0 {
+		return s
+	}
+	sorted := slices.Clone(values)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range sorted {
+		if v != "" {
+			s = strings.ReplaceAll(s, v, secrets.Mask)
+		}
+	}
+	return s
+}
+
+// names is the set of a list of names.
+func names(list []string) map[string]bool {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(list))
+	for _, n := range list {
+		out[n] = true
+	}
+	return out
+}
+
+// setName adds name to the sorted list when on, removes it otherwise.
+func setName(list []string, name string, on bool) []string {
+	i, found := slices.BinarySearch(list, name)
+	switch {
+	case on && !found:
+		return slices.Insert(list, i, name)
+	case !on && found:
+		return slices.Delete(list, i, i+1)
+	}
+	return list
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +19,9 @@ type SubmitRequest struct {
 	Annotations map[string]any
 	Params      map[string]any
 	Workspaces  json.RawMessage
+	// Secret names params that hold a secret though the workflow does not declare them
+	// passwords: a parent run passing one on to its child.
+	Secret []string
 	// Timeout is in minutes.
 	Timeout *int
 	Retries *int
@@ -65,7 +69,12 @@ func NewRun(id string, def *Definition, req SubmitRequest, trigger string, by In
 	}
 	for _, p := range def.Params {
 		if p.Type == "password" {
-			r.SecretParams = append(r.SecretParams, p.Name)
+			r.SecretParams = setName(r.SecretParams, p.Name, true)
+		}
+	}
+	for _, name := range req.Secret {
+		if _, ok := values[name]; ok {
+			r.SecretParams = setName(r.SecretParams, name, true)
 		}
 	}
 	r.Timeout = lim.MaxDuration
@@ -140,7 +149,7 @@ func NewRetry(id string, old *Run, oldTasks []*TaskRun, req SubmitRequest, fromF
 	maps.Copy(p, req.Params)
 	def := *old.Definition
 	r, tasks, err := NewRun(id, &def, SubmitRequest{Labels: mergeLabels(old.Labels, req.Labels),
-		Annotations: mergeAny(old.Annotations, req.Annotations), Params: p, Workspaces: firstPresent(req.Workspaces, old.Workspaces),
+		Annotations: mergeAny(old.Annotations, req.Annotations), Params: p, Secret: slices.Concat(old.SecretParams, req.Secret), Workspaces: firstPresent(req.Workspaces, old.Workspaces),
 		Timeout: &old.Timeout, Debug: old.Debug}, "retry", by, now, Limits{MaxDuration: old.Timeout, TaskDefaultTimeout: old.TaskDefaultTimeout})
 	if err != nil {
 		return nil, nil, err
@@ -157,6 +166,7 @@ func NewRetry(id string, old *Run, oldTasks []*TaskRun, req SubmitRequest, fromF
 				tasks[i].Results = t.Results
 				tasks[i].Decision = t.Decision
 				tasks[i].Params = t.Params
+				tasks[i].SecretParams, tasks[i].SecretResults = t.SecretParams, t.SecretResults
 			}
 		}
 	}
@@ -202,6 +212,19 @@ func (r *Run) Merge(req SubmitRequest) error {
 			return &ErrRequest{Message: fmt.Sprintf("The run's params take more than %d bytes.", MaxRunValuesBytes)}
 		}
 		r.Params = p
+		for _, name := range req.Secret {
+			if _, ok := p[name]; ok {
+				r.SecretParams = setName(r.SecretParams, name, true)
+			}
+		}
+		// A secret given at start is masked as those given at submit are.
+		for _, name := range r.SecretParams {
+			if v, ok := req.Params[name]; ok {
+				if s := Text(v); s != "" && !slices.Contains(r.Context.Secrets, s) {
+					r.Context.Secrets = append(r.Context.Secrets, s)
+				}
+			}
+		}
 	}
 	if len(req.Workspaces) > 0 {
 		r.Workspaces = req.Workspaces

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,12 +30,12 @@ func (m *Machine) begin(v int) {
 		}
 		return
 	}
-	values, err := m.taskParams(v)
+	values, secret, err := m.taskParams(v)
 	if err != nil {
 		m.complete(v, Invalid, err.Error())
 		return
 	}
-	t.Params = values
+	t.Params, t.SecretParams = values, secret
 	switch def.Type {
 	case tasktype.Start, tasktype.End:
 		m.complete(v, Succeeded, "")
@@ -56,8 +58,13 @@ func (m *Machine) begin(v int) {
 			r.Results = map[string]any{}
 		}
 		r.Results[name] = values["value"]
+		secretValue := slices.Contains(secret, "value")
+		r.SecretResults = setName(r.SecretResults, name, secretValue)
 		m.runChanged = true
 		t.Results = map[string]string{name: Text(values["value"])}
+		if secretValue {
+			t.SecretResults = []string{name}
+		}
 		m.complete(v, Succeeded, "")
 	case tasktype.SetWFStatus:
 		status := Status(strings.ToLower(Text(values["status"])))
@@ -154,43 +161,73 @@ func (m *Machine) Scope(i int) params.Scope {
 	for k, v := range r.Context.Links {
 		ctx[k] = v
 	}
-	return params.Scope{Global: r.Context.Global, Team: r.Context.Team, Run: r.Params, Context: ctx, Results: m.S.results}
+	sc := params.Scope{Global: r.Context.Global, Team: r.Context.Team, Run: r.Params, Context: ctx, Results: m.S.results}
+	sc.Secret.Run = names(r.SecretParams)
+	sc.Secret.Results = m.S.secretResults
+	for _, n := range r.Context.SecretNames {
+		layer, name, _ := strings.Cut(n, ".")
+		switch layer {
+		case "global":
+			sc.Secret.Global = setTrue(sc.Secret.Global, name)
+		case "team":
+			sc.Secret.Team = setTrue(sc.Secret.Team, name)
+		}
+	}
+	return sc
 }
 
-// taskParams resolves task v's params, over the defaults of its catalogue task's params.
-func (m *Machine) taskParams(v int) (map[string]any, error) {
+func setTrue(m map[string]bool, name string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[name] = true
+	return m
+}
+
+// taskParams resolves task v's params, over the defaults of its catalogue task's params,
+// and names, sorted, those that came from a secret.
+func (m *Machine) taskParams(v int) (map[string]any, []string, error) {
 	def := m.S.G.Tasks[v]
 	sc := m.Scope(v)
 	out := map[string]any{}
+	secret := map[string]bool{}
 	if def.Spec != nil {
 		for _, p := range def.Spec.Params {
 			if raw := firstPresent(p.Value, p.Default); raw != nil {
 				val, err := decode(raw)
 				if err != nil {
-					return nil, fmt.Errorf("param '%s': %v", p.Name, err)
+					return nil, nil, fmt.Errorf("param '%s': %v", p.Name, err)
 				}
 				out[p.Name] = val
+				secret[p.Name] = p.Type == "password"
 			}
 		}
 	}
 	for _, p := range def.Params {
 		val, err := decode(p.Value)
 		if err != nil {
-			return nil, fmt.Errorf("param '%s': %v", p.Name, err)
+			return nil, nil, fmt.Errorf("param '%s': %v", p.Name, err)
 		}
-		if val, err = sc.Value(val); err != nil {
-			return nil, err
+		val, sec, err := sc.ValueSecret(val)
+		if err != nil {
+			return nil, nil, err
 		}
-		out[p.Name] = val
+		out[p.Name], secret[p.Name] = val, sec
 	}
 	if def.Spec != nil {
 		for _, p := range def.Spec.Params {
 			if _, ok := out[p.Name]; !ok && p.Required {
-				return nil, fmt.Errorf("param '%s' of task '%s' is required", p.Name, def.TaskRef)
+				return nil, nil, fmt.Errorf("param '%s' of task '%s' is required", p.Name, def.TaskRef)
 			}
 		}
 	}
-	return out, nil
+	var names []string
+	for _, n := range slices.Sorted(maps.Keys(secret)) {
+		if secret[n] {
+			names = append(names, n)
+		}
+	}
+	return out, names, nil
 }
 
 // Step is what a runner executes for task i, its references resolved. `$(results.x.path)`
@@ -199,7 +236,7 @@ func (m *Machine) Step(i int) (StepSpec, error) {
 	def := m.S.G.Tasks[i]
 	t := m.S.Tasks[i]
 	sc := m.Scope(i)
-	sc.Task = t.Params
+	sc.Task, sc.Secret.Task = t.Params, names(t.SecretParams)
 	var spec Spec
 	switch def.Type {
 	case tasktype.Template:

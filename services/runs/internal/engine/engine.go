@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
@@ -63,6 +64,9 @@ type Deps struct {
 	Definitions Definitions
 	Catalogue   Catalogue
 	Contexts    Contexts
+	// Sealer seals the attempts that carry secrets for the runners, and opens the results
+	// they send back sealed (the shared BATON_SECRET_KEY).
+	Sealer events.Sealer
 }
 
 // Engine runs workflow runs.
@@ -71,6 +75,7 @@ type Engine struct {
 	store Store
 	defs  Definitions
 	cat   Catalogue
+	box   events.Sealer
 	ctxs  *contextCache
 	pub   *publisher
 	log   *slog.Logger
@@ -101,7 +106,7 @@ type actor struct {
 func New(cfg Config, deps Deps) *Engine {
 	cfg.defaults()
 	e := &Engine{
-		cfg: cfg, store: deps.Store, defs: deps.Definitions, cat: deps.Catalogue,
+		cfg: cfg, store: deps.Store, defs: deps.Definitions, cat: deps.Catalogue, box: deps.Sealer,
 		ctxs: newContextCache(deps.Contexts, cfg.ContextTTL), log: cfg.Logger, now: time.Now,
 		actors: map[string]*actor{}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 	}
@@ -321,6 +326,7 @@ func (e *Engine) ended(st *domain.State) {
 	for k, v := range r.Results {
 		results[k] = domain.Text(v)
 	}
+	secretResults := r.SecretResults
 	e.timers.set(id, time.Time{})
 	if !holdsSlot && parent == "" {
 		return // nothing is owed but the events, on their way
@@ -334,7 +340,7 @@ func (e *Engine) ended(st *domain.State) {
 				}
 			}
 			if parent != "" {
-				if err := e.childEnded(ctx, parent, parentTask, id, status, results); err != nil {
+				if err := e.childEnded(ctx, parent, parentTask, id, status, results, secretResults); err != nil {
 					e.log.Warn("cannot tell the parent run", "run", parent, "child", id, "error", err)
 					return
 				}

@@ -3,12 +3,15 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
@@ -169,11 +172,16 @@ func (e *Engine) HandleUpdate(ctx context.Context, u events.TaskUpdate) error {
 		default:
 			status = domain.Failed
 		}
-		err := e.with(ctx, run, func(m *domain.Machine) error {
+		results, secret, err := e.openResults(u.Results)
+		msg := u.Message
+		if err != nil && status == domain.Succeeded {
+			status, msg = domain.Failed, err.Error()
+		}
+		err = e.with(ctx, run, func(m *domain.Machine) error {
 			if i >= len(m.S.Tasks) {
 				return errSkip
 			}
-			if !m.Ended(i, u.Attempt, status, u.Message, u.Results) {
+			if !m.Ended(i, u.Attempt, status, msg, results, secret) {
 				return refusal(m, i, u.Attempt)
 			}
 			return nil
@@ -184,6 +192,31 @@ func (e *Engine) HandleUpdate(ctx context.Context, u events.TaskUpdate) error {
 		return err
 	}
 	return nil
+}
+
+// openResults opens the results a runner sent sealed, because they hold a secret, and
+// names them.
+func (e *Engine) openResults(in map[string]string) (map[string]string, []string, error) {
+	var secret []string
+	out := in
+	for name, v := range in {
+		if !secrets.IsSealed(v) {
+			continue
+		}
+		if e.box == nil {
+			return nil, nil, fmt.Errorf("result '%s' is sealed and the runs service has no secret key", name)
+		}
+		plain, err := e.box.Open(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("result '%s': %w", name, err)
+		}
+		if secret == nil {
+			out = maps.Clone(in)
+		}
+		out[name] = plain
+		secret = append(secret, name)
+	}
+	return out, secret, nil
 }
 
 // Run moves runs until ctx ends: timers, the publisher, this replica's beat, queued runs

@@ -220,7 +220,7 @@ func newRunID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // runContext captures what the run's references resolve against beyond its params.
 func (e *Engine) runContext(r *domain.Run, tc TeamContext) domain.RunContext {
-	rc := domain.RunContext{Global: tc.Global, Team: tc.Team}
+	rc := domain.RunContext{Global: tc.Global, Team: tc.Team, SecretNames: tc.Secrets}
 	for _, name := range tc.Secrets {
 		layer, n, _ := strings.Cut(name, ".")
 		var v any
@@ -233,7 +233,7 @@ func (e *Engine) runContext(r *domain.Run, tc TeamContext) domain.RunContext {
 			rc.Secrets = append(rc.Secrets, s)
 		}
 	}
-	for name := range secretParams(r) {
+	for _, name := range r.SecretParams {
 		if s := domain.Text(r.Params[name]); s != "" {
 			rc.Secrets = append(rc.Secrets, s)
 		}
@@ -609,7 +609,12 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 			}
 			ref = name
 		}
-		s = Submission{Team: r.Team, Workflow: ref, Version: version, Request: domain.SubmitRequest{Params: maps.Clone(p)},
+		var secret []string
+		if slices.Contains(t.SecretParams, "params") {
+			// Which of them came from a secret is not kept: each is taken for one.
+			secret = slices.Sorted(maps.Keys(p))
+		}
+		s = Submission{Team: r.Team, Workflow: ref, Version: version, Request: domain.SubmitRequest{Params: maps.Clone(p), Secret: secret},
 			Key: fmt.Sprintf("child/%s/%d/%d", r.ID, i, attempt), Trigger: "task",
 			By: domain.Initiator{Type: "workflowrun", ID: r.ID, Name: r.Workflow}, ParentRun: r.ID, ParentTask: t.Name}
 		return errSkip
@@ -645,7 +650,7 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 		for k, v := range cur.Results {
 			results[k] = domain.Text(v)
 		}
-		if err := e.childEnded(ctx, run, s.ParentTask, cur.ID, cur.Status, results); err != nil {
+		if err := e.childEnded(ctx, run, s.ParentTask, cur.ID, cur.Status, results, cur.SecretResults); err != nil {
 			e.log.Warn("cannot tell the parent run", "run", run, "child", cur.ID, "error", err)
 		}
 	}
@@ -655,13 +660,13 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 var errSkip = errors.New("nothing to do")
 
 // childEnded gives a parent run's runworkflow task its child's end.
-func (e *Engine) childEnded(ctx context.Context, parent, task, child string, status domain.Status, results map[string]string) error {
+func (e *Engine) childEnded(ctx context.Context, parent, task, child string, status domain.Status, results map[string]string, secret []string) error {
 	err := e.with(ctx, parent, func(m *domain.Machine) error {
 		i, ok := m.S.G.Index[task]
 		if !ok {
 			return errSkip
 		}
-		m.ChildEnded(i, child, status, results)
+		m.ChildEnded(i, child, status, results, secret)
 		return nil
 	})
 	if errors.Is(err, errSkip) || apperr.HasReason(err, apperr.WorkflowRunNotFound) {

@@ -2,12 +2,13 @@ package engine
 
 import (
 	"encoding/json"
-	"maps"
+	"fmt"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
@@ -16,7 +17,7 @@ import (
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // mask is what a secret value reads as in answers and events.
-const mask = "********"
+const mask = secrets.Mask
 
 // RunView is the contract's WorkflowRun.
 type RunView struct {
@@ -78,29 +79,16 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format(TimeFormat)
 }
 
-// secretParams names the run params of password type.
-func secretParams(r *domain.Run) map[string]bool {
-	out := map[string]bool{}
-	for _, name := range r.SecretParams {
-		out[name] = true
-	}
-	return out
-}
-
 // ViewRun renders a run, secrets masked, with tasks when given.
 func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
-	params := maps.Clone(r.Params)
-	for name := range secretParams(r) {
-		if _, ok := params[name]; ok {
-			params[name] = mask
-		}
-	}
+	secrets := r.Context.Secrets
 	v := RunView{
 		ID: r.ID, WorkflowRef: r.Workflow, WorkflowName: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
-		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: r.Status, Phase: r.Phase, StatusMessage: r.StatusMessage,
+		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: r.Status, Phase: r.Phase, StatusMessage: r.Scrub(r.StatusMessage),
 		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(r.Annotations),
-		Params: orEmptyAny(params), Results: orEmptyAny(maskAll(r.Results, r.Context.Secrets)), Workspaces: r.Workspaces,
-		CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),
+		Params:     orEmptyAny(maskValues(r.Params, r.SecretParams, secrets)),
+		Results:    orEmptyAny(maskValues(r.Results, r.SecretResults, secrets)),
+		Workspaces: r.Workspaces, CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),
 		Timeout: r.Timeout, Retries: r.Retries, RetryOf: r.RetryOf, ParentRun: r.ParentRun,
 	}
 	if tasks != nil {
@@ -114,33 +102,73 @@ func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
 
 // ViewTask renders a task run, secrets masked.
 func ViewTask(r *domain.Run, t *domain.TaskRun, now time.Time) TaskRunView {
+	secrets := r.Context.Secrets
 	return TaskRunView{
-		ID: t.ID, Name: t.Name, Type: t.Type, Status: t.Status, Phase: t.Phase(), StatusMessage: t.StatusMessage,
+		ID: t.ID, Name: t.Name, Type: t.Type, Status: t.Status, Phase: t.Phase(), StatusMessage: r.Scrub(t.StatusMessage),
 		WorkflowRunRef: t.RunID, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion,
-		Params: orEmptyAny(maskAll(t.Params, r.Context.Secrets)), Results: orEmpty(t.Results),
+		Params:       orEmptyAny(maskValues(t.Params, t.SecretParams, secrets)),
+		Results:      orEmpty(maskTexts(t.Results, t.SecretResults, secrets)),
 		CreationDate: fmtTime(t.CreationDate), StartTime: fmtTime(t.StartTime), Duration: t.Duration(now),
 		Timeout: t.Timeout, Attempt: t.Attempt, Labels: t.Labels, ChildRun: t.Child,
 	}
 }
 
-// maskAll replaces secret values found in string values.
-func maskAll(m map[string]any, secrets []string) map[string]any {
-	if len(secrets) == 0 || len(m) == 0 {
+// maskValues masks a map of values for showing: the values named secret (they came from
+// a secret) whole, and in every other string, however deep, any secret value it holds.
+func maskValues(m map[string]any, secret []string, values []string) map[string]any {
+	if len(m) == 0 || (len(secret) == 0 && len(values) == 0) {
 		return m
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		if s, ok := v.(string); ok {
-			for _, sec := range secrets {
-				if sec != "" {
-					s = strings.ReplaceAll(s, sec, mask)
-				}
-			}
-			v = s
+		if slices.Contains(secret, k) {
+			out[k] = mask
+			continue
 		}
-		out[k] = v
+		out[k] = scrubValue(v, values)
 	}
 	return out
+}
+
+// maskTexts is maskValues for text values.
+func maskTexts(m map[string]string, secret []string, values []string) map[string]string {
+	if len(m) == 0 || (len(secret) == 0 && len(values) == 0) {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if slices.Contains(secret, k) {
+			out[k] = mask
+			continue
+		}
+		out[k] = domain.ScrubText(v, values)
+	}
+	return out
+}
+
+// scrubValue masks the secret values found in the strings of a JSON value.
+func scrubValue(v any, values []string) any {
+	if len(values) == 0 {
+		return v
+	}
+	switch c := v.(type) {
+	case string:
+		return domain.ScrubText(c, values)
+	case map[string]any:
+		out := make(map[string]any, len(c))
+		for k, e := range c {
+			out[k] = scrubValue(e, values)
+		}
+		return out
+	case []any:
+		out := make([]any, len(c))
+		for i, e := range c {
+			out[i] = scrubValue(e, values)
+		}
+		return out
+	default:
+		return v
+	}
 }
 
 func orEmpty(m map[string]string) map[string]string {
@@ -204,6 +232,19 @@ func (e *Engine) attempt(st *domain.State, i int) (message, error) {
 	if t.Type == tasktype.Generic {
 		a.Queue, a.Params = step.Queue, step.Params
 		topic = events.QueueTopic(step.Queue)
+	}
+	if t.Type == tasktype.Generic && len(t.SecretParams) == 0 {
+		// A queue's worker is given no secret, so it needs none of them to mask.
+		a.Secrets = nil
+	}
+	// An attempt that carries anything from a secret crosses the broker sealed.
+	if len(a.Secrets) > 0 || len(t.SecretParams) > 0 {
+		if e.box == nil {
+			return message{}, fmt.Errorf("task run %s carries secrets and the runs service has no secret key", t.ID)
+		}
+		if err := a.Seal(e.box); err != nil {
+			return message{}, err
+		}
 	}
 	ev, err := events.New(t.ID+"/"+strconv.Itoa(t.Attempt), events.Source("runs"), events.TypeTaskDispatch, "", a)
 	if err != nil {

@@ -45,6 +45,7 @@ type runDoc struct {
 	Context             string           `bson:"context,omitempty"`
 	TaskDefaultTimeout  int              `bson:"taskDefaultTimeout,omitempty"`
 	SecretParams        []string         `bson:"secretParams,omitempty"`
+	SecretResults       []string         `bson:"secretResults,omitempty"`
 	// Owner and Queued are set while the run is in flight (in the live collection).
 	Owner  string `bson:"owner,omitempty"`
 	Queued bool   `bson:"queued,omitempty"`
@@ -87,6 +88,8 @@ type taskDoc struct {
 	Decision      string    `bson:"decision,omitempty"`
 	Child         string    `bson:"child,omitempty"`
 	Kept          bool      `bson:"kept,omitempty"`
+	SecretParams  []string  `bson:"secretParams,omitempty"`
+	SecretResults []string  `bson:"secretResults,omitempty"`
 	Labels        string    `bson:"labels,omitempty"`
 	Version       int64     `bson:"-"`
 }
@@ -127,31 +130,33 @@ func labelPairs(labels map[string]string) []string {
 	return out
 }
 
-func toRunDoc(r *domain.Run) runDoc {
+func toRunDoc(r *domain.Run, box Sealer) runDoc {
 	return runDoc{
 		ID: r.ID, Team: r.Team, Workflow: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
 		WorkflowVersion: r.WorkflowVersion, Status: string(r.Status), Phase: string(r.Phase), StatusMessage: r.StatusMessage,
 		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, Labels: jsonText(r.Labels), LabelPairs: labelPairs(r.Labels),
-		Annotations: jsonText(r.Annotations), Params: jsonText(r.Params), Results: jsonText(r.Results),
+		Annotations: jsonText(r.Annotations), Params: jsonText(sealValues(box, r.Params, r.SecretParams)),
+		Results:    jsonText(sealValues(box, r.Results, r.SecretResults)),
 		Workspaces: string(r.Workspaces), CreationDate: r.CreationDate, StartTime: r.StartTime, EndTime: r.EndTime,
 		Timeout: r.Timeout, Deadline: r.Deadline, Retries: r.Retries, Debug: r.Debug, RetryOf: r.RetryOf,
-		ParentRun: r.ParentRun, ParentTask: r.ParentTask, FinalStatus: string(r.FinalStatus), Context: jsonText(r.Context),
-		TaskDefaultTimeout: r.TaskDefaultTimeout, SecretParams: r.SecretParams, Tasks: r.Tasks, Version: r.Version,
+		ParentRun: r.ParentRun, ParentTask: r.ParentTask, FinalStatus: string(r.FinalStatus), Context: jsonText(sealContext(box, r.Context)),
+		TaskDefaultTimeout: r.TaskDefaultTimeout, SecretParams: r.SecretParams, SecretResults: r.SecretResults, Tasks: r.Tasks, Version: r.Version,
 		Owner: r.Owner, Queued: r.Queued, DefinitionID: r.DefinitionID,
 	}
 }
 
-func (d runDoc) run() *domain.Run {
+func (d runDoc) run(box Sealer) *domain.Run {
 	r := &domain.Run{
 		ID: d.ID, Team: d.Team, Workflow: d.Workflow, WorkflowDisplayName: d.WorkflowDisplayName,
 		WorkflowVersion: d.WorkflowVersion, Status: domain.Status(d.Status), Phase: domain.Phase(d.Phase),
 		StatusMessage: d.StatusMessage, Trigger: d.Trigger, InitiatedBy: d.InitiatedBy,
 		Labels: fromText[map[string]string](d.Labels), Annotations: fromText[map[string]any](d.Annotations),
-		Params: fromText[map[string]any](d.Params), Results: fromText[map[string]any](d.Results),
+		Params:       openValues(box, fromText[map[string]any](d.Params), d.SecretParams),
+		Results:      openValues(box, fromText[map[string]any](d.Results), d.SecretResults),
 		CreationDate: d.CreationDate.UTC(), StartTime: utc(d.StartTime), EndTime: utc(d.EndTime), Timeout: d.Timeout,
 		Deadline: utc(d.Deadline), Retries: d.Retries, Debug: d.Debug, RetryOf: d.RetryOf, ParentRun: d.ParentRun,
-		ParentTask: d.ParentTask, FinalStatus: domain.Status(d.FinalStatus), Context: fromText[domain.RunContext](d.Context),
-		TaskDefaultTimeout: d.TaskDefaultTimeout, SecretParams: d.SecretParams, Tasks: d.Tasks, Version: d.Version,
+		ParentTask: d.ParentTask, FinalStatus: domain.Status(d.FinalStatus), Context: openContext(box, fromText[domain.RunContext](d.Context)),
+		TaskDefaultTimeout: d.TaskDefaultTimeout, SecretParams: d.SecretParams, SecretResults: d.SecretResults, Tasks: d.Tasks, Version: d.Version,
 		Owner: d.Owner, Queued: d.Queued, DefinitionID: d.DefinitionID,
 	}
 	if d.Workspaces != "" {
@@ -167,25 +172,33 @@ func utc(t time.Time) time.Time {
 	return t.UTC()
 }
 
-func toTaskDoc(t *domain.TaskRun) taskDoc {
+func toTaskDoc(t *domain.TaskRun, box Sealer) taskDoc {
+	decision := t.Decision
+	if t.SecretDecision() {
+		decision = seal(box, decision)
+	}
 	return taskDoc{
 		ID: t.ID, RunID: t.RunID, Index: t.Index, Name: t.Name, Type: t.Type, Status: string(t.Status),
-		StatusMessage: t.StatusMessage, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion, Params: jsonText(t.Params),
-		Results: jsonText(t.Results), CreationDate: t.CreationDate, StartTime: t.StartTime, EndTime: t.EndTime,
+		StatusMessage: t.StatusMessage, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion,
+		Params: jsonText(sealValues(box, t.Params, t.SecretParams)), Results: jsonText(sealTexts(box, t.Results, t.SecretResults)),
+		CreationDate: t.CreationDate, StartTime: t.StartTime, EndTime: t.EndTime,
 		Timeout: t.Timeout, Attempt: t.Attempt, Deadline: t.Deadline, WakeAt: t.WakeAt, Runner: t.Runner,
-		Heartbeat: t.Heartbeat, Decision: t.Decision, Child: t.Child, Kept: t.Kept, Labels: jsonText(t.Labels),
+		Heartbeat: t.Heartbeat, Decision: decision, Child: t.Child, Kept: t.Kept,
+		SecretParams: t.SecretParams, SecretResults: t.SecretResults, Labels: jsonText(t.Labels),
 		Version: t.Version,
 	}
 }
 
-func (d taskDoc) task() *domain.TaskRun {
+func (d taskDoc) task(box Sealer) *domain.TaskRun {
 	return &domain.TaskRun{
 		ID: d.ID, RunID: d.RunID, Index: d.Index, Name: d.Name, Type: d.Type, Status: domain.Status(d.Status),
 		StatusMessage: d.StatusMessage, TaskRef: d.TaskRef, TaskVersion: d.TaskVersion,
-		Params: fromText[map[string]any](d.Params), Results: fromText[map[string]string](d.Results),
+		Params:       openValues(box, fromText[map[string]any](d.Params), d.SecretParams),
+		Results:      openTexts(box, fromText[map[string]string](d.Results), d.SecretResults),
 		CreationDate: d.CreationDate.UTC(), StartTime: utc(d.StartTime), EndTime: utc(d.EndTime), Timeout: d.Timeout,
 		Attempt: d.Attempt, Deadline: utc(d.Deadline), WakeAt: utc(d.WakeAt), Runner: d.Runner,
-		Heartbeat: utc(d.Heartbeat), Decision: d.Decision, Child: d.Child, Kept: d.Kept,
+		Heartbeat: utc(d.Heartbeat), Decision: open(box, d.Decision), Child: d.Child, Kept: d.Kept,
+		SecretParams: d.SecretParams, SecretResults: d.SecretResults,
 		Labels: fromText[map[string]string](d.Labels), Version: d.Version,
 	}
 }

@@ -49,6 +49,7 @@ type Store struct {
 	pages                                [pageShards]*mongo.Collection
 	defs, logs, replicas, counters, idem *mongo.Collection
 	beats                                *mongo.Collection
+	box                                  Sealer
 
 	// Documents known to exist, so their writes are not repeated: definition ids and
 	// teams' slot documents. Neither is ever deleted.
@@ -60,9 +61,11 @@ type Store struct {
 	countMonthly               *combiner[monthly, monthlyResult]
 }
 
-// New returns the store over db.
-func New(db *mongo.Database) *Store {
+// New returns the store over db. box seals, for storage, every value a run holds that came
+// from a secret, and opens them on reading (see seal.go).
+func New(db *mongo.Database, box Sealer) *Store {
 	s := &Store{
+		box:  box,
 		live: db.Collection("live"),
 		runs: db.Collection("runs"), archivedPages: db.Collection("taskpages"),
 		defs: db.Collection("definitions"), logs: db.Collection("logs"),
@@ -113,10 +116,10 @@ func pageID(run string, p int) string { return run + "/" + strconv.Itoa(p) }
 func pageCount(tasks int) int { return (tasks + PageSize - 1) / PageSize }
 
 // pageOf builds page p of tasks, at version.
-func pageOf(run string, tasks []*domain.TaskRun, p int, version int64) pageDoc {
+func pageOf(run string, tasks []*domain.TaskRun, p int, version int64, box Sealer) pageDoc {
 	d := pageDoc{ID: pageID(run, p), RunID: run, Version: version}
 	for _, t := range tasks[p*PageSize : min(len(tasks), (p+1)*PageSize)] {
-		d.Tasks = append(d.Tasks, toTaskDoc(t))
+		d.Tasks = append(d.Tasks, toTaskDoc(t, box))
 	}
 	return d
 }
@@ -133,14 +136,14 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		create, pages = s.createArchived, s.archivedPages
 		r.Owner, r.Queued = "", false
 	}
-	return create.do(ctx, creation{run: toRunDoc(r), pages: pages, docs: pageDocs(r.ID, tasks)})
+	return create.do(ctx, creation{run: toRunDoc(r, s.box), pages: pages, docs: pageDocs(r.ID, tasks, s.box)})
 }
 
 // pageDocs builds every page of tasks, each at the version its task runs have.
-func pageDocs(run string, tasks []*domain.TaskRun) []any {
+func pageDocs(run string, tasks []*domain.TaskRun, box Sealer) []any {
 	docs := make([]any, 0, pageCount(len(tasks)))
 	for p := range pageCount(len(tasks)) {
-		docs = append(docs, pageOf(run, tasks, p, tasks[p*PageSize].Version))
+		docs = append(docs, pageOf(run, tasks, p, tasks[p*PageSize].Version, box))
 	}
 	return docs
 }
@@ -222,7 +225,7 @@ func insertAll(ctx context.Context, coll *mongo.Collection, docs []any, failed f
 // storeDefinition stores r's definition under a name derived from its content, so the runs
 // of one workflow version share one document and a run costs no write for it.
 func (s *Store) storeDefinition(ctx context.Context, r *domain.Run) error {
-	text := jsonText(r.Definition)
+	text := jsonText(withoutSecrets(r.Definition))
 	sum := sha256.Sum256([]byte(text))
 	r.DefinitionID = "sha256:" + hex.EncodeToString(sum[:])
 	if _, known := s.storedDefs.Load(r.DefinitionID); known {
@@ -278,7 +281,7 @@ func (s *Store) FindRun(ctx context.Context, id string, withDefinition bool) (*d
 	if err != nil {
 		return nil, err
 	}
-	r := d.run()
+	r := d.run(s.box)
 	if withDefinition {
 		def, err := mongox.FindOne[struct {
 			Definition string `bson:"definition"`
@@ -319,7 +322,7 @@ func (s *Store) FindTasks(ctx context.Context, r *domain.Run) ([]*domain.TaskRun
 			return nil, err
 		}
 		for _, td := range d.Tasks {
-			t := td.task()
+			t := td.task(s.box)
 			t.Version = d.Version
 			out = append(out, t)
 		}
@@ -352,7 +355,7 @@ func (s *Store) FindTask(ctx context.Context, id string) (*domain.TaskRun, error
 	if k >= len(d.Tasks) {
 		return nil, missing
 	}
-	t := d.Tasks[k].task()
+	t := d.Tasks[k].task(s.box)
 	t.Version = d.Version
 	return t, nil
 }
@@ -396,7 +399,7 @@ func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.Task
 		for k, p := range pages {
 			v := all[p*PageSize].Version
 			models[k] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": pageID(r.ID, p), "version": v}).
-				SetReplacement(pageOf(r.ID, all, p, v+1))
+				SetReplacement(pageOf(r.ID, all, p, v+1, s.box))
 		}
 		matched, err := bulkWrite(ctx, s.livePages(r.ID), models)
 		if err != nil {
@@ -416,7 +419,7 @@ func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.Task
 
 // saveRun writes the run on its version.
 func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
-	d := toRunDoc(r)
+	d := toRunDoc(r, s.box)
 	d.Version = r.Version + 1
 	res, err := s.live.ReplaceOne(ctx, bson.M{"_id": r.ID, "version": r.Version}, d)
 	if err != nil {
@@ -434,7 +437,7 @@ func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
 // repeated, so a crash midway leaves a run that Archive completes again.
 func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
 	var failed error
-	insertAll(ctx, s.archivedPages, pageDocs(r.ID, tasks), func(_ int, err error, dup bool) {
+	insertAll(ctx, s.archivedPages, pageDocs(r.ID, tasks, s.box), func(_ int, err error, dup bool) {
 		// Pages there already are an archive repeated after a crash.
 		if !dup && failed == nil {
 			failed = fmt.Errorf("insert task runs of %s: %w", r.ID, err)
@@ -443,7 +446,7 @@ func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.Task
 	if failed != nil {
 		return failed
 	}
-	d := toRunDoc(r)
+	d := toRunDoc(r, s.box)
 	d.Owner, d.Queued = "", false
 	if _, err := s.runs.InsertOne(ctx, d); err != nil && !mongox.IsDuplicateKey(err) {
 		return fmt.Errorf("archive run %s: %w", r.ID, err)
@@ -614,7 +617,7 @@ func (s *Store) FindRuns(ctx context.Context, f Filter, p page.Request) ([]*doma
 	to := min(from+p.Size, len(all))
 	out := make([]*domain.Run, 0, to-from)
 	for _, d := range all[from:to] {
-		out = append(out, d.run())
+		out = append(out, d.run(s.box))
 	}
 	return out, max(0, liveTotal+endedTotal-int64(len(twice))), nil
 }

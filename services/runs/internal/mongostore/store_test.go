@@ -2,7 +2,9 @@ package mongostore_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,8 +12,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/mongox"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
@@ -21,12 +26,78 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 func newStore(t *testing.T) *mongostore.Store {
 	t.Helper()
+	s, _ := newStoreDB(t)
+	return s
+}
+
+// newStoreDB is newStore with the database under it.
+func newStoreDB(t *testing.T) (*mongostore.Store, *mongo.Database) {
+	t.Helper()
 	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	s := mongostore.New(client.Database(testkit.Database(t)))
+	box, err := secrets.FromString("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	require.NoError(t, err)
+	db := client.Database(testkit.Database(t))
+	s := mongostore.New(db, box)
 	require.NoError(t, s.EnsureIndexes(context.Background()))
-	return s
+	return s, db
+}
+
+// Whatever a run holds from a secret is stored sealed, in every collection, and read back
+// opened.
+func TestSecretsAreSealedAtRest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db := newStoreDB(t)
+	const (
+		global, team, param, result, decision = "gl0bal-pw", "t3am-pw", "par4m-pw", "resu1t-pw", "dec1sion-pw"
+	)
+	def := &domain.Definition{Name: "w",
+		Params: []domain.Param{{Name: "pw", Type: "password", Default: json.RawMessage(`"` + param + `"`)}},
+		Tasks: []domain.TaskDef{{Name: "start", Type: "start"}, {Name: "d", Type: "decision"},
+			{Name: "end", Type: "end", Dependencies: []domain.Dependency{{TaskRef: "d"}}}}}
+	r, tasks, err := domain.NewRun("run-sealed", def, domain.SubmitRequest{}, "manual", domain.Initiator{}, time.Now(), domain.Limits{MaxDuration: 5})
+	require.NoError(t, err)
+	require.Equal(t, []string{"pw"}, r.SecretParams)
+	r.Owner = "replica-a"
+	r.Context = domain.RunContext{Global: map[string]any{"g": global, "plain": "shown"}, Team: map[string]any{"t": team},
+		SecretNames: []string{"global.g", "team.t"}, Secrets: []string{global, team, param}}
+	r.Results, r.SecretResults = map[string]any{"out": result}, []string{"out"}
+	d := tasks[1]
+	d.Params, d.SecretParams = map[string]any{"value": decision, "plain": "shown"}, []string{"value"}
+	d.Decision = decision
+	d.Results, d.SecretResults = map[string]string{"r": result, "plain": "shown"}, []string{"r"}
+	require.NoError(t, s.CreateRun(ctx, r, tasks))
+
+	names, err := db.ListCollectionNames(ctx, bson.M{})
+	require.NoError(t, err)
+	var stored strings.Builder
+	for _, name := range names {
+		cur, err := db.Collection(name).Find(ctx, bson.M{})
+		require.NoError(t, err)
+		var docs []bson.M
+		require.NoError(t, cur.All(ctx, &docs))
+		raw, err := bson.MarshalExtJSON(bson.M{"docs": docs}, false, false)
+		require.NoError(t, err)
+		stored.Write(raw)
+	}
+	require.Contains(t, stored.String(), "shown", "the documents were read")
+	for _, secret := range []string{global, team, param, result, decision} {
+		assert.NotContains(t, stored.String(), secret)
+	}
+
+	back, err := s.FindRun(ctx, r.ID, true)
+	require.NoError(t, err)
+	assert.Equal(t, r.Context, back.Context)
+	assert.Equal(t, r.Params, back.Params)
+	assert.Equal(t, r.Results, back.Results)
+	assert.Nil(t, back.Definition.Params[0].Default, "a password default is not kept in the definition")
+	all, err := s.FindTasks(ctx, back)
+	require.NoError(t, err)
+	assert.Equal(t, d.Params, all[1].Params)
+	assert.Equal(t, d.Results, all[1].Results)
+	assert.Equal(t, decision, all[1].Decision)
 }
 
 func TestSlotsAreASet(t *testing.T) {

@@ -60,6 +60,17 @@ type Scope struct {
 	Context map[string]string
 	// Results holds the results of finished tasks: task name → result name → value.
 	Results map[string]map[string]string
+	// Secret marks the values of each layer that came from a password parameter.
+	Secret Secret
+}
+
+// Secret names, layer by layer, the values that came from a password parameter, directly
+// or through a task that passed one on. A string or value into which any of them is
+// substituted is secret as a whole: see StringSecret and ValueSecret.
+type Secret struct {
+	Global, Team, Run, Task map[string]bool
+	// Results maps a task's name to its secret results.
+	Results map[string]map[string]bool
 }
 
 // WithTask resolves a task's own parameters against the other layers (sc.Task is ignored,
@@ -68,15 +79,20 @@ type Scope struct {
 func (sc Scope) WithTask(params map[string]any) (Scope, error) {
 	outer := sc
 	outer.Task = nil
+	outer.Secret.Task = nil
 	task := make(map[string]any, len(params))
+	secret := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(params)) {
-		v, err := outer.Value(params[name])
+		v, sec, err := outer.ValueSecret(params[name])
 		if err != nil {
 			return Scope{}, fmt.Errorf("parameter %s: %w", name, err)
 		}
 		task[name] = v
+		if sec {
+			secret[name] = true
+		}
 	}
-	sc.Task = task
+	sc.Task, sc.Secret.Task = task, secret
 	return sc, nil
 }
 
@@ -86,6 +102,20 @@ func (sc Scope) WithTask(params map[string]any) (Scope, error) {
 // The error, for the first reference that is malformed or cannot be resolved, is a
 // *MalformedError or an *UnresolvedError naming it.
 func (sc Scope) String(s string) (string, error) {
+	var secret bool
+	return sc.str(s, &secret)
+}
+
+// StringSecret is String, and also reports whether a value marked in sc.Secret was
+// substituted into s.
+func (sc Scope) StringSecret(s string) (string, bool, error) {
+	var secret bool
+	out, err := sc.str(s, &secret)
+	return out, secret, err
+}
+
+// str is String, setting *secret when it substitutes a secret value.
+func (sc Scope) str(s string, secret *bool) (string, error) {
 	if !strings.Contains(s, "$(") {
 		return s, nil
 	}
@@ -103,10 +133,11 @@ func (sc Scope) String(s string) (string, error) {
 		if f.ref.Prefix == paramref.Results {
 			continue
 		}
-		v, err := sc.resolve(f.ref)
+		v, sec, err := sc.resolve(f.ref)
 		if err != nil {
 			return "", err
 		}
+		*secret = *secret || sec
 		if last == 0 {
 			b.Grow(len(s))
 		}
@@ -128,14 +159,28 @@ func (sc Scope) String(s string) (string, error) {
 // as String does. Object keys are not resolved. map[string]string and []string keep their
 // type, their strings resolved by String. Errors are as String's.
 func (sc Scope) Value(v any) (any, error) {
+	var secret bool
+	return sc.value(v, &secret)
+}
+
+// ValueSecret is Value, and also reports whether a value marked in sc.Secret was
+// substituted anywhere in v.
+func (sc Scope) ValueSecret(v any) (any, bool, error) {
+	var secret bool
+	out, err := sc.value(v, &secret)
+	return out, secret, err
+}
+
+// value is Value, setting *secret when it substitutes a secret value.
+func (sc Scope) value(v any, secret *bool) (any, error) {
 	switch c := v.(type) {
 	case string:
-		return sc.exact(c)
+		return sc.exact(c, secret)
 	case map[string]any:
 		out := make(map[string]any, len(c))
 		// Sorted, so that of several bad references the same one is reported every time.
 		for _, k := range slices.Sorted(maps.Keys(c)) {
-			r, err := sc.Value(c[k])
+			r, err := sc.value(c[k], secret)
 			if err != nil {
 				return nil, err
 			}
@@ -145,7 +190,7 @@ func (sc Scope) Value(v any) (any, error) {
 	case []any:
 		out := make([]any, len(c))
 		for i, e := range c {
-			r, err := sc.Value(e)
+			r, err := sc.value(e, secret)
 			if err != nil {
 				return nil, err
 			}
@@ -155,7 +200,7 @@ func (sc Scope) Value(v any) (any, error) {
 	case map[string]string:
 		out := make(map[string]string, len(c))
 		for _, k := range slices.Sorted(maps.Keys(c)) {
-			r, err := sc.String(c[k])
+			r, err := sc.str(c[k], secret)
 			if err != nil {
 				return nil, err
 			}
@@ -165,7 +210,7 @@ func (sc Scope) Value(v any) (any, error) {
 	case []string:
 		out := make([]string, len(c))
 		for i, e := range c {
-			r, err := sc.String(e)
+			r, err := sc.str(e, secret)
 			if err != nil {
 				return nil, err
 			}
@@ -179,7 +224,7 @@ func (sc Scope) Value(v any) (any, error) {
 
 // exact resolves a string that is exactly one reference to the referenced value; any other
 // string goes through String.
-func (sc Scope) exact(s string) (any, error) {
+func (sc Scope) exact(s string, secret *bool) (any, error) {
 	if strings.HasPrefix(s, "$(") {
 		if f, ok := next(s, 0); ok && f.start == 0 && f.end == len(s) {
 			if f.err != nil {
@@ -188,14 +233,15 @@ func (sc Scope) exact(s string) (any, error) {
 			if f.ref.Prefix == paramref.Results {
 				return s, nil
 			}
-			v, err := sc.resolve(f.ref)
+			v, sec, err := sc.resolve(f.ref)
 			if err != nil {
 				return nil, err
 			}
+			*secret = *secret || sec
 			return clone(v), nil
 		}
 	}
-	return sc.String(s)
+	return sc.str(s, secret)
 }
 
 // Ref is one well-formed reference with a known prefix.
@@ -369,65 +415,71 @@ func parseRef(prefix, text, body string) (reference, error) {
 	return r, nil
 }
 
-// resolve finds the value of a well-formed reference other than paramref.Results.
-func (sc Scope) resolve(r reference) (any, error) {
+// resolve finds the value of a well-formed reference other than paramref.Results, and
+// whether it is secret.
+func (sc Scope) resolve(r reference) (any, bool, error) {
 	unresolved := func(format string, args ...any) error {
 		return &UnresolvedError{Ref: clip(r.Text), Reason: fmt.Sprintf(format, args...)}
 	}
 	var v any
+	var secret bool
 	switch r.Prefix {
 	case paramref.Params:
 		var ok bool
-		if v, ok = sc.param(r.Name); !ok {
-			return nil, unresolved("no parameter %q", r.Name)
+		if v, secret, ok = sc.param(r.Name); !ok {
+			return nil, false, unresolved("no parameter %q", r.Name)
 		}
 	case paramref.GlobalParams, paramref.TeamParams, paramref.WorkflowParams:
-		layer, label := sc.Global, "global"
+		layer, secrets, label := sc.Global, sc.Secret.Global, "global"
 		if r.Prefix == paramref.TeamParams {
-			layer, label = sc.Team, "team"
+			layer, secrets, label = sc.Team, sc.Secret.Team, "team"
 		} else if r.Prefix == paramref.WorkflowParams {
-			layer, label = sc.Run, "workflow"
+			layer, secrets, label = sc.Run, sc.Secret.Run, "workflow"
 		}
 		var ok bool
 		if v, ok = layer[r.Name]; !ok {
-			return nil, unresolved("no %s parameter %q", label, r.Name)
+			return nil, false, unresolved("no %s parameter %q", label, r.Name)
 		}
+		secret = secrets[r.Name]
 	case paramref.ContextParams:
 		s, ok := sc.context(r.Name)
 		if !ok {
-			return nil, unresolved("context parameter %q is not set", r.Name)
+			return nil, false, unresolved("context parameter %q is not set", r.Name)
 		}
-		return s, nil
+		return s, false, nil
 	case paramref.Tasks:
 		results, ok := sc.Results[r.Task]
 		if !ok {
-			return nil, unresolved("no results from task %q", r.Task)
+			return nil, false, unresolved("no results from task %q", r.Task)
 		}
 		if v, ok = results[r.Name]; !ok {
-			return nil, unresolved("task %q has no result %q", r.Task, r.Name)
+			return nil, false, unresolved("task %q has no result %q", r.Task, r.Name)
 		}
+		secret = sc.Secret.Results[r.Task][r.Name]
 	default:
-		return nil, unresolved("prefix %q is not resolved here", r.Prefix)
+		return nil, false, unresolved("prefix %q is not resolved here", r.Prefix)
 	}
 	v, reason := walk(v, r.Name, r.steps)
 	if reason != "" {
-		return nil, unresolved("%s", reason)
+		return nil, false, unresolved("%s", reason)
 	}
-	return v, nil
+	return v, secret, nil
 }
 
 // param searches the layers of `$(params.x)`, the later winning: global, team, run, task,
-// context.
-func (sc Scope) param(name string) (any, bool) {
+// context. It reports whether the value found is secret.
+func (sc Scope) param(name string) (any, bool, bool) {
 	if s, ok := sc.context(name); ok {
-		return s, true
+		return s, false, true
 	}
-	for _, layer := range [...]map[string]any{sc.Task, sc.Run, sc.Team, sc.Global} {
+	layers := [...]map[string]any{sc.Task, sc.Run, sc.Team, sc.Global}
+	secrets := [...]map[string]bool{sc.Secret.Task, sc.Secret.Run, sc.Secret.Team, sc.Secret.Global}
+	for i, layer := range layers {
 		if v, ok := layer[name]; ok {
-			return v, true
+			return v, secrets[i][name], true
 		}
 	}
-	return nil, false
+	return nil, false, false
 }
 
 func (sc Scope) context(name string) (string, bool) {

@@ -581,3 +581,61 @@ func BenchmarkString(b *testing.B) {
 		}
 	}
 }
+
+// A value is secret by where it came from: any reference to a value marked secret, in any
+// layer and by any prefix, makes the whole string or value it lands in secret.
+func TestSecretProvenance(t *testing.T) {
+	t.Parallel()
+	sc := scope()
+	sc.Secret = params.Secret{
+		Global:  map[string]bool{"region": true},
+		Team:    map[string]bool{"owner": true},
+		Run:     map[string]bool{"secret": true},
+		Task:    map[string]bool{"tonly": true},
+		Results: map[string]map[string]bool{"build": {"meta": true}},
+	}
+	tests := []struct {
+		name   string
+		give   any
+		secret bool
+	}{
+		{name: "global", give: "x $(global.params.region) y", secret: true},
+		{name: "team", give: "$(team.params.owner)", secret: true},
+		{name: "workflow", give: "$(workflow.params.secret)", secret: true},
+		{name: "params finds the run layer", give: "$(params.secret)", secret: true},
+		{name: "params finds the task layer", give: "$(params.tonly)", secret: true},
+		{name: "params finds the global layer", give: "$(params.region)", secret: true},
+		{name: "a task layer value hides a secret of the same name", give: "$(params.shared)", secret: false},
+		{name: "a path into a secret result", give: "$(tasks.build.results.meta.size)", secret: true},
+		{name: "another result", give: "$(tasks.build.results.image)", secret: false},
+		{name: "nested in an object", give: map[string]any{"a": []any{"$(team.params.owner)"}}, secret: true},
+		{name: "in a string list", give: []string{"a", "b $(params.secret)"}, secret: true},
+		{name: "plain values", give: map[string]any{"a": "$(params.branch)", "b": "$(context.params.callback-token)"}, secret: false},
+		{name: "no reference", give: "s3cr3t", secret: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, secret, err := sc.ValueSecret(tt.give)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if secret != tt.secret {
+				t.Errorf("ValueSecret(%v) secret = %v, want %v", tt.give, secret, tt.secret)
+			}
+			if s, ok := tt.give.(string); ok {
+				if _, secret, _ := sc.StringSecret(s); secret != tt.secret {
+					t.Errorf("StringSecret(%q) secret = %v, want %v", s, secret, tt.secret)
+				}
+			}
+		})
+	}
+
+	withTask, err := sc.WithTask(map[string]any{"token": "Bearer $(team.params.owner)", "plain": "$(params.branch)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !withTask.Secret.Task["token"] || withTask.Secret.Task["plain"] {
+		t.Errorf("WithTask secret names = %v, want token alone", withTask.Secret.Task)
+	}
+}

@@ -1,0 +1,183 @@
+package mongostore
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// Sealer seals values for storage and opens them again; *secrets.Box (AES-256-GCM under
+// BATON_SECRET_KEY) is one.
+//
+// What a run holds from a secret is stored sealed, never in clear: the values of the
+// global and team password parameters in its context and the list of secret values it
+// masks, its params and results named secret, and each task run's params, results and
+// decision named secret (the domain names them by where they came from). The password
+// parameters' defaults are left out of the stored definition: a run has their values in
+// its params already.
+type Sealer interface {
+	Seal(plain string) (string, error)
+	Open(sealed string) (string, error)
+}
+
+// seal seals s. Sealing fails only when the system's randomness does; the mask is stored
+// then, so that a secret is lost rather than written in clear.
+func seal(box Sealer, s string) string {
+	if box == nil {
+		return secrets.Mask
+	}
+	out, err := box.Seal(s)
+	if err != nil {
+		return secrets.Mask
+	}
+	return out
+}
+
+// open opens a sealed s; anything else, or a value this key does not open (it then shows
+// as the mask it is shown as anyway), is returned as it is.
+func open(box Sealer, s string) string {
+	if box == nil || !secrets.IsSealed(s) {
+		return s
+	}
+	out, err := box.Open(s)
+	if err != nil {
+		return s
+	}
+	return out
+}
+
+// sealValue seals a JSON value as the text of its encoding.
+func sealValue(box Sealer, v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return secrets.Mask
+	}
+	return seal(box, string(raw))
+}
+
+// openValue reverses sealValue.
+func openValue(box Sealer, v any) any {
+	s, ok := v.(string)
+	if !ok || !secrets.IsSealed(s) {
+		return v
+	}
+	plain := open(box, s)
+	if plain == s {
+		return s
+	}
+	var out any
+	if json.Unmarshal([]byte(plain), &out) != nil {
+		return s
+	}
+	return out
+}
+
+// sealValues returns m with the values named secret sealed.
+func sealValues(box Sealer, m map[string]any, secret []string) map[string]any {
+	if len(secret) == 0 || len(m) == 0 {
+		return m
+	}
+	out := maps.Clone(m)
+	for _, name := range secret {
+		if v, ok := out[name]; ok {
+			out[name] = sealValue(box, v)
+		}
+	}
+	return out
+}
+
+// openValues reverses sealValues, in place.
+func openValues(box Sealer, m map[string]any, secret []string) map[string]any {
+	for _, name := range secret {
+		if v, ok := m[name]; ok {
+			m[name] = openValue(box, v)
+		}
+	}
+	return m
+}
+
+// sealTexts is sealValues for text values.
+func sealTexts(box Sealer, m map[string]string, secret []string) map[string]string {
+	if len(secret) == 0 || len(m) == 0 {
+		return m
+	}
+	out := maps.Clone(m)
+	for _, name := range secret {
+		if v, ok := out[name]; ok {
+			out[name] = seal(box, v)
+		}
+	}
+	return out
+}
+
+// openTexts reverses sealTexts, in place.
+func openTexts(box Sealer, m map[string]string, secret []string) map[string]string {
+	for _, name := range secret {
+		if v, ok := m[name]; ok {
+			m[name] = open(box, v)
+		}
+	}
+	return m
+}
+
+// sealContext returns rc with its password parameters' values and its secret values
+// sealed.
+func sealContext(box Sealer, rc domain.RunContext) domain.RunContext {
+	global, team := layerSecrets(rc.SecretNames)
+	rc.Global = sealValues(box, rc.Global, global)
+	rc.Team = sealValues(box, rc.Team, team)
+	if len(rc.Secrets) > 0 {
+		sealed := make([]string, len(rc.Secrets))
+		for i, s := range rc.Secrets {
+			sealed[i] = seal(box, s)
+		}
+		rc.Secrets = sealed
+	}
+	return rc
+}
+
+// openContext reverses sealContext.
+func openContext(box Sealer, rc domain.RunContext) domain.RunContext {
+	global, team := layerSecrets(rc.SecretNames)
+	rc.Global = openValues(box, rc.Global, global)
+	rc.Team = openValues(box, rc.Team, team)
+	for i, s := range rc.Secrets {
+		rc.Secrets[i] = open(box, s)
+	}
+	return rc
+}
+
+// layerSecrets splits a context's secret names ("global.<name>", "team.<name>") by layer.
+func layerSecrets(names []string) (global, team []string) {
+	for _, n := range names {
+		if name, ok := strings.CutPrefix(n, "global."); ok {
+			global = append(global, name)
+		} else if name, ok := strings.CutPrefix(n, "team."); ok {
+			team = append(team, name)
+		}
+	}
+	return global, team
+}
+
+// withoutSecrets returns def without the values and defaults of its password parameters,
+// for storage: a run takes them into its params when it is made, and a retry takes them
+// from the params of the run it retries.
+func withoutSecrets(def *domain.Definition) *domain.Definition {
+	if def == nil || !slices.ContainsFunc(def.Params, isPassword) {
+		return def
+	}
+	out := *def
+	out.Params = slices.Clone(def.Params)
+	for i, p := range out.Params {
+		if isPassword(p) {
+			out.Params[i].Value, out.Params[i].Default = nil, nil
+		}
+	}
+	return &out
+}
+
+func isPassword(p domain.Param) bool { return p.Type == "password" }
