@@ -23,6 +23,7 @@ import (
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runner/internal/executor"
 	"github.com/baton-flow/baton/services/runner/internal/peers"
 	"github.com/baton-flow/baton/services/runner/internal/worker"
@@ -63,6 +64,10 @@ type Config struct {
 	// exists; empty runs every step as a local process (BATON_RUNNER_DOCKER_SOCKET; default
 	// /var/run/docker.sock, "off" for none).
 	DockerSocket string
+	// SecretKey opens the attempts that carry secrets, which the runs service seals, and
+	// seals the results that hold one (BATON_SECRET_KEY: the runs service's key). Without
+	// it such attempts fail.
+	SecretKey string
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -71,6 +76,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ID:           strings.TrimSpace(getenv("BATON_RUNNER_ID")),
 		WorkDir:      strings.TrimSpace(getenv("BATON_RUNNER_WORKDIR")),
 		DockerSocket: strings.TrimSpace(getenv("BATON_RUNNER_DOCKER_SOCKET")),
+		SecretKey:    getenv(secrets.EnvKey),
+	}
+	if cfg.SecretKey != "" {
+		if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
+		}
 	}
 	switch cfg.DockerSocket {
 	case "":
@@ -182,7 +193,16 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner work directory: %w", err)
 	}
+	var box events.Sealer
+	if cfg.SecretKey != "" {
+		b, err := secrets.FromString(cfg.SecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("runner: %s: %w", secrets.EnvKey, err)
+		}
+		box = b
+	}
 	w := worker.New(worker.Options{
+		Sealer:      box,
 		ID:          cfg.ID,
 		WorkDir:     workDir,
 		Concurrency: cfg.Concurrency,

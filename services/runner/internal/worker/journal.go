@@ -114,7 +114,8 @@ func (w *Worker) Recover(ctx context.Context) error {
 			w.lingering.Go(func() { w.linger(ctx, d, e.Runner) })
 			continue
 		}
-		if _, ok := w.opts.Executor(d.Spec).(executor.Resumer); !ok || !w.start(ctx, d) {
+		opened, err := d.Opened(w.opts.Sealer)
+		if _, ok := w.opts.Executor(opened.Spec).(executor.Resumer); err != nil || !ok || !w.start(ctx, d) {
 			w.journal.done(d)
 			_ = os.RemoveAll(w.workspace(d))
 			continue

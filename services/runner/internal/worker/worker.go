@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runner/internal/executor"
 	"github.com/baton-flow/baton/services/runner/internal/logstream"
@@ -76,7 +78,10 @@ type Options struct {
 	Publisher Publisher
 	// Executor picks the executor of a step; nil means always the process executor.
 	Executor func(events.TaskSpec) executor.Executor
-	Logger   *slog.Logger
+	// Sealer opens attempts that arrive sealed and seals the results that hold one of
+	// their secrets; nil fails sealed attempts.
+	Sealer events.Sealer
+	Logger *slog.Logger
 }
 
 // Worker executes attempts. Handle takes dispatches; Wait waits for the attempts started.
@@ -219,7 +224,8 @@ func (w *Worker) workspace(d events.TaskAttempt) string {
 // ending stops it: a step that can be followed later is left running, others end
 // "runner stopped".
 func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
-	d := e.Attempt
+	// The attempt stays sealed in the journal; it is opened here, in memory only.
+	d, openErr := e.Attempt.Opened(w.opts.Sealer)
 	log := w.log.With("taskRunId", d.TaskRunID, "runId", d.RunID, "attempt", d.Attempt)
 	// The attempt's context carries why it stopped early: shutdown, cancel or loss.
 	runCtx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -263,10 +269,14 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 	step := executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results}
 	var out executor.Outcome
 	exec := w.opts.Executor(d.Spec)
-	if r, ok := exec.(executor.Resumer); ok && resume {
+	switch r, ok := exec.(executor.Resumer); {
+	case openErr != nil:
+		log.Error("cannot open a sealed attempt", "err", openErr)
+		out = executor.Outcome{Status: "failed", Message: "the runner cannot open the attempt: " + openErr.Error()}
+	case ok && resume:
 		log.Info("attempt followed")
 		out = r.Resume(execCtx, step, logs, from)
-	} else {
+	default:
 		log.Info("attempt started")
 		out = exec.Execute(execCtx, step, logs)
 	}
@@ -285,6 +295,7 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 		return
 	}
 	logs.Close()
+	out = w.guard(d, out)
 	// The step ended: from now on it must be reported, not run again. Its workspace, which
 	// says so until then, goes once the journal does.
 	e.Outcome = &out
@@ -309,6 +320,51 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 		}
 	}
 	log.Info("attempt ended", "status", out.Status, "message", out.Message)
+}
+
+// guard keeps the attempt's secrets out of its outcome, before it is journaled or sent: a
+// result holding one is sealed, for the runs service to open and treat as secret, and the
+// message has them masked.
+func (w *Worker) guard(d events.TaskAttempt, out executor.Outcome) executor.Outcome {
+	if len(d.Secrets) == 0 {
+		return out
+	}
+	mask := masker(d.Secrets)
+	out.Message = mask.Replace(out.Message)
+	if len(out.Results) == 0 {
+		return out
+	}
+	results := make(map[string]string, len(out.Results))
+	for name, v := range out.Results {
+		if mask.Replace(v) != v {
+			sealed, err := "", errors.New("no secret key")
+			if w.opts.Sealer != nil {
+				sealed, err = w.opts.Sealer.Seal(v)
+			}
+			if err != nil {
+				// Never sent in clear: masked, the value is lost.
+				sealed = mask.Replace(v)
+			}
+			v = sealed
+		}
+		results[name] = v
+	}
+	out.Results = results
+	return out
+}
+
+// masker replaces each secret by the mask, longest first so a secret holding another is
+// masked whole.
+func masker(values []string) *strings.Replacer {
+	sorted := slices.Clone(values)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	var pairs []string
+	for _, v := range sorted {
+		if v != "" {
+			pairs = append(pairs, v, secrets.Mask)
+		}
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 // report publishes how attempt d ended.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runner/internal/executor"
 )
@@ -160,6 +161,58 @@ func TestAttemptReportsLogThenEnd(t *testing.T) {
 	assert.Equal(t, "tr1", u.TaskRunID)
 	assert.Equal(t, 2, u.Attempt)
 	assert.False(t, u.Time.IsZero())
+}
+
+// A sealed attempt is opened in memory only: its journal keeps it sealed, its log is
+// masked, a result holding a secret goes back sealed and the message masked; an attempt
+// that cannot be opened fails without running.
+func TestSealedAttempt(t *testing.T) {
+	t.Parallel()
+	box, err := secrets.FromString("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	require.NoError(t, err)
+	d := attempt("echo pw=hunter2; printf 'token hunter2' > $(results.token.path); printf ok > $(results.plain.path)\n" +
+		"cat $(dirname $(results.plain.path))/../../.journal/*; exit 3")
+	d.Secrets, d.Results = []string{"hunter2"}, []string{"token", "plain"}
+	require.NoError(t, d.Seal(box))
+
+	t.Run("opened", func(t *testing.T) {
+		t.Parallel()
+		p := newPublisher()
+		w := New(Options{ID: "runner-1", WorkDir: t.TempDir(), Heartbeat: 10 * time.Millisecond, MaxLog: 1 << 20,
+			Runs: &runs{}, Publisher: p, Sealer: box})
+		require.NoError(t, w.Handle(t.Context(), dispatch(t, d)))
+		w.Wait()
+		sent := p.all()
+		require.NotEmpty(t, sent)
+		var log strings.Builder
+		for _, s := range sent[:len(sent)-1] {
+			log.WriteString(s.update.Log)
+		}
+		assert.Contains(t, log.String(), "pw=***\n")
+		assert.Contains(t, log.String(), `"sealed":"enc:v1:`, "the journal holds the attempt sealed")
+		assert.NotContains(t, log.String(), "hunter2")
+		u := sent[len(sent)-1].update
+		assert.Equal(t, executor.StatusFailed, u.Status)
+		assert.Equal(t, "ok", u.Results["plain"])
+		require.True(t, secrets.IsSealed(u.Results["token"]), u.Results["token"])
+		plain, err := box.Open(u.Results["token"])
+		require.NoError(t, err)
+		assert.Equal(t, "token hunter2", plain)
+	})
+	t.Run("no key", func(t *testing.T) {
+		t.Parallel()
+		p := newPublisher()
+		ran := false
+		w := newWorker(t, &runs{}, p, func(events.TaskSpec) executor.Executor { ran = true; return &executor.Process{} })
+		require.NoError(t, w.Handle(t.Context(), dispatch(t, d)))
+		w.Wait()
+		sent := p.all()
+		require.NotEmpty(t, sent)
+		u := sent[len(sent)-1].update
+		assert.Equal(t, executor.StatusFailed, u.Status)
+		assert.Contains(t, u.Message, "cannot open")
+		assert.False(t, ran && u.ExitCode != nil, "the step did not run")
+	})
 }
 
 func TestSkipped(t *testing.T) {
