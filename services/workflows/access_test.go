@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/baton-flow/baton/libs/auth"
 )
@@ -240,6 +243,42 @@ func TestUnknownFieldsAndSecrets(t *testing.T) {
 	dup := f.must(t, http.StatusCreated, editor, http.MethodPost, base+"/extras/duplicate", nil)
 	assert.Equal(t, "********", dup.body["params"].([]any)[0].(map[string]any)["default"])
 	assert.NotContains(t, string(dup.raw), "s3cret")
+
+	// At rest the value is sealed, in every revision; the runs service still reads it.
+	names, err := f.db.ListCollectionNames(context.Background(), bson.M{})
+	require.NoError(t, err)
+	for _, name := range names {
+		cur, err := f.db.Collection(name).Find(context.Background(), bson.M{})
+		require.NoError(t, err)
+		var docs []bson.M
+		require.NoError(t, cur.All(context.Background(), &docs))
+		for _, d := range docs {
+			if def, ok := d["def"].(bson.Binary); ok {
+				var w map[string]any
+				require.NoError(t, json.Unmarshal(unzstd(t, def.Data), &w))
+				if params, ok := w["params"].([]any); ok && len(params) > 0 {
+					assert.True(t, strings.HasPrefix(params[0].(map[string]any)["default"].(string), "enc:v1:"), name)
+				}
+			}
+			raw, err := bson.MarshalExtJSON(d, false, false)
+			require.NoError(t, err)
+			assert.NotContains(t, string(raw), "s3cret", name)
+		}
+	}
+	svc := auth.Principal{Type: auth.TypeService, ID: "runs", Name: "runs"}
+	snap := f.must(t, http.StatusOK, svc, http.MethodGet, "/internal/v1/teams/infra/workflows/extras-copy", nil).body
+	assert.Equal(t, "s3cret", snap["params"].([]any)[0].(map[string]any)["default"])
+}
+
+// unzstd decompresses a stored body.
+func unzstd(t *testing.T, b []byte) []byte {
+	t.Helper()
+	d, err := zstd.NewReader(nil)
+	require.NoError(t, err)
+	defer d.Close()
+	out, err := d.DecodeAll(b, nil)
+	require.NoError(t, err)
+	return out
 }
 
 // available-parameters lists every layer's parameters by name and the results of the

@@ -88,7 +88,7 @@ func BenchmarkWorkflow500Tasks(b *testing.B) {
 func seed10k(b *testing.B, f *fixture) {
 	b.Helper()
 	ctx := context.Background()
-	store := mongostore.NewDefinitions(f.db)
+	store := mongostore.NewDefinitions(f.db, testSealer(b))
 	ns := domain.Namespace{Team: "infra", TeamID: "id-infra"}
 	var def domain.Workflow
 	require.NoError(b, json.Unmarshal(mustJSON(b, chain("x", 3)), &def))
@@ -182,7 +182,7 @@ func BenchmarkQuery10kWorkflows(b *testing.B) {
 	// The first query after a change this process did not make: the snapshot is read and
 	// decoded again.
 	b.Run("query after a change elsewhere", func(b *testing.B) {
-		other := mongostore.NewDefinitions(f.db)
+		other := mongostore.NewDefinitions(f.db, testSealer(b))
 		ns := domain.Namespace{Team: "infra", TeamID: "id-infra"}
 		n, elapsed := 0, time.Duration(0)
 		for b.Loop() {

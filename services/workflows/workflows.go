@@ -6,6 +6,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/workflows/internal/app"
 	"github.com/baton-flow/baton/services/workflows/internal/eventsub"
 	"github.com/baton-flow/baton/services/workflows/internal/httpapi"
@@ -36,10 +38,23 @@ type Config struct {
 	GroupID string
 	// Outbox tunes the relay publishing workflow events.
 	Outbox outbox.Config
+	// SecretKey seals the defaults and values of password parameters at rest
+	// (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity and runs use).
+	SecretKey string
 }
 
-// ConfigFromEnv reads the service's configuration. It has no variables of its own yet.
-func ConfigFromEnv(func(string) string) (Config, error) { return Config{GroupID: "baton-" + Name}, nil }
+// ConfigFromEnv reads the service's configuration.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: getenv(secrets.EnvKey)}
+	if cfg.SecretKey == "" {
+		return Config{}, fmt.Errorf("%s is required: the key that seals password parameters at rest "+
+			"(32 bytes, hex or base64, e.g. `openssl rand -hex 32`), the same as identity's", secrets.EnvKey)
+	}
+	if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
+	}
+	return cfg, nil
+}
 
 // What the service asks of other services, as interfaces a test (or a deployment without
 // those services yet) can stand in for.
@@ -116,8 +131,12 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 			deps.Runs = workflowRuns{activeruns.New(deps.Resolver, deps.Signer, peers.Self)}
 		}
 	}
+	box, err := secrets.FromString(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("workflows: %s: %w", secrets.EnvKey, err)
+	}
 	teamStore := mongostore.NewTeams(deps.DB)
-	store := mongostore.NewDefinitions(deps.DB)
+	store := mongostore.NewDefinitions(deps.DB, box)
 	rcfg := cfg.Outbox
 	rcfg.Logger = deps.Logger
 	relay := outbox.NewRelay(store.Heads(), deps.Publisher, rcfg)

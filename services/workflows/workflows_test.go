@@ -27,6 +27,7 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/services/workflows"
 	"github.com/baton-flow/baton/services/workflows/internal/app"
@@ -89,7 +90,7 @@ func newFixture(t testing.TB, opts fixtureOptions) *fixture {
 		deps.Tasks = opts.tasks
 	}
 	svc, err := workflows.New(ctx, workflows.Config{
-		GroupID: kcfg.TopicPrefix + "workflows", Outbox: outbox.Config{Interval: 100 * time.Millisecond},
+		GroupID: kcfg.TopicPrefix + "workflows", Outbox: outbox.Config{Interval: 100 * time.Millisecond}, SecretKey: testSecretKey,
 	}, deps)
 	require.NoError(t, err)
 	app := httpx.NewApp(httpx.Config{Name: "workflows", Logger: logger, BodyLimit: httpx.LargeBodyLimit, NoTracing: true})
@@ -285,7 +286,7 @@ func TestFollowsTeamEventsIdempotently(t *testing.T) {
 	producer := kafkax.NewProducer(kcfg)
 	defer producer.Close()
 
-	svc, err := workflows.New(ctx, workflows.Config{GroupID: kcfg.TopicPrefix + "workflows"}, workflows.Deps{
+	svc, err := workflows.New(ctx, workflows.Config{GroupID: kcfg.TopicPrefix + "workflows", SecretKey: testSecretKey}, workflows.Deps{
 		DB: db, Kafka: kcfg, Publisher: producer, Tasks: newFakeTasks(), Params: fakeParams{},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -379,4 +380,14 @@ func names(items []any, key string) []string {
 		out = append(out, fmt.Sprint(it.(map[string]any)[key]))
 	}
 	return out
+}
+
+// testSecretKey seals password parameters in these tests.
+const testSecretKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+
+func testSealer(tb testing.TB) *secrets.Box {
+	tb.Helper()
+	box, err := secrets.FromString(testSecretKey)
+	require.NoError(tb, err)
+	return box
 }

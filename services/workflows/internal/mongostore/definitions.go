@@ -127,11 +127,13 @@ type Definitions struct {
 	summaries *lru[domain.Revision]
 	docs      *lru[revisionDoc]
 	garbage   chan garbage
+	box       Sealer
 }
 
-// NewDefinitions returns the store over db.
-func NewDefinitions(db *mongo.Database) *Definitions {
+// NewDefinitions returns the store over db; box seals password parameters at rest.
+func NewDefinitions(db *mongo.Database, box Sealer) *Definitions {
 	s := &Definitions{
+		box:       box,
 		catalogs:  db.Collection(CatalogsCollection),
 		heads:     db.Collection(CatalogHeadsCollection),
 		templates: db.Collection(TemplateVersionsCollection),
@@ -299,6 +301,11 @@ func (s *Definitions) InsertRevision(ctx context.Context, ns domain.Namespace, r
 	def := r.Workflow
 	tasks := def.Tasks
 	def.Tasks = nil
+	params, err := sealParams(s.box, def.Params)
+	if err != nil {
+		return 0, fmt.Errorf("encode %s version %d: %w", r.Name, r.Version, err)
+	}
+	def.Params = params
 	packedDef, err := pack(def)
 	if err != nil {
 		return 0, fmt.Errorf("encode %s version %d: %w", r.Name, r.Version, err)
@@ -353,6 +360,7 @@ func (s *Definitions) FindRevision(ctx context.Context, ns domain.Namespace, nam
 	if err := unpack(doc.Def, &r.Workflow); err != nil {
 		return domain.Revision{}, fmt.Errorf("decode %s: %w", id, err)
 	}
+	openParams(s.box, r.Workflow.Params)
 	switch {
 	case load == domain.LoadSummary:
 		s.summaries.put(cacheKey, r)

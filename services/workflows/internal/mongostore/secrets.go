@@ -1,0 +1,66 @@
+package mongostore
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/services/workflows/internal/domain"
+)
+
+// Sealer seals values for storage and opens them again; *secrets.Box (AES-256-GCM under
+// BATON_SECRET_KEY) is one. The default and value of a password parameter are stored
+// sealed, each as the JSON string of its sealed JSON text, and opened on reading.
+type Sealer interface {
+	Seal(plain string) (string, error)
+	Open(sealed string) (string, error)
+}
+
+func isPassword(p domain.Param) bool { return p.Type == "password" }
+
+// sealParams returns params with their password parameters' default and value sealed.
+func sealParams(box Sealer, params []domain.Param) ([]domain.Param, error) {
+	if !slices.ContainsFunc(params, isPassword) {
+		return params, nil
+	}
+	out := slices.Clone(params)
+	for i, p := range out {
+		if !isPassword(p) {
+			continue
+		}
+		for _, v := range []*json.RawMessage{&out[i].Default, &out[i].Value} {
+			if len(*v) == 0 || string(*v) == "null" {
+				continue
+			}
+			sealed, err := box.Seal(string(*v))
+			if err != nil {
+				return nil, fmt.Errorf("seal parameter %s: %w", p.Name, err)
+			}
+			*v, _ = json.Marshal(sealed)
+		}
+	}
+	return out, nil
+}
+
+// openParams reverses sealParams in place. A value this key cannot open reads as the mask,
+// which every answer shows for it anyway.
+func openParams(box Sealer, params []domain.Param) {
+	for i, p := range params {
+		if !isPassword(p) {
+			continue
+		}
+		for _, v := range []*json.RawMessage{&params[i].Default, &params[i].Value} {
+			var sealed string
+			if json.Unmarshal(*v, &sealed) != nil || !secrets.IsSealed(sealed) {
+				continue
+			}
+			plain, err := box.Open(sealed)
+			if err != nil || !json.Valid([]byte(plain)) {
+				*v, _ = json.Marshal(secrets.Mask)
+				continue
+			}
+			*v = json.RawMessage(plain)
+		}
+	}
+}
