@@ -461,3 +461,29 @@ func TestSecretsMaskedByProvenance(t *testing.T) {
 		assert.NotContains(t, string(e.Data()), secret, e.ID())
 	}
 }
+
+// A secret a parent passes to its child stays secret there, though the child's workflow
+// does not declare it a password; and a child's result set from it stays secret in the
+// parent.
+func TestSecretsPassedToChildRuns(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const secret = "s3cr3t-value" // the fixture's global password parameter "token"
+	f.defs.put("infra", chain("taker", prop("c", "echoed", "got $(params.word)")))
+	f.defs.put("infra", chain("giver", map[string]any{"name": "kid", "type": "runworkflow", "params": []map[string]any{
+		{"name": "workflowRef", "value": "taker"}, {"name": "params", "value": map[string]any{"word": "$(global.params.token)"}}}},
+		prop("after", "fromChild", "$(tasks.kid.results.echoed)")))
+	parent := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/giver/submit?start=true", nil).body
+	done := f.waitRun(t, "infra", parent["id"].(string), completed)
+	require.Equal(t, "succeeded", done["status"], done["statusMessage"])
+	assert.Equal(t, map[string]any{"fromChild": secrets.Mask}, done["results"])
+	kid := done["tasks"].([]any)[1].(map[string]any)
+	assert.Equal(t, secrets.Mask, kid["results"].(map[string]any)["echoed"])
+	child := f.waitRun(t, "infra", kid["workflowRunChildRef"].(string), completed)
+	assert.Equal(t, map[string]any{"word": secrets.Mask}, child["params"])
+	assert.Equal(t, map[string]any{"echoed": secrets.Mask}, child["results"])
+	for _, id := range []string{parent["id"].(string), kid["workflowRunChildRef"].(string)} {
+		got := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/"+id, nil)
+		assert.NotContains(t, string(got.raw), secret)
+	}
+}
