@@ -137,6 +137,7 @@ func (c *cluster) startRuns(i int) *process {
 	svc, err := runs.New(ctx, runs.Config{
 		GroupID: c.kafka.TopicPrefix + "runs", Replica: fmt.Sprintf("runs-%d-%d", i, rand.Int()),
 		RunnerLease: 10 * time.Second, ReplicaTimeout: 5 * time.Second, Reconcile: 200 * time.Millisecond,
+		SecretKey: secretKey,
 	}, runs.Deps{DB: c.db, Kafka: c.kafka, Publisher: g, Signer: c.signer, Logger: c.log,
 		Definitions: c.defs, Catalogue: noCatalogue{}, Contexts: contexts{}})
 	require.NoError(c.t, err)
@@ -156,12 +157,15 @@ func (c *cluster) startRuns(i int) *process {
 	return p
 }
 
+// secretKey is the key the runs replicas and the runners share.
+const secretKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+
 func (c *cluster) startRunner(i int) *process {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &gate{p: c.producer}
 	svc, err := runner.New(ctx, runner.Config{
 		GroupID: c.kafka.TopicPrefix + "runner", ID: fmt.Sprintf("runner-%d-%d", i, rand.Int()),
-		WorkDir: c.workDirs[i], Heartbeat: 500 * time.Millisecond, Concurrency: 16,
+		WorkDir: c.workDirs[i], Heartbeat: 500 * time.Millisecond, Concurrency: 16, SecretKey: secretKey,
 	}, runner.Deps{Kafka: c.kafka, Publisher: g, Resolver: c.static, Signer: c.signer, Logger: c.log})
 	require.NoError(c.t, err)
 	p := &process{name: fmt.Sprintf("runner-%d", i), gate: g, cancel: cancel, done: make(chan struct{})}
