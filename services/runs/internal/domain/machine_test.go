@@ -343,3 +343,61 @@ func TestResultsWithinTheRunsValues(t *testing.T) {
 		})
 	}
 }
+
+// What a task makes of a secret is named secret by where it came from — params, results,
+// the run's results, a decision's value — and no status message shows it.
+func TestSecretProvenance(t *testing.T) {
+	t.Parallel()
+	def := &Definition{Name: "wf", Tasks: []TaskDef{
+		task("start", tasktype.Start, nil),
+		task("d", tasktype.Decision, map[string]any{"value": "$(team.params.pw)", "plain": "$(team.params.region)"}, "start"),
+		task("set", tasktype.SetWFProperty, map[string]any{"output": "out", "value": "x $(params.pw)"}, "d"),
+		task("plain", tasktype.SetWFProperty, map[string]any{"output": "region", "value": "$(params.region)"}, "set"),
+		task("bad", tasktype.SetWFStatus, map[string]any{"status": "$(global.params.gpw)"}, "plain"),
+		task("end", tasktype.End, nil, "bad"),
+	}}
+	r, tasks, err := NewRun("r1", def, SubmitRequest{}, "manual", Initiator{}, t0, Limits{MaxDuration: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Context = RunContext{Global: map[string]any{"gpw": "g-secret"}, Team: map[string]any{"pw": "t-secret", "region": "eu"},
+		SecretNames: []string{"global.gpw", "team.pw"}, Secrets: []string{"g-secret", "t-secret"}}
+	s, err := NewState(r, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewMachine(s, t0).Start(); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*TaskRun{}
+	for _, tr := range s.Tasks {
+		byName[tr.Name] = tr
+	}
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"decision params", byName["d"].SecretParams, []string{"value"}},
+		{"decision value", byName["d"].SecretDecision(), true},
+		{"setwfproperty params", byName["set"].SecretParams, []string{"value"}},
+		{"setwfproperty results", byName["set"].SecretResults, []string{"out"}},
+		{"run results", r.SecretResults, []string{"out"}},
+		{"plain params", byName["plain"].SecretParams, []string(nil)},
+		{"plain results", byName["plain"].SecretResults, []string(nil)},
+		{"setwfstatus", byName["bad"].Status, Invalid},
+		{"message", strings.Contains(byName["bad"].StatusMessage+r.StatusMessage, "g-secret"), false},
+		{"message masked", strings.Contains(byName["bad"].StatusMessage, `"********"`), true},
+	}
+	for _, tt := range tests {
+		if !equalJSON(tt.got, tt.want) {
+			t.Errorf("%s = %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
