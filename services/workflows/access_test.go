@@ -208,7 +208,7 @@ func definition(w map[string]any) string {
 	out := map[string]any{}
 	for k, v := range w {
 		switch k {
-		case "team", "version", "creationDate", "changelog":
+		case "id", "team", "version", "creationDate", "changelog":
 		default:
 			out[k] = v
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/workflowid"
 )
 
 // decision is a route's authorization as the gateway applies it.
@@ -136,6 +137,9 @@ func TestAuthorize(t *testing.T) {
 		{"team token beyond its permissions", "POST", "/api/v2/team/infra/schedule", teamToken("infra", "**/read"), false},
 		{"team token instance-wide", "PUT", "/api/v2/workflowtemplate", teamToken("infra", "**/**"), false},
 		{"workflow token submits its workflow", "POST", "/api/v2/team/infra/workflow/build/submit", workflowToken("infra/build", "workflowrun/write"), true},
+		{"workflow token submits its workflow by id", "POST", "/api/v2/team/infra/workflow/" + workflowid.Of("infra", "build") + "/submit", workflowToken("infra/build", "workflowrun/write"), true},
+		{"workflow token submits another by id", "POST", "/api/v2/team/infra/workflow/" + workflowid.Of("infra", "deploy") + "/submit", workflowToken("infra/build", "workflowrun/write"), false},
+		{"workflow token, its workflow's name in another team's id", "POST", "/api/v2/team/infra/workflow/" + workflowid.Of("ops", "build") + "/submit", workflowToken("infra/build", "workflowrun/write"), false},
 		{"workflow token submits another", "POST", "/api/v2/team/infra/workflow/deploy/submit", workflowToken("infra/build", "workflowrun/write"), false},
 		{"workflow token reads a run, the service checks whose", "GET", "/api/v2/team/infra/workflowrun/r1", workflowToken("infra/build", "workflowrun/read"), true},
 		{"workflow token without the permission", "GET", "/api/v2/team/infra/workflowrun/r1", workflowToken("infra/build", "workflow/read"), false},

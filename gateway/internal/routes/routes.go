@@ -15,6 +15,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/workflowid"
 )
 
 // Access is how the gateway authorizes a route's requests before proxying them. It is a
@@ -496,7 +497,9 @@ func (r *Route) Authorize(p *auth.Principal, params *Params) error {
 		scope.Team = params.values[r.team]
 	}
 	if r.Workflow && r.name >= 0 && r.name < params.n {
-		scope.Workflow = params.values[r.name]
+		// The workflow may be named by its id (v4 clients), which the service reads as
+		// the name it stands for; so must the check.
+		scope.Workflow = workflowid.Resolve(scope.Team, params.values[r.name])
 	}
 	if p.Can(scope, r.Resource, r.Action) {
 		return nil

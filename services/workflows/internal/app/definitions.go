@@ -11,6 +11,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 )
 
@@ -242,6 +243,7 @@ func (d *definitions) read(ctx context.Context, ns domain.Namespace, name string
 func (d *definitions) view(ns domain.Namespace, e domain.Entry, r domain.Revision) domain.Workflow {
 	w := r.Workflow
 	w.Name, w.Team, w.Version = e.Name, ns.Team, r.Version
+	w.ID = workflowid.Of(ns.Team, e.Name)
 	w.CreationDate = domain.NewTime(e.CreationDate)
 	changelog := r.Changelog
 	w.Changelog = &changelog

@@ -12,6 +12,7 @@ import (
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 )
 
@@ -239,6 +240,7 @@ func (s *Workflows) Snapshot(ctx context.Context, team, name string, version int
 	}
 	w := r.Workflow
 	w.Name, w.Team, w.Version = e.Name, ns.Team, r.Version
+	w.ID = workflowid.Of(ns.Team, e.Name)
 	w.CreationDate = domain.NewTime(e.CreationDate)
 	return w, nil
 }

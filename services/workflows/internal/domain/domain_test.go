@@ -232,7 +232,7 @@ func TestSecretsKeptAndMasked(t *testing.T) {
 // ids and types the conversion would not derive.
 func TestCanvasConversion(t *testing.T) {
 	t.Parallel()
-	give := `{"name":"w","params":[{"name":"p","required":false,"readOnly":false,"hiddenValue":false}],"tasks":[
+	give := `{"name":"w","params":[{"name":"p","key":"p","label":"p","required":false,"readOnly":false,"hiddenValue":false}],"tasks":[
 	{"name":"start","type":"start","annotations":{"baton.io/position":{"x":1,"y":2}}},
 	{"name":"d","type":"decision","params":[{"name":"value","value":"x"}],"dependencies":[{"taskRef":"start"}],"x-extra":true},
 	{"name":"end","type":"end","dependencies":[{"taskRef":"d","decisionCondition":"a|b","baton.io/edge-id":"e9","note":"n"}],

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/baton-flow/baton/libs/param"
 )
 
 // A workflow's body is a document its clients own, fields Baton does not know included, so
@@ -40,9 +42,13 @@ func (t Time) MarshalJSON() ([]byte, error) {
 
 // Workflow is a version of a team's workflow, or of a template.
 type Workflow struct {
+	// ID is the stable id v4 clients address a workflow by (libs/workflowid), derived from
+	// the team and name.
+	ID          string `json:"id,omitempty"`
 	Name        string `json:"name"`
 	DisplayName string `json:"displayName,omitempty"`
-	// Team, Version and CreationDate are read-only: set by the service, ignored in requests.
+	// ID, Team, Version and CreationDate are read-only: set by the service, ignored in
+	// requests.
 	Team         string                     `json:"team,omitempty"`
 	Status       Status                     `json:"status,omitempty"`
 	Version      int                        `json:"version,omitempty"`
@@ -94,30 +100,12 @@ type ChangelogEntry struct {
 	Date    *Time  `json:"date,omitempty"`
 }
 
-// Param is the contract's AbstractParam: a workflow parameter and how a UI asks for it.
-type Param struct {
-	Name        string          `json:"name"`
-	Label       string          `json:"label,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Type        string          `json:"type,omitempty"`
-	Default     json.RawMessage `json:"default,omitempty"`
-	Value       json.RawMessage `json:"value,omitempty"`
-	Required    bool            `json:"required"`
-	Placeholder string          `json:"placeholder,omitempty"`
-	// HelperText is spelt `helpertext` as v4 clients read it; `helperText` is read too.
-	HelperText     string   `json:"helpertext,omitempty"`
-	Options        []Option `json:"options,omitempty"`
-	MinValueLength *int     `json:"minValueLength,omitempty"`
-	MaxValueLength *int     `json:"maxValueLength,omitempty"`
-	ReadOnly       bool     `json:"readOnly"`
-	HiddenValue    bool     `json:"hiddenValue"`
-}
+// Param is the contract's AbstractParam: a workflow parameter and how a UI asks for it,
+// read and written with v4's names too (`key`, `defaultValue`).
+type Param = param.Param
 
 // Option is one choice of a select or multiselect parameter.
-type Option struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
+type Option = param.Option
 
 // ParamTypes are the AbstractParam types.
 var ParamTypes = []string{
@@ -206,7 +194,7 @@ const (
 )
 
 var (
-	workflowFields   = knownFields(workflowJSON{}, "id")
+	workflowFields   = knownFields(workflowJSON{})
 	taskFields       = knownFields(taskJSON{})
 	dependencyFields = knownFields(dependencyJSON{})
 	triggersFields   = knownFields(triggersJSON{})
@@ -232,6 +220,7 @@ func (w *Workflow) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	p.Extra = extra
+	p.ID = ""
 	*w = Workflow(p)
 	return nil
 }
@@ -366,7 +355,7 @@ func (w *Workflow) Normalize() {
 // Definition returns w without its read-only fields (team, version, creation date,
 // changelog): what a save stores as the version's content.
 func (w Workflow) Definition() Workflow {
-	w.Team, w.Version, w.CreationDate, w.Changelog, w.RawTasks = "", 0, nil, nil, nil
+	w.ID, w.Team, w.Version, w.CreationDate, w.Changelog, w.RawTasks = "", "", 0, nil, nil, nil
 	return w
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 )
 
@@ -49,7 +50,7 @@ func (h *handlers) getTemplate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	w, err := h.templates.Get(c.UserContext(), param(c, "name"), v, withTasks)
+	w, err := h.templates.Get(c.UserContext(), templateName(c), v, withTasks)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (h *handlers) getTemplate(c *fiber.Ctx) error {
 }
 
 func (h *handlers) deleteTemplate(c *fiber.Ctx) error {
-	if err := h.templates.Delete(c.UserContext(), param(c, "name")); err != nil {
+	if err := h.templates.Delete(c.UserContext(), templateName(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -75,3 +76,6 @@ func (h *handlers) queryTemplates(c *fiber.Ctx) error {
 	}
 	return c.JSON(res)
 }
+
+// templateName reads the `{name}` of a template path: its name, or its id.
+func templateName(c *fiber.Ctx) string { return workflowid.Resolve("", param(c, "name")) }

@@ -9,6 +9,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 )
 
@@ -19,6 +20,12 @@ func param(c *fiber.Ctx, name string) string {
 		return c.Params(name)
 	}
 	return v
+}
+
+// workflowName reads the `{name}` of a team workflow path: its name, or its id as v4
+// clients send it.
+func workflowName(c *fiber.Ctx) string {
+	return workflowid.Resolve(param(c, "team"), param(c, "name"))
 }
 
 // version reads `?version=`: 0 (the latest) when absent, else 1 or more.
@@ -97,7 +104,7 @@ func (h *handlers) getWorkflow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	w, err := h.workflows.Get(c.UserContext(), param(c, "team"), param(c, "name"), v, withTasks)
+	w, err := h.workflows.Get(c.UserContext(), param(c, "team"), workflowName(c), v, withTasks)
 	if err != nil {
 		return err
 	}
@@ -109,14 +116,14 @@ func (h *handlers) deleteWorkflow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.workflows.Delete(c.UserContext(), param(c, "team"), param(c, "name"), force); err != nil {
+	if err := h.workflows.Delete(c.UserContext(), param(c, "team"), workflowName(c), force); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (h *handlers) duplicateWorkflow(c *fiber.Ctx) error {
-	w, err := h.workflows.Duplicate(c.UserContext(), param(c, "team"), param(c, "name"))
+	w, err := h.workflows.Duplicate(c.UserContext(), param(c, "team"), workflowName(c))
 	if err != nil {
 		return err
 	}
@@ -130,7 +137,7 @@ func export(c *fiber.Ctx, w domain.Workflow) error {
 }
 
 func (h *handlers) exportWorkflow(c *fiber.Ctx) error {
-	w, err := h.workflows.Export(c.UserContext(), param(c, "team"), param(c, "name"))
+	w, err := h.workflows.Export(c.UserContext(), param(c, "team"), workflowName(c))
 	if err != nil {
 		return err
 	}
@@ -138,7 +145,11 @@ func (h *handlers) exportWorkflow(c *fiber.Ctx) error {
 }
 
 func (h *handlers) exportAnywhere(c *fiber.Ctx) error {
-	w, err := h.workflows.ExportAnywhere(c.UserContext(), param(c, "name"))
+	ref := param(c, "name")
+	if team, name, ok := workflowid.Parse(ref); ok && team != "" {
+		ref = team + "/" + name
+	}
+	w, err := h.workflows.ExportAnywhere(c.UserContext(), ref)
 	if err != nil {
 		return err
 	}
@@ -146,7 +157,7 @@ func (h *handlers) exportAnywhere(c *fiber.Ctx) error {
 }
 
 func (h *handlers) workflowChangelog(c *fiber.Ctx) error {
-	log, err := h.workflows.Changelog(c.UserContext(), param(c, "team"), param(c, "name"))
+	log, err := h.workflows.Changelog(c.UserContext(), param(c, "team"), workflowName(c))
 	if err != nil {
 		return err
 	}
@@ -154,7 +165,7 @@ func (h *handlers) workflowChangelog(c *fiber.Ctx) error {
 }
 
 func (h *handlers) availableParameters(c *fiber.Ctx) error {
-	params, err := h.workflows.AvailableParameters(c.UserContext(), param(c, "team"), param(c, "name"))
+	params, err := h.workflows.AvailableParameters(c.UserContext(), param(c, "team"), workflowName(c))
 	if err != nil {
 		return err
 	}
@@ -167,7 +178,7 @@ func (h *handlers) queryWorkflows(c *fiber.Ctx) error {
 		return err
 	}
 	f.Statuses = httpx.List(c, "statuses")
-	f.Names = httpx.List(c, "workflows")
+	f.Names = workflowid.ResolveAll(param(c, "team"), httpx.List(c, "workflows"))
 	res, err := h.workflows.Query(c.UserContext(), param(c, "team"), f, p)
 	if err != nil {
 		return err
@@ -180,7 +191,7 @@ func (h *handlers) getCanvas(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	canvas, err := h.workflows.Canvas(c.UserContext(), param(c, "team"), param(c, "name"), v)
+	canvas, err := h.workflows.Canvas(c.UserContext(), param(c, "team"), workflowName(c), v)
 	if err != nil {
 		return err
 	}
@@ -196,7 +207,7 @@ func (h *handlers) putCanvas(c *fiber.Ctx) error {
 	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
-	canvas, created, err := h.workflows.PutCanvas(c.UserContext(), param(c, "team"), param(c, "name"), body, replace)
+	canvas, created, err := h.workflows.PutCanvas(c.UserContext(), param(c, "team"), workflowName(c), body, replace)
 	if err != nil {
 		return err
 	}
