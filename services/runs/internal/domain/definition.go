@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/libs/tasktype"
 )
 
@@ -27,14 +28,10 @@ type Definition struct {
 	Tasks []TaskDef `json:"tasks,omitempty"`
 }
 
-// Param is a workflow parameter (the contract's AbstractParam, as far as runs read it).
-type Param struct {
-	Name     string          `json:"name"`
-	Type     string          `json:"type,omitempty"`
-	Default  json.RawMessage `json:"default,omitempty"`
-	Value    json.RawMessage `json:"value,omitempty"`
-	Required bool            `json:"required"`
-}
+// Param is a workflow or task parameter, the contract's AbstractParam: the workflows and
+// tasks services' documents are read with the one declaration they are written with, v4's
+// names (`key`, `defaultValue`) included.
+type Param = param.Param
 
 // TaskDef is a task of the definition.
 type TaskDef struct {

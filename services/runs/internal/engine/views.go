@@ -21,17 +21,21 @@ const mask = secrets.Mask
 
 // RunView is the contract's WorkflowRun.
 type RunView struct {
-	ID                  string            `json:"id"`
-	WorkflowRef         string            `json:"workflowRef"`
-	WorkflowName        string            `json:"workflowName"`
-	WorkflowDisplayName string            `json:"workflowDisplayName,omitempty"`
-	WorkflowVersion     int               `json:"workflowVersion"`
-	Team                string            `json:"team"`
-	Status              domain.Status     `json:"status"`
-	Phase               domain.Phase      `json:"phase"`
-	StatusMessage       string            `json:"statusMessage,omitempty"`
-	Trigger             string            `json:"trigger"`
-	InitiatedBy         domain.Initiator  `json:"initiatedBy"`
+	ID                  string           `json:"id"`
+	WorkflowRef         string           `json:"workflowRef"`
+	WorkflowName        string           `json:"workflowName"`
+	WorkflowDisplayName string           `json:"workflowDisplayName,omitempty"`
+	WorkflowVersion     int              `json:"workflowVersion"`
+	Team                string           `json:"team"`
+	Status              domain.Status    `json:"status"`
+	Phase               domain.Phase     `json:"phase"`
+	StatusMessage       string           `json:"statusMessage,omitempty"`
+	Trigger             string           `json:"trigger"`
+	InitiatedBy         domain.Initiator `json:"initiatedBy"`
+	// InitiatedByRef and InitiatedByUserName repeat initiatedBy's id and name under v4's
+	// names, for clients written for it.
+	InitiatedByRef      string            `json:"initiatedByRef,omitempty"`
+	InitiatedByUserName string            `json:"initiatedByUserName,omitempty"`
 	Labels              map[string]string `json:"labels"`
 	Annotations         map[string]any    `json:"annotations"`
 	Params              map[string]any    `json:"params"`
@@ -85,7 +89,8 @@ func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
 	v := RunView{
 		ID: r.ID, WorkflowRef: r.Workflow, WorkflowName: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
 		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: r.Status, Phase: r.Phase, StatusMessage: r.Scrub(r.StatusMessage),
-		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(r.Annotations),
+		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, InitiatedByRef: r.InitiatedBy.ID,
+		InitiatedByUserName: r.InitiatedBy.Name, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(r.Annotations),
 		Params:     orEmptyAny(maskValues(r.Params, r.SecretParams, secrets)),
 		Results:    orEmptyAny(maskValues(r.Results, r.SecretResults, secrets)),
 		Workspaces: r.Workspaces, CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),

@@ -18,6 +18,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/engine"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
@@ -159,7 +160,8 @@ func optionalBody(c *fiber.Ctx) (submitBody, error) {
 }
 
 func (h *handlers) submit(c *fiber.Ctx) error {
-	team, name := c.Params("team"), c.Params("name")
+	team := c.Params("team")
+	name := workflowid.Resolve(team, c.Params("name")) // a v4 client sends the workflow's id
 	start, err := httpx.Bool(c, "start", false)
 	if err != nil {
 		return err
@@ -293,7 +295,8 @@ func filter(c *fiber.Ctx, p auth.Principal, team string) (mongostore.Filter, err
 	if f.To, err = httpx.EpochMillis(c, "toDate"); err != nil {
 		return f, err
 	}
-	f.Workflows = httpx.List(c, "workflows")
+	// Workflows are named by name, `<team>/<name>` or id (v4 clients).
+	f.Workflows = workflowid.ResolveAll(team, httpx.List(c, "workflows"))
 	if p.Workflow != "" {
 		// A workflow's token sees that workflow's runs only.
 		f.None = len(f.Workflows) > 0 && !slices.Contains(f.Workflows, p.Workflow)
