@@ -436,7 +436,7 @@ spec:
 	assert.Equal(t, "Git clone", jv["displayName"])
 	assert.Equal(t, "0.38.0", jv["annotations"].(map[string]any)["tekton.dev/pipelines.minVersion"])
 	params := jv["spec"].(map[string]any)["params"].([]any)
-	assert.Equal(t, map[string]any{"name": "url", "description": "The repository URL.", "type": "text", "required": true, "readOnly": false, "hiddenValue": false}, params[0])
+	assert.Equal(t, map[string]any{"name": "url", "key": "url", "label": "url", "description": "The repository URL.", "type": "text", "required": true, "readOnly": false, "hiddenValue": false}, params[0])
 	assert.Equal(t, []any{"+refs/heads/*:refs/heads/*"}, params[2].(map[string]any)["default"])
 	assert.Equal(t, "multiselect", params[2].(map[string]any)["type"])
 	r = f.do(t, request{as: editor, method: http.MethodPut, path: "/api/v2/team/infra/task/git-clone?replace=true", body: string(j.raw)})

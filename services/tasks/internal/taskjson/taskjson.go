@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
 )
 
@@ -71,31 +72,12 @@ type Env struct {
 	Value string `json:"value"`
 }
 
-// Param is the contract's AbstractParam. `helpertext`, as older clients spell it, is read
-// too: JSON names match regardless of case.
-type Param struct {
-	Name           string                     `json:"name"`
-	Label          string                     `json:"label,omitempty"`
-	Description    string                     `json:"description,omitempty"`
-	Type           string                     `json:"type,omitempty"`
-	Default        json.RawMessage            `json:"default,omitempty"`
-	Value          json.RawMessage            `json:"value,omitempty"`
-	Required       bool                       `json:"required"`
-	Placeholder    string                     `json:"placeholder,omitempty"`
-	HelperText     string                     `json:"helpertext,omitempty"`
-	Options        []ParamOption              `json:"options,omitempty"`
-	MinValueLength *int                       `json:"minValueLength,omitempty"`
-	MaxValueLength *int                       `json:"maxValueLength,omitempty"`
-	ReadOnly       bool                       `json:"readOnly"`
-	HiddenValue    bool                       `json:"hiddenValue"`
-	Extra          map[string]json.RawMessage `json:"-"`
-}
+// Param is the contract's AbstractParam, with v4's names (`key`, `defaultValue`) read and
+// written beside Baton's and unknown members kept (libs/param).
+type Param = param.Param
 
 // ParamOption is one choice of a select parameter.
-type ParamOption struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
+type ParamOption = param.Option
 
 // Result is one output.
 type Result struct {
@@ -119,7 +101,6 @@ type Workspace struct {
 type (
 	plainTask   Task
 	plainSpec   Spec
-	plainParam  Param
 	plainResult Result
 )
 
@@ -140,14 +121,6 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON writes the known fields, then the kept unknown ones.
-func (p Param) MarshalJSON() ([]byte, error) { return withExtra(plainParam(p), p.Extra) }
-
-// UnmarshalJSON reads the known fields and keeps the others.
-func (p *Param) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainParam)(p), &p.Extra, paramKeys)
-}
-
-// MarshalJSON writes the known fields, then the kept unknown ones.
 func (r Result) MarshalJSON() ([]byte, error) { return withExtra(plainResult(r), r.Extra) }
 
 // UnmarshalJSON reads the known fields and keeps the others.
@@ -158,7 +131,6 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 var (
 	taskKeys   = jsonKeys(Task{})
 	specKeys   = jsonKeys(Spec{})
-	paramKeys  = jsonKeys(Param{})
 	resultKeys = jsonKeys(Result{})
 )
 
@@ -339,8 +311,8 @@ func ParamFromDomain(p domain.Param) Param {
 	return out
 }
 
-// Domain returns p as the domain has it.
-func (p Param) Domain() domain.Param {
+// ParamDomain returns p as the domain has it.
+func ParamDomain(p Param) domain.Param {
 	out := domain.Param{
 		Name: p.Name, Label: p.Label, Description: p.Description, Type: p.Type,
 		Default: present(p.Default), Value: present(p.Value), Required: p.Required,
@@ -415,7 +387,7 @@ func (w Task) domain() (domain.Task, error) {
 		t.Spec.Envs = append(t.Spec.Envs, domain.Env(e))
 	}
 	for _, p := range s.Params {
-		t.Spec.Params = append(t.Spec.Params, p.Domain())
+		t.Spec.Params = append(t.Spec.Params, ParamDomain(p))
 	}
 	for _, r := range s.Results {
 		t.Spec.Results = append(t.Spec.Results, r.Domain())

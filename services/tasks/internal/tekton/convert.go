@@ -340,7 +340,7 @@ func (doc document) task() (domain.Task, []apperr.FieldError) {
 	for _, p := range doc.Spec.Params {
 		var def *domain.Param
 		if i := slices.IndexFunc(uiParams, func(u taskjson.Param) bool { return u.Name == p.Name }); i >= 0 {
-			d := uiParams[i].Domain()
+			d := taskjson.ParamDomain(uiParams[i])
 			def = &d
 		}
 		t.Spec.Params = append(t.Spec.Params, paramFromTekton(p, def))
