@@ -166,6 +166,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	teams.Secrets = sealer
 	if deps.Resolver != nil {
 		teams.WorkflowCount = peers.NewWorkflows(deps.Resolver, deps.Signer).WorkflowCount
+		users.WorkflowCount = teams.WorkflowCount
 		teams.Runs = teamRuns{activeruns.New(deps.Resolver, deps.Signer, peers.Self)}
 	}
 	teams.QuotaDefaults = func(ctx context.Context) (domain.TeamQuotas, error) {

@@ -37,7 +37,11 @@ type fixture struct {
 	kafka  kafkax.Config
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, nil) }
+
+// newFixtureWith lets a test complete the service's dependencies (peers found through a
+// resolver) before it starts.
+func newFixtureWith(t *testing.T, with func(*identity.Deps)) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
@@ -51,9 +55,13 @@ func newFixture(t *testing.T) *fixture {
 
 	key, err := secrets.GenerateKey()
 	require.NoError(t, err)
-	svc, err := identity.New(ctx, identity.Config{SecretKey: key}, identity.Deps{
+	deps := identity.Deps{
 		DB: client.Database(testkit.Database(t)), Publisher: producer, Signer: signer, Logger: logger,
-	})
+	}
+	if with != nil {
+		with(&deps)
+	}
+	svc, err := identity.New(ctx, identity.Config{SecretKey: key}, deps)
 	require.NoError(t, err)
 	app := httpx.NewApp(httpx.Config{Name: "identity", Logger: logger})
 	svc.Routes(app)

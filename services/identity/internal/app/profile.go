@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
@@ -23,11 +24,61 @@ type Profile struct {
 	Permissions []string
 }
 
-// ProfileTeam is one team of a profile and the caller's role there.
+// ProfileTeam is one team of a profile, summarized as v4's team summaries are (its record,
+// and how much it holds), with the caller's role there.
 type ProfileTeam struct {
-	Name        string
-	DisplayName string
-	Role        string
+	Name         string
+	DisplayName  string
+	CreationDate time.Time
+	Status       domain.TeamStatus
+	ExternalRef  string
+	Labels       map[string]string
+	Role         string
+	Insights     TeamInsights
+}
+
+// TeamInsights counts what a team holds.
+type TeamInsights struct {
+	// Workflows is the team's workflow count, nil when the workflows service, which owns
+	// it, could not say: a profile is read on every page of the UI and must not fail with
+	// another service.
+	Workflows *int
+	Members   int
+	// Actions counts the team's pending actions. No service holds actions yet, so there
+	// are none to count.
+	Actions int
+}
+
+// summaryConcurrency bounds the workflow counts one profile asks for at a time.
+const summaryConcurrency = 8
+
+// teamSummaries summarizes teams, asking for their workflow counts in parallel; role gives
+// the caller's role in each.
+func (s *Users) teamSummaries(ctx context.Context, teams []domain.Team, role func(domain.Team) string) []ProfileTeam {
+	out := make([]ProfileTeam, len(teams))
+	for i, t := range teams {
+		out[i] = ProfileTeam{
+			Name: t.Name, DisplayName: t.DisplayName, CreationDate: t.CreationDate, Status: t.Status,
+			ExternalRef: t.ExternalRef, Labels: t.Labels, Role: role(t),
+			Insights: TeamInsights{Members: len(t.Members)},
+		}
+	}
+	if s.WorkflowCount == nil {
+		return out
+	}
+	sem := make(chan struct{}, summaryConcurrency)
+	var wg sync.WaitGroup
+	for i := range out {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if n, err := s.WorkflowCount(ctx, out[i].Name); err == nil {
+				out[i].Insights.Workflows = &n
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // loginRecordEvery throttles lastLoginDate writes: GET /profile is called on every page
@@ -66,13 +117,16 @@ func (s *Users) Profile(ctx context.Context) (Profile, error) {
 	for _, r := range u.Roles() {
 		prof.Permissions = append(prof.Permissions, auth.GlobalRoles[r]...)
 	}
-	for _, t := range teams {
+	roleIn := func(t domain.Team) string {
 		role, _ := t.RoleOf(u.ID)
-		prof.Teams = append(prof.Teams, ProfileTeam{Name: t.Name, DisplayName: t.DisplayName, Role: role})
-		for _, g := range auth.TeamRoles[role] {
+		return role
+	}
+	for _, t := range teams {
+		for _, g := range auth.TeamRoles[roleIn(t)] {
 			prof.Permissions = append(prof.Permissions, t.Name+":"+g)
 		}
 	}
+	prof.Teams = s.teamSummaries(ctx, teams, roleIn)
 	return prof, nil
 }
 
@@ -99,11 +153,12 @@ func (s *Users) principalProfile(ctx context.Context, p auth.Principal) (Profile
 		prof.Permissions = append(prof.Permissions, prefix+g)
 	}
 	if p.Team != "" {
-		pt := ProfileTeam{Name: p.Team, DisplayName: p.Team}
-		if t, err := s.teams.FindTeamByName(ctx, p.Team); err == nil {
-			pt.DisplayName = t.DisplayName
+		t, err := s.teams.FindTeamByName(ctx, p.Team)
+		if err != nil {
+			// The token's team is gone or unreadable: name it, as the token does.
+			t = domain.Team{Name: p.Team, DisplayName: p.Team}
 		}
-		prof.Teams = append(prof.Teams, pt)
+		prof.Teams = s.teamSummaries(ctx, []domain.Team{t}, func(domain.Team) string { return "" })
 	}
 	return prof, nil
 }

@@ -121,6 +121,9 @@ type Users struct {
 	// deleted: the place to revoke their tokens. Its failure fails the DELETE; repeating the
 	// DELETE repeats every step, each of which is idempotent.
 	OnUserDeleted func(ctx context.Context, userID string) error
+	// WorkflowCount, when set, asks the workflows service how many workflows a team has,
+	// for the profile's team summaries.
+	WorkflowCount func(ctx context.Context, team string) (int, error)
 }
 
 // NewUsers returns the user use cases. newID makes record ids.

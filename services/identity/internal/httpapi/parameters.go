@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 )
@@ -28,70 +29,24 @@ func ParamRoutes(r fiber.Router, params *app.Params) {
 	r.Delete("/parameters/:name", h.deleteParam)
 }
 
-// ParamOption is one choice of a select or multiselect parameter.
-type ParamOption struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
+// AbstractParam is a global parameter, in and out (libs/param): value and default may be
+// any JSON value, and v4's names (`key`, `defaultValue`, `helperText`) are read and
+// answered beside Baton's. A password's value and default are never shown: they read
+// "********" when set.
+type AbstractParam = param.Param
 
-// AbstractParam is a parameter as the API shows it. A password's value and default are
-// never shown: they read "********" when set.
-type AbstractParam struct {
-	Name           string        `json:"name"`
-	Label          string        `json:"label,omitempty"`
-	Description    string        `json:"description,omitempty"`
-	Type           string        `json:"type"`
-	Default        any           `json:"default,omitempty"`
-	Value          any           `json:"value,omitempty"`
-	Required       bool          `json:"required"`
-	Placeholder    string        `json:"placeholder,omitempty"`
-	HelperText     string        `json:"helpertext,omitempty"`
-	Options        []ParamOption `json:"options,omitempty"`
-	MinValueLength *int          `json:"minValueLength,omitempty"`
-	MaxValueLength *int          `json:"maxValueLength,omitempty"`
-	ReadOnly       bool          `json:"readOnly"`
-	HiddenValue    bool          `json:"hiddenValue"`
-}
+// ParamOption is one choice of a select or multiselect parameter or setting.
+type ParamOption = param.Option
 
-// AbstractParamRequest is the body of POST and PUT /parameters. Value and default may be
-// any JSON value; `defaultValue` and `helperText`, as v4 clients spell them, are accepted
-// too.
-type AbstractParamRequest struct {
-	Name            string          `json:"name"`
-	Label           string          `json:"label"`
-	Description     string          `json:"description"`
-	Type            string          `json:"type"`
-	Default         json.RawMessage `json:"default"`
-	DefaultValue    json.RawMessage `json:"defaultValue"`
-	Value           json.RawMessage `json:"value"`
-	Required        bool            `json:"required"`
-	Placeholder     string          `json:"placeholder"`
-	HelperText      string          `json:"helpertext"`
-	HelperTextCamel string          `json:"helperText"`
-	Options         []ParamOption   `json:"options"`
-	MinValueLength  *int            `json:"minValueLength"`
-	MaxValueLength  *int            `json:"maxValueLength"`
-	ReadOnly        bool            `json:"readOnly"`
-	HiddenValue     bool            `json:"hiddenValue"`
-}
-
-// param converts the request; values keep full number precision.
-func (r AbstractParamRequest) param() (domain.Param, error) {
-	def := r.Default
-	if len(def) == 0 {
-		def = r.DefaultValue
-	}
-	defVal, err := jsonValue("default", def)
+// paramFromJSON converts a request's parameter; values keep full number precision.
+func paramFromJSON(r AbstractParam) (domain.Param, error) {
+	defVal, err := jsonValue("default", r.Default)
 	if err != nil {
 		return domain.Param{}, err
 	}
 	value, err := jsonValue("value", r.Value)
 	if err != nil {
 		return domain.Param{}, err
-	}
-	helper := r.HelperText
-	if helper == "" {
-		helper = r.HelperTextCamel
 	}
 	opts := make([]domain.Option, len(r.Options))
 	for i, o := range r.Options {
@@ -100,7 +55,7 @@ func (r AbstractParamRequest) param() (domain.Param, error) {
 	return domain.Param{
 		Name: r.Name, Label: r.Label, Description: r.Description, Type: domain.ParamType(r.Type),
 		Default: defVal, Value: value, Required: r.Required, Placeholder: r.Placeholder,
-		HelperText: helper, Options: opts, MinValueLength: r.MinValueLength,
+		HelperText: r.HelperText, Options: opts, MinValueLength: r.MinValueLength,
 		MaxValueLength: r.MaxValueLength, ReadOnly: r.ReadOnly, HiddenValue: r.HiddenValue,
 	}, nil
 }
@@ -121,18 +76,34 @@ func jsonValue(field string, raw json.RawMessage) (any, error) {
 }
 
 // paramView shows p, which the use cases return masked already.
-func paramView(p domain.Param) AbstractParam {
-	var opts []ParamOption
+func paramView(p domain.Param) (AbstractParam, error) {
+	var opts []param.Option
 	for _, o := range p.Options {
-		opts = append(opts, ParamOption(o))
+		opts = append(opts, param.Option(o))
 	}
 	p = p.Masked()
+	def, err := rawJSON(p.Default)
+	if err != nil {
+		return AbstractParam{}, err
+	}
+	value, err := rawJSON(p.Value)
+	if err != nil {
+		return AbstractParam{}, err
+	}
 	return AbstractParam{
 		Name: p.Name, Label: p.Label, Description: p.Description, Type: string(p.Type),
-		Default: p.Default, Value: p.Value, Required: p.Required, Placeholder: p.Placeholder,
+		Default: def, Value: value, Required: p.Required, Placeholder: p.Placeholder,
 		HelperText: p.HelperText, Options: opts, MinValueLength: p.MinValueLength,
 		MaxValueLength: p.MaxValueLength, ReadOnly: p.ReadOnly, HiddenValue: p.HiddenValue,
+	}, nil
+}
+
+// rawJSON encodes a decoded JSON value; nil stays absent.
+func rawJSON(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
 	}
+	return json.Marshal(v)
 }
 
 func (h *paramHandlers) listParams(c *fiber.Ctx) error {
@@ -142,17 +113,19 @@ func (h *paramHandlers) listParams(c *fiber.Ctx) error {
 	}
 	out := make([]AbstractParam, len(params))
 	for i, p := range params {
-		out[i] = paramView(p)
+		if out[i], err = paramView(p); err != nil {
+			return err
+		}
 	}
 	return c.JSON(out)
 }
 
 func (h *paramHandlers) decodeParam(c *fiber.Ctx) (domain.Param, error) {
-	var req AbstractParamRequest
+	var req AbstractParam
 	if err := httpx.DecodeJSON(c, &req); err != nil {
 		return domain.Param{}, err
 	}
-	return req.param()
+	return paramFromJSON(req)
 }
 
 func (h *paramHandlers) createParam(c *fiber.Ctx) error {
@@ -164,7 +137,11 @@ func (h *paramHandlers) createParam(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return httpx.Created(c, "/api/v2/parameters/"+url.PathEscape(out.Name), paramView(out))
+	view, err := paramView(out)
+	if err != nil {
+		return err
+	}
+	return httpx.Created(c, "/api/v2/parameters/"+url.PathEscape(out.Name), view)
 }
 
 func (h *paramHandlers) replaceParam(c *fiber.Ctx) error {
@@ -176,10 +153,14 @@ func (h *paramHandlers) replaceParam(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if created {
-		return httpx.Created(c, "/api/v2/parameters/"+url.PathEscape(out.Name), paramView(out))
+	view, err := paramView(out)
+	if err != nil {
+		return err
 	}
-	return c.JSON(paramView(out))
+	if created {
+		return httpx.Created(c, "/api/v2/parameters/"+url.PathEscape(out.Name), view)
+	}
+	return c.JSON(view)
 }
 
 func (h *paramHandlers) deleteParam(c *fiber.Ctx) error {

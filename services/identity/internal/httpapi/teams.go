@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 )
@@ -77,33 +78,12 @@ type TeamQuotasRequest struct {
 	MaxConcurrentRuns      *int `json:"maxConcurrentRuns"`
 }
 
-// TeamParameter is a team parameter (the contract's AbstractParam), in and out. Secret
-// (password) values leave as "********". `helpertext`, as older clients spell it, is read
-// too: JSON field names match regardless of case.
-type TeamParameter struct {
-	Name           string                `json:"name"`
-	Label          string                `json:"label,omitempty"`
-	Description    string                `json:"description,omitempty"`
-	Type           string                `json:"type,omitempty"`
-	Default        json.RawMessage       `json:"default,omitempty"`
-	Value          json.RawMessage       `json:"value,omitempty"`
-	Required       bool                  `json:"required"`
-	Placeholder    string                `json:"placeholder,omitempty"`
-	HelperText     string                `json:"helpertext,omitempty"`
-	Options        []TeamParameterOption `json:"options,omitempty"`
-	MinValueLength *int                  `json:"minValueLength,omitempty"`
-	MaxValueLength *int                  `json:"maxValueLength,omitempty"`
-	ReadOnly       bool                  `json:"readOnly"`
-	HiddenValue    bool                  `json:"hiddenValue"`
-}
+// TeamParameter is a team parameter (the contract's AbstractParam), in and out, with v4's
+// names (`key`, `defaultValue`) read and answered beside Baton's. Secret (password)
+// values leave as "********".
+type TeamParameter = param.Param
 
-// TeamParameterOption is one choice of a select parameter.
-type TeamParameterOption struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
-
-func (p TeamParameter) param() domain.TeamParam {
+func teamParamFromJSON(p TeamParameter) domain.TeamParam {
 	opts := make([]domain.TeamParamOption, len(p.Options))
 	for i, o := range p.Options {
 		opts[i] = domain.TeamParamOption(o)
@@ -126,9 +106,9 @@ func present(v json.RawMessage) json.RawMessage {
 }
 
 func teamParameterView(p domain.TeamParam) TeamParameter {
-	var opts []TeamParameterOption
+	var opts []param.Option
 	for _, o := range p.Options {
-		opts = append(opts, TeamParameterOption(o))
+		opts = append(opts, param.Option(o))
 	}
 	return TeamParameter{
 		Name: p.Name, Label: p.Label, Description: p.Description, Type: p.Type,
@@ -157,7 +137,7 @@ func (r TeamRequest) input() app.TeamInput {
 		in.ApproverGroups = append(in.ApproverGroups, gi)
 	}
 	for _, p := range r.Parameters {
-		in.Parameters = append(in.Parameters, p.param())
+		in.Parameters = append(in.Parameters, teamParamFromJSON(p))
 	}
 	if q := r.Quotas; q != nil {
 		in.Quotas = &domain.TeamQuotaOverrides{

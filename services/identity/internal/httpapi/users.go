@@ -138,11 +138,38 @@ type UserProfile struct {
 	Permissions []string `json:"permissions"`
 }
 
-// ProfileTeam is one of the caller's teams and the caller's role there.
+// ProfileTeam is one of the caller's teams as v4's team summary shows it, with the
+// caller's role there.
 type ProfileTeam struct {
-	Name        string `json:"name"`
-	DisplayName string `json:"displayName"`
-	Role        string `json:"role,omitempty"`
+	Name         string            `json:"name"`
+	DisplayName  string            `json:"displayName"`
+	CreationDate string            `json:"creationDate,omitempty"`
+	Status       string            `json:"status,omitempty"`
+	ExternalRef  string            `json:"externalRef,omitempty"`
+	Labels       map[string]string `json:"labels"`
+	Role         string            `json:"role,omitempty"`
+	Insights     TeamInsights      `json:"insights"`
+}
+
+// TeamInsights counts what a team holds; `workflows` is left out when it is not known.
+type TeamInsights struct {
+	Workflows *int `json:"workflows,omitempty"`
+	Members   int  `json:"members"`
+	Actions   int  `json:"actions"`
+}
+
+func profileTeamView(t app.ProfileTeam) ProfileTeam {
+	v := ProfileTeam{
+		Name: t.Name, DisplayName: t.DisplayName, Status: string(t.Status), ExternalRef: t.ExternalRef,
+		Labels: t.Labels, Role: t.Role, Insights: TeamInsights(t.Insights),
+	}
+	if v.Labels == nil {
+		v.Labels = map[string]string{}
+	}
+	if !t.CreationDate.IsZero() {
+		v.CreationDate = t.CreationDate.UTC().Format(httpx.TimeFormat)
+	}
+	return v
 }
 
 func profileView(p app.Profile) UserProfile {
@@ -151,7 +178,7 @@ func profileView(p app.Profile) UserProfile {
 		v.Permissions = []string{}
 	}
 	for _, t := range p.Teams {
-		v.Teams = append(v.Teams, ProfileTeam(t))
+		v.Teams = append(v.Teams, profileTeamView(t))
 	}
 	return v
 }
