@@ -59,6 +59,19 @@ func TestV4Clients(t *testing.T) {
 		})
 	}
 	f.must(t, http.StatusNotFound, owner, http.MethodPost, infra+"/workflow/"+workflowid.Of("other", "greet")+"/submit", nil)
+
+	// A runworkflow task may name its child by id too, of its own team only.
+	kid := func(ref string) map[string]any {
+		return map[string]any{"name": "kid", "type": "runworkflow", "params": []map[string]any{{"name": "workflowRef", "value": ref}}}
+	}
+	f.defs.put("infra", chain("parent", kid(id)))
+	f.defs.put("infra", chain("stray", kid(workflowid.Of("other", "greet"))))
+	parent := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/parent/submit?start=true", nil).body
+	done := f.waitRun(t, "infra", parent["id"].(string), completed)
+	assert.Equal(t, "succeeded", done["status"], done["statusMessage"])
+	stray := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/stray/submit?start=true", nil).body
+	done = f.waitRun(t, "infra", stray["id"].(string), completed)
+	assert.Equal(t, "invalid", done["tasks"].([]any)[1].(map[string]any)["status"], done)
 }
 
 // valueOf reads a named value from run params or results, as a list of {name, value} or a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/tasktype"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
@@ -602,6 +603,9 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 			wait = false
 		}
 		ref := domain.Text(t.Params["workflowRef"])
+		if team, name, ok := workflowid.Parse(ref); ok {
+			ref = team + "/" + name // a workflow's id names its team too
+		}
 		if team, name, ok := strings.Cut(ref, "/"); ok {
 			if team != r.Team {
 				m.Fail(i, domain.Invalid, fmt.Sprintf("runworkflow may only start workflows of team '%s', not '%s'", r.Team, team))
