@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/workflowid"
 )
 
 // TokenType says what a token acts as.
@@ -239,6 +240,9 @@ func NewToken(r TokenRequest, now time.Time) (Token, error) {
 		}
 		t.Principal, t.Team = principal, principal
 	case TokenWorkflow:
+		if team, workflow, ok := workflowid.Parse(principal); ok && team != "" {
+			principal = team + "/" + workflow // v4 clients name the workflow by its id
+		}
 		team, workflow, ok := strings.Cut(principal, "/")
 		if !ok || team == "" || workflow == "" || Slug(team) != team || Slug(workflow) != workflow {
 			return Token{}, invalidToken("principal", "A workflow token's principal must be '<team>/<workflow>', got '%s'.", principal)

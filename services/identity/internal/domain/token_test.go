@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 )
 
@@ -120,6 +121,12 @@ func TestNewToken(t *testing.T) {
 			give: domain.TokenRequest{Type: "workflow", Principal: "infra/build", ExpirationDate: &later, Permissions: []string{"workflowrun/write"}},
 			want: domain.Token{Type: "workflow", Principal: "infra/build", Team: "infra", Workflow: "build", Permissions: []string{"workflowrun/write"}, CreationDate: now, ExpirationDate: &later},
 		},
+		{
+			name: "workflow token for a workflow's id",
+			give: domain.TokenRequest{Type: "workflow", Principal: workflowid.Of("infra", "build"), Permissions: []string{"workflowrun/write"}},
+			want: domain.Token{Type: "workflow", Principal: "infra/build", Team: "infra", Workflow: "build", Permissions: []string{"workflowrun/write"}, CreationDate: now},
+		},
+		{name: "workflow token for a template's id", give: domain.TokenRequest{Type: "workflow", Principal: workflowid.Of("", "build"), Permissions: []string{"**/read"}}, wantReason: apperr.TokenInvalidReq},
 		{
 			name: "global token ignores a principal",
 			give: domain.TokenRequest{Type: "global", Principal: "whatever", Permissions: []string{"**/read"}},
