@@ -90,7 +90,12 @@ func TestIntegrationOIDCSignIn(t *testing.T) {
 	code, prof = b.call(t, http.MethodGet, "/api/v2/profile", grace, "")
 	require.Equal(t, http.StatusOK, code, prof)
 	assert.Equal(t, id, prof["id"])
-	assert.Equal(t, []any{map[string]any{"name": "grace-team", "displayName": "grace-team", "role": "owner"}}, prof["teams"])
+	teams := prof["teams"].([]any)
+	require.Len(t, teams, 1)
+	summary := teams[0].(map[string]any)
+	assert.Equal(t, "grace-team", summary["name"])
+	assert.Equal(t, "grace-team", summary["displayName"])
+	assert.Equal(t, "owner", summary["role"])
 	// The gateway remembers the principal of a JWT briefly; a new JWT brings her new team.
 	code, _ = b.call(t, http.MethodGet, "/api/v2/team/grace-team", jwt("grace@example.com", nil), "")
 	assert.Equal(t, http.StatusOK, code)
