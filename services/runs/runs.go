@@ -203,7 +203,7 @@ func (s *Service) handleUpdate(ctx context.Context, e event.Event) error {
 // runners' under /internal/v1, each behind a signed principal.
 func (s *Service) Routes(r fiber.Router) {
 	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.engine, s.store)
-	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.engine)
+	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.engine, s.store)
 }
 
 // Run moves runs, follows runners' reports and removes deleted teams' runs until ctx ends.

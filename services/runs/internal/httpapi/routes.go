@@ -44,6 +44,7 @@ type handlers struct {
 //	PUT    /team/{team}/workflowrun/{id}/start | /finalize | /retry
 //	DELETE /team/{team}/workflowrun/{id}/cancel
 //	GET    /taskrun/{id}/log
+//	GET    /team/{team}/insights
 func Routes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
 	h := &handlers{engine: e, store: store, logs: store, poll: 250 * time.Millisecond}
 	r.Post("/team/:team/workflow/:name/submit", h.submit)
@@ -55,6 +56,7 @@ func Routes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
 	r.Put("/team/:team/workflowrun/:id/finalize", h.finalize)
 	r.Put("/team/:team/workflowrun/:id/retry", h.retry)
 	r.Get("/taskrun/:id/log", h.log)
+	r.Get("/team/:team/insights", h.insights)
 }
 
 // InternalRoutes registers the endpoints Baton's own services call, on r (/internal/v1):
@@ -63,16 +65,18 @@ func Routes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
 //
 //	GET  /teams/{team}/activeruns?workflow=w         → 200 {"active": n}
 //	POST /teams/{team}/activeruns/cancel?workflow=w  → 200 {"cancelled": n}
+//	GET  /teams/{team}/usage                         → 200 runusage.Usage (identity's quotas)
 //
 //	POST /taskruns/{id}/claim      {"attempt", "runner"} → 200 {"claimed": true} | 409
 //	POST /taskruns/{id}/heartbeat  {"attempt", "runner"} → 200 {"cancel": bool} | 409
-func InternalRoutes(r fiber.Router, e *engine.Engine) {
-	h := &handlers{engine: e}
+func InternalRoutes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
+	h := &handlers{engine: e, store: store}
 	r.Use(requireService)
 	r.Post("/taskruns/:id/claim", h.claim)
 	r.Post("/taskruns/:id/heartbeat", h.heartbeat)
 	r.Get("/teams/:team/activeruns", h.activeRuns)
 	r.Post("/teams/:team/activeruns/cancel", h.cancelActiveRuns)
+	r.Get("/teams/:team/usage", h.usage)
 }
 
 func (h *handlers) activeRuns(c *fiber.Ctx) error {
@@ -325,7 +329,7 @@ func (h *handlers) query(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	pr, err := httpx.Paging(c, 10)
+	pr, err := httpx.Paging(c, page.MaxSize)
 	if err != nil {
 		return err
 	}

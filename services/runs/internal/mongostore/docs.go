@@ -34,18 +34,21 @@ type runDoc struct {
 	CreationDate        time.Time        `bson:"creationDate"`
 	StartTime           time.Time        `bson:"startTime,omitempty"`
 	EndTime             time.Time        `bson:"endTime,omitempty"`
-	Timeout             int              `bson:"timeout"`
-	Deadline            time.Time        `bson:"deadline,omitempty"`
-	Retries             int              `bson:"retries,omitempty"`
-	Debug               bool             `bson:"debug,omitempty"`
-	RetryOf             string           `bson:"retryOf,omitempty"`
-	ParentRun           string           `bson:"parentRun,omitempty"`
-	ParentTask          string           `bson:"parentTask,omitempty"`
-	FinalStatus         string           `bson:"finalStatus,omitempty"`
-	Context             string           `bson:"context,omitempty"`
-	TaskDefaultTimeout  int              `bson:"taskDefaultTimeout,omitempty"`
-	SecretParams        []string         `bson:"secretParams,omitempty"`
-	SecretResults       []string         `bson:"secretResults,omitempty"`
+	// Duration is the run's once it has ended (ms), stored so that insights sum and rank
+	// runs in the database; 0 until then.
+	Duration           int64     `bson:"duration"`
+	Timeout            int       `bson:"timeout"`
+	Deadline           time.Time `bson:"deadline,omitempty"`
+	Retries            int       `bson:"retries,omitempty"`
+	Debug              bool      `bson:"debug,omitempty"`
+	RetryOf            string    `bson:"retryOf,omitempty"`
+	ParentRun          string    `bson:"parentRun,omitempty"`
+	ParentTask         string    `bson:"parentTask,omitempty"`
+	FinalStatus        string    `bson:"finalStatus,omitempty"`
+	Context            string    `bson:"context,omitempty"`
+	TaskDefaultTimeout int       `bson:"taskDefaultTimeout,omitempty"`
+	SecretParams       []string  `bson:"secretParams,omitempty"`
+	SecretResults      []string  `bson:"secretResults,omitempty"`
 	// Owner and Queued are set while the run is in flight (in the live collection).
 	Owner  string `bson:"owner,omitempty"`
 	Queued bool   `bson:"queued,omitempty"`
@@ -141,8 +144,25 @@ func toRunDoc(r *domain.Run, box Sealer) runDoc {
 		Timeout: r.Timeout, Deadline: r.Deadline, Retries: r.Retries, Debug: r.Debug, RetryOf: r.RetryOf,
 		ParentRun: r.ParentRun, ParentTask: r.ParentTask, FinalStatus: string(r.FinalStatus), Context: jsonText(sealContext(box, r.Context)),
 		TaskDefaultTimeout: r.TaskDefaultTimeout, SecretParams: r.SecretParams, SecretResults: r.SecretResults, Tasks: r.Tasks, Version: r.Version,
-		Owner: r.Owner, Queued: r.Queued, DefinitionID: r.DefinitionID,
+		Owner: r.Owner, Queued: r.Queued, DefinitionID: r.DefinitionID, Duration: endedDuration(r),
 	}
+}
+
+// endedDuration is r's duration once it has ended, from its times as stored (to the
+// millisecond), so that it equals the duration the stored run shows.
+func endedDuration(r *domain.Run) int64 {
+	if r.EndTime.IsZero() {
+		return 0
+	}
+	stored := domain.Run{StartTime: toMillis(r.StartTime), EndTime: toMillis(r.EndTime)}
+	return stored.Duration(stored.EndTime)
+}
+
+func toMillis(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return time.UnixMilli(t.UnixMilli())
 }
 
 func (d runDoc) run(box Sealer) *domain.Run {
