@@ -19,6 +19,7 @@ import (
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/runusage"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
@@ -168,6 +169,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		teams.WorkflowCount = peers.NewWorkflows(deps.Resolver, deps.Signer).WorkflowCount
 		users.WorkflowCount = teams.WorkflowCount
 		teams.Runs = teamRuns{activeruns.New(deps.Resolver, deps.Signer, peers.Self)}
+		teams.RunUsage = runUsage(runusage.New(deps.Resolver, deps.Signer, peers.Self))
 	}
 	teams.QuotaDefaults = func(ctx context.Context) (domain.TeamQuotas, error) {
 		settings, err := system.ResolvedSettings(ctx)
@@ -262,4 +264,17 @@ func (r teamRuns) ActiveRuns(ctx context.Context, team string) (int, error) {
 
 func (r teamRuns) CancelRuns(ctx context.Context, team string) error {
 	return r.c.Cancel(ctx, team, "")
+}
+
+// runUsage reads a team's run usage from the runs service, which owns those counters.
+func runUsage(c *runusage.Client) func(ctx context.Context, team string) (domain.TeamQuotaUsage, error) {
+	return func(ctx context.Context, team string) (domain.TeamQuotaUsage, error) {
+		u, err := c.Usage(ctx, team)
+		if err != nil {
+			return domain.TeamQuotaUsage{}, err
+		}
+		return domain.TeamQuotaUsage{CurrentRuns: u.CurrentRuns, CurrentConcurrentRuns: u.CurrentConcurrentRuns,
+			CurrentRunTotalDuration: u.CurrentRunTotalDuration, CurrentRunMedianDuration: u.CurrentRunMedianDuration,
+			MonthlyResetDate: u.MonthlyResetDate}, nil
+	}
 }

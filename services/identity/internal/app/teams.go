@@ -72,6 +72,10 @@ type Teams struct {
 	// team has; nil leaves the usage at 0. Only single-team reads ask, so a search of many
 	// teams costs no call per team.
 	WorkflowCount func(ctx context.Context, team string) (int, error)
+	// RunUsage asks the runs service, which owns the run counters, what a team uses of its
+	// run quotas: the Current*Run* fields and MonthlyResetDate of the answer count; nil
+	// leaves them at 0. Like WorkflowCount, only single-team reads ask.
+	RunUsage func(ctx context.Context, team string) (domain.TeamQuotaUsage, error)
 	// QuotaDefaults returns the instance's default quotas (the settings' values); nil means
 	// domain.DefaultTeamQuotas. Set it before serving.
 	QuotaDefaults func(ctx context.Context) (domain.TeamQuotas, error)
@@ -617,6 +621,18 @@ func (s *Teams) details(ctx context.Context, t domain.Team) (TeamDetails, error)
 			return TeamDetails{}, err
 		}
 		out[0].Usage.CurrentWorkflowCount = n
+	}
+	if s.RunUsage != nil {
+		ru, err := s.RunUsage(ctx, t.Name)
+		if err != nil {
+			return TeamDetails{}, err
+		}
+		u := &out[0].Usage
+		u.CurrentRuns, u.CurrentConcurrentRuns = ru.CurrentRuns, ru.CurrentConcurrentRuns
+		u.CurrentRunTotalDuration, u.CurrentRunMedianDuration = ru.CurrentRunTotalDuration, ru.CurrentRunMedianDuration
+		if !ru.MonthlyResetDate.IsZero() {
+			u.MonthlyResetDate = ru.MonthlyResetDate
+		}
 	}
 	return out[0], nil
 }

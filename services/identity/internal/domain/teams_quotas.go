@@ -134,7 +134,7 @@ func (o *TeamQuotaOverrides) apply(ch TeamQuotaOverrides) error {
 }
 
 // TeamQuotaUsage is what a team uses of its quotas. The services owning each counter
-// (workflows, runs) enforce them; until they report here the counts read 0.
+// (workflows, runs) enforce them and are asked for them when a team is read.
 type TeamQuotaUsage struct {
 	CurrentWorkflowCount     int
 	CurrentRuns              int
