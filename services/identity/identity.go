@@ -206,6 +206,7 @@ func (s *Service) Routes(r fiber.Router) {
 	internal := r.Group("/internal/v1", s.signer.Middleware(), httpapi.RequireService)
 	httpapi.ActivationInternalRoutes(internal, s.activation)
 	httpapi.InternalRoutes(internal, s.tokens, s.principals, s.runContexts)
+	httpapi.TeamInternalRoutes(internal, s.teams)
 }
 
 // newSystem wires the global parameters, settings and activation: it seeds the settings

@@ -22,7 +22,9 @@ import (
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/teamrecord"
 	"github.com/baton-flow/baton/services/workflows/internal/app"
+	"github.com/baton-flow/baton/services/workflows/internal/domain"
 	"github.com/baton-flow/baton/services/workflows/internal/eventsub"
 	"github.com/baton-flow/baton/services/workflows/internal/httpapi"
 	"github.com/baton-flow/baton/services/workflows/internal/mongostore"
@@ -141,10 +143,16 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 	rcfg.Logger = deps.Logger
 	relay := outbox.NewRelay(store.Heads(), deps.Publisher, rcfg)
 	teams := app.NewTeams(teamStore, store.DeleteNamespace)
+	// Teams come from identity's events; one asked about before its event arrives is
+	// looked up in identity.
+	var known app.TeamStore = teamStore
+	if deps.Resolver != nil && deps.Signer != nil {
+		known = app.NewLookingUpTeams(teamStore, teamLookup{teamrecord.New(deps.Resolver, deps.Signer, peers.Self)}, teams)
+	}
 	return &Service{
 		teams: teams,
 		workflows: app.NewWorkflows(app.WorkflowsDeps{
-			Store: store, Teams: teamStore, Counter: teamStore, Limits: deps.Quotas, Tasks: deps.Tasks,
+			Store: store, Teams: known, Counter: teamStore, Limits: deps.Quotas, Tasks: deps.Tasks,
 			Runs: deps.Runs, Params: deps.Params, Relay: relay,
 		}),
 		templates: app.NewTemplates(store, deps.Tasks, nil),
@@ -202,4 +210,15 @@ func (r workflowRuns) ActiveRuns(ctx context.Context, team, workflow string) (in
 
 func (r workflowRuns) CancelRuns(ctx context.Context, team, workflow string) error {
 	return r.c.Cancel(ctx, team, workflow)
+}
+
+// teamLookup asks identity about a team.
+type teamLookup struct{ c *teamrecord.Client }
+
+func (l teamLookup) LookupTeam(ctx context.Context, name string) (domain.Team, error) {
+	t, err := l.c.Team(ctx, name)
+	if err != nil {
+		return domain.Team{}, err
+	}
+	return domain.Team{ID: t.ID, Name: t.Name, DisplayName: t.DisplayName, CreationDate: t.CreationDate}, nil
 }

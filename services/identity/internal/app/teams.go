@@ -248,6 +248,17 @@ func (s *Teams) Team(ctx context.Context, name string) (TeamDetails, error) {
 	return s.details(ctx, t)
 }
 
+// Announced returns the team called name as its team.created event announces it, for a
+// service that keeps a record of teams and is asked about one whose event has not reached
+// it yet. It is an internal read: the caller is one of Baton's services.
+func (s *Teams) Announced(ctx context.Context, name string) (events.TeamCreated, error) {
+	t, err := s.store.FindTeamByName(ctx, name)
+	if err != nil {
+		return events.TeamCreated{}, err
+	}
+	return events.TeamCreated{ID: t.ID, Name: t.Name, DisplayName: t.DisplayName, CreationDate: t.CreationDate}, nil
+}
+
 // UpdateTeam applies a change to the team called name: team/write in it, plus owner or
 // admin for members and approver groups, admin for status and quotas (a field sent back
 // unchanged is no change). A body name other than the path's is refused: names never change.

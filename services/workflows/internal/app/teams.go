@@ -61,3 +61,41 @@ func (s *Teams) TeamDeleted(ctx context.Context, name, id string) error {
 func (s *Teams) Team(ctx context.Context, name string) (domain.Team, error) {
 	return s.store.FindTeamByName(ctx, name)
 }
+
+// TeamLookup asks identity, which owns teams, about one.
+type TeamLookup interface {
+	// LookupTeam fails with an error of reason TEAM_NOT_FOUND when identity has no such team.
+	LookupTeam(ctx context.Context, name string) (domain.Team, error)
+}
+
+// LookingUpTeams is a TeamStore that, for a team it has no record of, asks identity before
+// answering TEAM_NOT_FOUND, and records the answer as the team.created event would have:
+// a client that creates a team and at once its first workflow must not see the team
+// missing because the event is still on its way.
+type LookingUpTeams struct {
+	TeamStore
+	lookup TeamLookup
+	teams  *Teams
+}
+
+// NewLookingUpTeams returns store, asking lookup about the teams it does not know and
+// recording them through teams.
+func NewLookingUpTeams(store TeamStore, lookup TeamLookup, teams *Teams) *LookingUpTeams {
+	return &LookingUpTeams{TeamStore: store, lookup: lookup, teams: teams}
+}
+
+// FindTeamByName implements TeamStore.
+func (s *LookingUpTeams) FindTeamByName(ctx context.Context, name string) (domain.Team, error) {
+	t, err := s.TeamStore.FindTeamByName(ctx, name)
+	if !apperr.HasReason(err, apperr.TeamNotFound) {
+		return t, err
+	}
+	t, err = s.lookup.LookupTeam(ctx, name)
+	if err != nil {
+		return domain.Team{}, err
+	}
+	if err := s.teams.TeamCreated(ctx, t); err != nil {
+		return domain.Team{}, err
+	}
+	return t, nil
+}
