@@ -260,6 +260,7 @@ func TestComposeBatonServices(t *testing.T) {
 			assert.Equal(t, "consul:8500", svc.Environment["BATON_CONSUL_ADDR"])
 			assert.Equal(t, "http://otel-collector:4318", svc.Environment["BATON_OTLP_ENDPOINT"])
 			assert.Equal(t, "0.0.0.0:8080", svc.Environment["BATON_HTTP_ADDR"])
+			assert.Equal(t, "0.0.0.0:8081", svc.Environment["BATON_ADMIN_ADDR"], "metrics apart from the API port")
 
 			if name == "gateway" {
 				assert.Equal(t, []string{"8080:8080"}, svc.Ports)
@@ -440,7 +441,7 @@ func TestPrometheusConfig(t *testing.T) {
 			continue
 		}
 		for _, d := range sc.DNSSDConfigs {
-			if d.Port == 8080 {
+			if d.Port == 8081 {
 				for _, n := range d.Names {
 					scraped[n] = true
 				}
@@ -448,14 +449,14 @@ func TestPrometheusConfig(t *testing.T) {
 		}
 		for _, s := range sc.StaticConfigs {
 			for _, target := range s.Targets {
-				if host, ok := strings.CutSuffix(target, ":8080"); ok {
+				if host, ok := strings.CutSuffix(target, ":8081"); ok {
 					scraped[host] = true
 				}
 			}
 		}
 	}
 	for _, name := range batonServices {
-		assert.True(t, scraped[name], "/metrics of %s on 8080 is scraped", name)
+		assert.True(t, scraped[name], "/metrics of %s on its operators' port 8081 is scraped", name)
 	}
 }
 
@@ -635,6 +636,7 @@ func TestKubernetesManifests(t *testing.T) {
 				ports[strconv.Itoa(p.ContainerPort)] = p.ContainerPort
 			}
 			assert.Contains(t, ports, "8080", "serves on 8080")
+			assert.Equal(t, 8081, ports["admin"], "serves /metrics for operators on 8081")
 
 			for probe, want := range map[string]*k8sProbe{"/ready": ctr.ReadinessProbe, "/health": ctr.LivenessProbe} {
 				if assert.NotNil(t, want, "probe %s", probe) && assert.NotNil(t, want.HTTPGet, "probe %s", probe) {
@@ -659,6 +661,9 @@ func TestKubernetesManifests(t *testing.T) {
 			}
 			for _, e := range ctr.Env {
 				env[e.Name] = e
+			}
+			if e, ok := env["BATON_ADMIN_ADDR"]; assert.True(t, ok, "environment BATON_ADMIN_ADDR") {
+				assert.Equal(t, "0.0.0.0:8081", e.Value)
 			}
 			for _, key := range append(requiredEnv(name), "BATON_ADVERTISE_ADDR") {
 				e, ok := env[key]

@@ -18,6 +18,10 @@ import (
 type Env struct {
 	// HTTPAddr is where a service listens (BATON_HTTP_ADDR, default 0.0.0.0:8080).
 	HTTPAddr string
+	// AdminAddr is the operators-only listener of /metrics (BATON_ADMIN_ADDR, default
+	// 0.0.0.0:8081; "off" serves none). It is never the public port: metrics name
+	// internal addresses.
+	AdminAddr string
 	// AdvertiseAddr is the host:port other processes use to reach this one
 	// (BATON_ADVERTISE_ADDR, default the listen address, with the hostname for 0.0.0.0).
 	AdvertiseAddr string
@@ -46,6 +50,12 @@ type Env struct {
 	Getenv func(string) string
 }
 
+// DefaultAdminAddr is where a process serves /metrics unless BATON_ADMIN_ADDR says.
+const DefaultAdminAddr = "0.0.0.0:8081"
+
+// AdminOff as BATON_ADMIN_ADDR serves no operators' listener.
+const AdminOff = "off"
+
 // LoadEnv reads the shared configuration through getenv.
 func LoadEnv(getenv func(string) string) (Env, error) {
 	get := func(key, def string) string {
@@ -56,6 +66,7 @@ func LoadEnv(getenv func(string) string) (Env, error) {
 	}
 	env := Env{
 		HTTPAddr:      get("BATON_HTTP_ADDR", "0.0.0.0:8080"),
+		AdminAddr:     get("BATON_ADMIN_ADDR", DefaultAdminAddr),
 		AdvertiseAddr: get("BATON_ADVERTISE_ADDR", ""),
 		MongoURI:      get("BATON_MONGO_URI", "mongodb://localhost:27017"),
 		MongoDBPrefix: get("BATON_MONGO_DB_PREFIX", "baton_"),

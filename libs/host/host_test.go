@@ -18,6 +18,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/telemetry"
 )
 
 func TestLoadEnv(t *testing.T) {
@@ -33,6 +34,7 @@ func TestLoadEnv(t *testing.T) {
 	assert.Equal(t, map[string][]string{"identity": {"http://identity:8080"}, "runs": {"http://r1:8080", "http://r2:8080"}}, env.ServiceURLs)
 	assert.Equal(t, slog.LevelDebug, env.LogLevel)
 	assert.Equal(t, "0.0.0.0:8080", env.HTTPAddr)
+	assert.Equal(t, "0.0.0.0:8081", env.AdminAddr, "metrics have a port of their own")
 	assert.Equal(t, "baton.", env.TopicPrefix)
 	assert.Equal(t, "baton_", env.MongoDBPrefix)
 	assert.Equal(t, 20*time.Second, env.ShutdownTimeout)
@@ -148,4 +150,55 @@ func TestServeProbesRegistersAndDrains(t *testing.T) {
 	assert.Equal(t, "done", <-inflight)
 	require.NoError(t, <-done)
 	<-svc.stopped
+}
+
+// /metrics is served on the operators' listener (BATON_ADMIN_ADDR) only, never on a unit's
+// port: a gateway's unit port is the public one.
+func TestServeMetricsOnTheAdminListenerOnly(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "metrics-test"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	static := registry.NewStatic(nil)
+	p := &host.Platform{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Static: static, Resolver: static,
+		Telemetry: tel, Env: host.Env{AdminAddr: "127.0.0.1:0"}}
+	svc := &slowService{release: make(chan struct{}), started: make(chan struct{}), stopped: make(chan struct{})}
+	serving := make(chan net.Addr, 1)
+	unit := host.Unit{Name: "public", Service: svc, Addr: "127.0.0.1:0", OnServing: func(a net.Addr) { serving <- a }}
+	done := make(chan error, 1)
+	go func() { done <- host.Serve(ctx, p, unit) }()
+	public := (<-serving).String()
+	admin := p.AdminAddr()
+	require.NotEmpty(t, admin)
+	require.NotEqual(t, public, admin)
+
+	get := func(addr, path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	tests := []struct {
+		name, addr, path string
+		want             int
+	}{
+		{"metrics on the unit's port", public, "/metrics", http.StatusNotFound},
+		{"health on the unit's port", public, "/health", http.StatusOK},
+		{"metrics for operators", admin, "/metrics", http.StatusOK},
+		{"nothing else for operators", admin, "/api/v2/team", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		code, body := get(tt.addr, tt.path)
+		assert.Equal(t, tt.want, code, "%s: %s", tt.name, body)
+		if tt.want == http.StatusOK && tt.path == "/metrics" {
+			assert.Contains(t, body, "# TYPE", "Prometheus text")
+		}
+	}
+	cancel()
+	require.NoError(t, <-done)
+	_, err = http.Get("http://" + admin + "/metrics")
+	assert.Error(t, err, "the operators' listener stops with the process")
 }

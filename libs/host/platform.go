@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 
 	consul "github.com/hashicorp/consul/api"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -33,6 +34,16 @@ type Platform struct {
 	Static *registry.Static
 	// Consul is the agent client when BATON_CONSUL_ADDR is set.
 	Consul *consul.Client
+
+	// adminAddr is where Serve's operators' listener listens, once it does.
+	adminAddr atomic.Value
+}
+
+// AdminAddr is the address the operators' listener (/metrics) listens on, once Serve has
+// started it; empty before, or when BATON_ADMIN_ADDR is "off".
+func (p *Platform) AdminAddr() string {
+	s, _ := p.adminAddr.Load().(string)
+	return s
 }
 
 // Options adjust Connect.

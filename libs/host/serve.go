@@ -63,12 +63,17 @@ func Serve(ctx context.Context, p *Platform, units ...Unit) error {
 	ctx, cancelAll := context.WithCancelCause(ctx)
 	defer cancelAll(nil)
 
+	admin, err := startAdmin(p, cancelAll)
+	if err != nil {
+		return err
+	}
 	runs := make([]*running, 0, len(units))
 	for _, u := range units {
 		r, err := start(ctx, p, u, cancelAll)
 		if err != nil {
 			cancelAll(err)
 			shutdown(p, runs)
+			admin.stop(p)
 			return err
 		}
 		runs = append(runs, r)
@@ -105,6 +110,7 @@ func Serve(ctx context.Context, p *Platform, units ...Unit) error {
 	cause := context.Cause(ctx)
 	p.Logger.Info("shutting down", "reason", cause)
 	shutdown(p, runs)
+	admin.stop(p)
 	stopRuns()
 	wg.Wait()
 	if errors.Is(cause, context.Canceled) {
@@ -122,9 +128,6 @@ func start(ctx context.Context, p *Platform, u Unit, fail context.CancelCauseFun
 	r.app = httpx.NewApp(httpx.Config{Name: u.Name, BodyLimit: u.BodyLimit, Logger: p.Logger.With("unit", u.Name)})
 	r.app.Get("/health", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "UP"}) })
 	r.app.Get("/ready", r.readyHandler)
-	if p.Telemetry != nil {
-		r.app.Get("/metrics", adaptor.HTTPHandler(p.Telemetry.MetricsHandler()))
-	}
 	u.Service.Routes(r.app)
 	// Anything no route claimed answers 404 in the contract's shape.
 	r.app.Use(func(c *fiber.Ctx) error {
@@ -242,4 +245,52 @@ func shutdown(p *Platform, runs []*running) {
 		}
 		<-r.stopped
 	}
+}
+
+// adminServer is a process's operators-only listener: /metrics (and /health) on
+// BATON_ADMIN_ADDR, apart from every unit's port, so that neither the public gateway port
+// nor a service's port shows metrics, which name internal addresses.
+type adminServer struct {
+	app     *fiber.App
+	stopped chan struct{}
+}
+
+// startAdmin serves p's metrics on p.Env.AdminAddr, unless it is empty or "off".
+func startAdmin(p *Platform, fail context.CancelCauseFunc) (*adminServer, error) {
+	addr := p.Env.AdminAddr
+	if addr == "" || addr == AdminOff {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("admin: listen on %s (BATON_ADMIN_ADDR): %w", addr, err)
+	}
+	a := &adminServer{stopped: make(chan struct{}),
+		app: httpx.NewApp(httpx.Config{Name: "admin", Logger: p.Logger.With("unit", "admin"), NoTracing: true})}
+	a.app.Get("/health", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "UP"}) })
+	if p.Telemetry != nil {
+		a.app.Get("/metrics", adaptor.HTTPHandler(p.Telemetry.MetricsHandler()))
+	}
+	a.app.Use(func(c *fiber.Ctx) error {
+		return apperr.New(apperr.RouteNotFound, "No endpoint %s %s.", c.Method(), c.Path())
+	})
+	p.adminAddr.Store(ln.Addr().String())
+	p.Logger.Info("serving operators' endpoints", "addr", ln.Addr().String())
+	go func() {
+		defer close(a.stopped)
+		if err := a.app.Listener(ln); err != nil {
+			fail(fmt.Errorf("admin: serve: %w", err))
+		}
+	}()
+	return a, nil
+}
+
+func (a *adminServer) stop(p *Platform) {
+	if a == nil {
+		return
+	}
+	if err := a.app.Shutdown(); err != nil {
+		p.Logger.Error("stop the operators' listener", "error", err)
+	}
+	<-a.stopped
 }

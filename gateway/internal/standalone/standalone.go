@@ -39,6 +39,8 @@ var services = []host.Builder{
 const (
 	DefaultDataDir     = ".baton"
 	DefaultGatewayAddr = "127.0.0.1:8080"
+	// DefaultAdminAddr is where /metrics is served for operators: loopback, like the gateway.
+	DefaultAdminAddr   = "127.0.0.1:8081"
 	tokenFile          = "admin-token"
 	secretKeyFile      = "secret-key"
 	activationCodeFile = "activation-code"
@@ -79,6 +81,7 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		"BATON_BOOTSTRAP_TOKEN":      token,
 		"BATON_SERVICE_KEY":          serviceKey,
 		"BATON_GATEWAY_ADDR":         valueOr(getenv("BATON_GATEWAY_ADDR"), DefaultGatewayAddr),
+		"BATON_ADMIN_ADDR":           valueOr(getenv("BATON_ADMIN_ADDR"), DefaultAdminAddr),
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -135,6 +138,9 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	gw.OnServing = func(addr net.Addr) {
+		if admin := p.AdminAddr(); admin != "" {
+			fmt.Fprintf(stdout, "Metrics for operators at http://%s/metrics\n", admin)
+		}
 		fmt.Fprintf(stdout, "Baton is running at http://%s/api/v2\nAdmin token: %s\n", addr, token)
 	}
 	units = append(units, gw)

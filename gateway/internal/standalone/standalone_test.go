@@ -29,14 +29,23 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 type baton struct {
 	url   string
 	token string
+	// admin is the operators' listener's base URL.
+	admin string
 	stop  func() error
 }
 
-var banner = regexp.MustCompile(`Baton is running at (http://\S+)/api/v2\nAdmin token: (\S+)`)
+var (
+	banner        = regexp.MustCompile(`Baton is running at (http://\S+)/api/v2\nAdmin token: (\S+)`)
+	metricsBanner = regexp.MustCompile(`Metrics for operators at (http://\S+)/metrics`)
+)
 
 // start runs standalone.Run with vars and waits for its banner.
 func start(t testing.TB, vars map[string]string) *baton {
 	t.Helper()
+	if _, set := vars["BATON_ADMIN_ADDR"]; !set {
+		// Tests run many at once: each its own free port.
+		vars["BATON_ADMIN_ADDR"] = "127.0.0.1:0"
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r, w := io.Pipe()
 	done := make(chan error, 1)
@@ -69,8 +78,12 @@ func start(t testing.TB, vars map[string]string) *baton {
 		}
 	}
 	m := banner.FindStringSubmatch(out.String())
+	var admin string
+	if a := metricsBanner.FindStringSubmatch(out.String()); a != nil {
+		admin = a[1]
+	}
 	stopped := false
-	b := &baton{url: m[1], token: m[2], stop: func() error {
+	b := &baton{url: m[1], token: m[2], admin: admin, stop: func() error {
 		if stopped {
 			return nil
 		}
