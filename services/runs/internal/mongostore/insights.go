@@ -3,7 +3,6 @@ package mongostore
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -59,33 +58,41 @@ func (d summaryDoc) summary(now time.Time) RunSummary {
 // (none when maxRuns is 0).
 //
 // Runs that ended are counted, summed and ranked in the database: their duration is stored
-// when they are archived, so the archive answers a $group for the count and total and a
+// when they are archived, so the archive answers a count, a $group for the total and a
 // find sorted by duration for the median's neighbourhood. Runs in flight, whose duration
 // grows until they end, are read (a few fields each) and merged in: they are the team's
 // queue and running runs, not its history.
+//
+// A run moves to the archive while this reads (inserted there, then removed from the live
+// collection), so the archive's queries leave out every run read from the live one: a run
+// is counted once, from whichever collection held it when the live one was read.
 func (s *Store) Insight(ctx context.Context, f Filter, now time.Time, maxRuns int) (Insight, error) {
 	var in Insight
 	flight, err := s.inFlight(ctx, f, now)
 	if err != nil {
 		return in, err
 	}
-	ended, total, err := s.endedTotals(ctx, f)
-	if err != nil {
-		return in, err
-	}
-	in.Total, in.TotalDuration = ended+int64(len(flight)), total
+	archived := f
+	archived.Exclude = make([]string, len(flight))
 	durations := make([]int64, len(flight))
 	for i, d := range flight {
+		archived.Exclude[i] = d.sum.ID
 		durations[i] = d.sum.Duration
 		in.TotalDuration += d.sum.Duration
 		if d.phase == string(domain.PhaseRunning) {
 			in.Running++
 		}
 	}
-	if in.MedianDuration, err = s.median(ctx, f, ended, durations); err != nil {
+	ended, total, err := s.endedTotals(ctx, archived)
+	if err != nil {
 		return in, err
 	}
-	newest, err := s.newestEnded(ctx, f, maxRuns)
+	in.Total = ended + int64(len(flight))
+	in.TotalDuration += total
+	if in.MedianDuration, err = s.median(ctx, archived, ended, durations); err != nil {
+		return in, err
+	}
+	newest, err := s.newestEnded(ctx, archived, maxRuns)
 	if err != nil {
 		return in, err
 	}
@@ -104,8 +111,7 @@ type flightRun struct {
 	phase string
 }
 
-// inFlight reads the runs f selects in the live collection, less those already archived
-// (being put away): the archive's copy counts.
+// inFlight reads the runs f selects in the live collection.
 func (s *Store) inFlight(ctx context.Context, f Filter, now time.Time) ([]flightRun, error) {
 	cur, err := s.live.Find(ctx, f.bson(), options.Find().SetProjection(summaryFields))
 	if err != nil {
@@ -115,18 +121,9 @@ func (s *Store) inFlight(ctx context.Context, f Filter, now time.Time) ([]flight
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fmt.Errorf("read runs in flight: %w", err)
 	}
-	out := make([]flightRun, 0, len(docs))
-	for _, d := range docs {
-		if domain.Phase(d.Phase) == domain.Completed || domain.Phase(d.Phase) == domain.Finalized {
-			err := s.runs.FindOne(ctx, bson.M{"_id": d.ID}).Err()
-			if err == nil {
-				continue
-			}
-			if !errors.Is(err, mongo.ErrNoDocuments) {
-				return nil, fmt.Errorf("find archived run %s: %w", d.ID, err)
-			}
-		}
-		out = append(out, flightRun{sum: d.summary(now), phase: d.Phase})
+	out := make([]flightRun, len(docs))
+	for i, d := range docs {
+		out[i] = flightRun{sum: d.summary(now), phase: d.Phase}
 	}
 	return out, nil
 }

@@ -150,3 +150,31 @@ func TestInsightMedianIsTrue(t *testing.T) {
 		})
 	}
 }
+
+// A run being put away is in both collections for a moment: it counts once, and its
+// summary shows once.
+func TestInsightCountsARunBeingPutAwayOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	start := now.Add(-time.Minute)
+	live := &domain.Run{ID: "moving", Team: "infra", Workflow: "w", Status: domain.Succeeded, Phase: domain.Completed,
+		CreationDate: start, StartTime: start, EndTime: start.Add(5 * time.Second), Owner: "replica-a"}
+	archived := *live
+	// The live copy is written as a run in flight is; the archived one as a run that ended.
+	live.Phase = domain.PhaseRunning
+	require.NoError(t, s.CreateRun(ctx, live, nil))
+	archived.Phase = domain.Completed
+	require.NoError(t, s.CreateRun(ctx, &archived, nil))
+	live.Phase = domain.Completed
+	require.NoError(t, s.SaveStep(ctx, live, nil, nil, true))
+
+	in, err := s.Insight(ctx, mongostore.Filter{Team: "infra"}, now, 10)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, in.Total)
+	assert.EqualValues(t, 5000, in.TotalDuration)
+	assert.EqualValues(t, 5000, in.MedianDuration)
+	require.Len(t, in.Runs, 1)
+	assert.Equal(t, "moving", in.Runs[0].ID)
+}

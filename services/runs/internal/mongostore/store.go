@@ -546,6 +546,8 @@ type Filter struct {
 	From, To  *time.Time
 	// None selects nothing.
 	None bool
+	// Exclude lists runs not to select.
+	Exclude []string
 }
 
 func (f Filter) bson() bson.M {
@@ -561,6 +563,14 @@ func (f Filter) bson() bson.M {
 	in("status", f.Statuses)
 	in("phase", f.Phases)
 	in("_id", f.IDs)
+	if len(f.Exclude) > 0 {
+		ids, _ := m["_id"].(bson.M)
+		if ids == nil {
+			ids = bson.M{}
+		}
+		ids["$nin"] = f.Exclude
+		m["_id"] = ids
+	}
 	in("workflow", f.Workflows)
 	in("trigger", f.Triggers)
 	if f.None {
