@@ -233,7 +233,12 @@ func (s *Teams) CreateTeam(ctx context.Context, name string, in TeamInput) (Team
 		return TeamDetails{}, err
 	}
 	s.relay.Nudge()
-	return s.details(ctx, t)
+	// A team just made has no workflows or runs yet: nothing to ask.
+	out, err := s.detailsOf(ctx, []domain.Team{t})
+	if err != nil {
+		return TeamDetails{}, err
+	}
+	return out[0], nil
 }
 
 // Team returns the team called name, for principals that may read it.
