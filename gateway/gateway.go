@@ -350,7 +350,7 @@ func Build(_ context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	return host.Unit{Name: Name, Service: g, Addr: cfg.Addr, BodyLimit: httpx.LargeBodyLimit}, nil
+	return host.Unit{Name: Name, Service: g, Addr: cfg.Addr, BodyLimit: httpx.LargeBodyLimit, HeaderLimit: httpx.HeaderLimit}, nil
 }
 
 // Routes registers the gateway's handler for everything under /api/v2. The app must accept
@@ -463,6 +463,13 @@ func (g *Gateway) handle(c *fiber.Ctx) error {
 
 	if len(c.Request().Body()) > route.BodyLimit {
 		return apperr.New(apperr.RequestTooLarge, "The request body is larger than %d bytes.", route.BodyLimit)
+	}
+	// Every service stores parts of bodies as they came (specs, params, annotations); what
+	// nests too deeply for other parsers to read back is refused here, once for all.
+	if body := c.Request().Body(); len(body) > 0 && httpx.IsJSON(c.Get(fiber.HeaderContentType)) {
+		if err := httpx.CheckDepth(body); err != nil {
+			return err
+		}
 	}
 	if err := g.proxy.Forward(c, route, &params, principal); err != nil {
 		return err

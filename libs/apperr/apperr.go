@@ -30,6 +30,9 @@ const (
 	KindBadGateway
 	KindUnavailable
 	KindTimeout
+	KindRequestTimeout
+	KindURITooLong
+	KindHeadersTooLarge
 )
 
 var kindStatus = map[Kind]int{
@@ -48,6 +51,9 @@ var kindStatus = map[Kind]int{
 	KindBadGateway:       http.StatusBadGateway,
 	KindUnavailable:      http.StatusServiceUnavailable,
 	KindTimeout:          http.StatusGatewayTimeout,
+	KindRequestTimeout:   http.StatusRequestTimeout,
+	KindURITooLong:       http.StatusRequestURITooLong,
+	KindHeadersTooLarge:  http.StatusRequestHeaderFieldsTooLarge,
 }
 
 // HTTPStatus is the status code a response carrying an error of this kind has.

@@ -14,6 +14,9 @@ var (
 	MethodNotAllowed       = Reason{"METHOD_NOT_ALLOWED", 1006, KindMethodNotAllowed}
 	Unauthenticated        = Reason{"UNAUTHENTICATED", 1007, KindUnauthenticated}
 	DependencyUnavailable  = Reason{"DEPENDENCY_UNAVAILABLE", 1008, KindUnavailable}
+	RequestURITooLong      = Reason{"REQUEST_URI_TOO_LONG", 1009, KindURITooLong}
+	RequestHeadersTooLarge = Reason{"REQUEST_HEADERS_TOO_LARGE", 1017, KindHeadersTooLarge}
+	RequestTimeout         = Reason{"REQUEST_TIMEOUT", 1018, KindRequestTimeout}
 	TokenInvalidReq        = Reason{"TOKEN_INVALID_REQ", 1010, KindInvalid}
 	TokenInvalidSessionReq = Reason{"TOKEN_INVALID_SESSION_REQ", 1011, KindInvalid}
 	TokenInvalidPermission = Reason{"TOKEN_INVALID_PERMISSION", 1012, KindForbidden}
@@ -80,7 +83,8 @@ var (
 // Catalogue lists every reason, for the OpenAPI spec and for tests that keep codes unique.
 var Catalogue = []Reason{
 	Internal, QueryInvalidFilters, RequestInvalid, RequestTooLarge, UnsupportedMediaType,
-	RouteNotFound, MethodNotAllowed, Unauthenticated, DependencyUnavailable, TokenInvalidReq,
+	RouteNotFound, MethodNotAllowed, Unauthenticated, DependencyUnavailable, RequestURITooLong,
+	RequestHeadersTooLarge, RequestTimeout, TokenInvalidReq,
 	TokenInvalidSessionReq, TokenInvalidPermission, PermissionDenied, UpstreamUnreachable,
 	UpstreamUnavailable, UpstreamTimeout, QuotaExceeded, RateLimited, ConcurrentModification,
 	TeamInvalidReq, TeamNonUniqueName, TeamInvalidUserRole, TeamNotFound, TeamHasActiveRuns,

@@ -36,6 +36,9 @@ type Unit struct {
 	AdvertiseAddr string
 	// BodyLimit of the unit's app; httpx.DefaultBodyLimit when zero.
 	BodyLimit int
+	// HeaderLimit bounds the request line and headers; httpx.UpstreamHeaderLimit when
+	// zero, room for everything the gateway (at httpx.HeaderLimit) forwards.
+	HeaderLimit int
 	// Checks must all pass for /ready to answer 200.
 	Checks map[string]func(context.Context) error
 	// Discoverable units are registered in Consul or the static table.
@@ -125,7 +128,13 @@ func start(ctx context.Context, p *Platform, u Unit, fail context.CancelCauseFun
 		return nil, fmt.Errorf("%s: listen on %s: %w", u.Name, u.Addr, err)
 	}
 	r := &running{unit: u, listener: ln, stopped: make(chan struct{})}
-	r.app = httpx.NewApp(httpx.Config{Name: u.Name, BodyLimit: u.BodyLimit, Logger: p.Logger.With("unit", u.Name)})
+	headerLimit := u.HeaderLimit
+	if headerLimit == 0 {
+		headerLimit = httpx.UpstreamHeaderLimit
+	}
+	r.app = httpx.NewApp(httpx.Config{
+		Name: u.Name, BodyLimit: u.BodyLimit, HeaderLimit: headerLimit, Logger: p.Logger.With("unit", u.Name),
+	})
 	r.app.Get("/health", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "UP"}) })
 	r.app.Get("/ready", r.readyHandler)
 	u.Service.Routes(r.app)

@@ -34,6 +34,9 @@ type Config struct {
 	Name string
 	// BodyLimit is the largest accepted body; DefaultBodyLimit when zero.
 	BodyLimit int
+	// HeaderLimit bounds the request line and headers together (431 beyond), and half of
+	// it the request URI (414 beyond); HeaderLimit when zero.
+	HeaderLimit int
 	// ReadTimeout, WriteTimeout and IdleTimeout bound connections so shutdown can finish;
 	// defaults 30s, 60s and 60s.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
@@ -51,16 +54,21 @@ func NewApp(cfg Config) *fiber.App {
 	if cfg.BodyLimit == 0 {
 		cfg.BodyLimit = DefaultBodyLimit
 	}
+	if cfg.HeaderLimit == 0 {
+		cfg.HeaderLimit = HeaderLimit
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	errorHandler := ErrorHandler(cfg.Logger)
 	app := fiber.New(fiber.Config{
-		AppName:      cfg.Name,
-		BodyLimit:    cfg.BodyLimit,
-		ReadTimeout:  orDefault(cfg.ReadTimeout, 30*time.Second),
-		WriteTimeout: orDefault(cfg.WriteTimeout, 60*time.Second),
-		IdleTimeout:  orDefault(cfg.IdleTimeout, 60*time.Second),
-		ErrorHandler: ErrorHandler(cfg.Logger),
+		AppName:        cfg.Name,
+		BodyLimit:      cfg.BodyLimit,
+		ReadBufferSize: cfg.HeaderLimit,
+		ReadTimeout:    orDefault(cfg.ReadTimeout, 30*time.Second),
+		WriteTimeout:   orDefault(cfg.WriteTimeout, 60*time.Second),
+		IdleTimeout:    orDefault(cfg.IdleTimeout, 60*time.Second),
+		ErrorHandler:   errorHandler,
 		// No proxy in front is trusted: X-Forwarded-* from clients never change what
 		// c.IP(), c.Protocol() or c.Hostname() report.
 		EnableTrustedProxyCheck: true,
@@ -70,8 +78,10 @@ func NewApp(cfg Config) *fiber.App {
 		// run in flight keeps its team's name).
 		Immutable: true,
 	})
+	app.Server().ErrorHandler = readErrorHandler(app, errorHandler, cfg.HeaderLimit)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(requestid.New(requestid.Config{Header: HeaderRequestID}))
+	app.Use(uriLimit(cfg.HeaderLimit / 2))
 	if !cfg.NoTracing {
 		app.Use(otelfiber.Middleware(
 			otelfiber.WithServerName(cfg.Name),
@@ -89,15 +99,17 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // DecodeJSON reads the request body into v. A body that is not JSON answers 415; malformed
-// JSON answers 400 with the decoder's complaint.
+// JSON, or JSON nested deeper than MaxDepth, answers 400 with the complaint.
 func DecodeJSON(c *fiber.Ctx, v any) error {
 	body := c.Body()
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return apperr.New(apperr.RequestInvalid, "A JSON request body is required.")
 	}
-	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
-	if ct != "" && !strings.Contains(ct, "json") {
+	if ct := c.Get(fiber.HeaderContentType); !IsJSON(ct) {
 		return apperr.New(apperr.UnsupportedMediaType, "Content-Type %q is not supported; send application/json.", ct)
+	}
+	if err := CheckDepth(body); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return apperr.Wrap(apperr.RequestInvalid, err, "The request body is not valid JSON: %s", err.Error())

@@ -30,13 +30,16 @@ type ErrorBody struct {
 // fiberReasons maps the errors Fiber itself raises (routing, body limits, bad requests) to
 // catalogue reasons, so they leave in the contract's shape like every other error.
 var fiberReasons = map[int]apperr.Reason{
-	http.StatusBadRequest:            apperr.RequestInvalid,
-	http.StatusNotFound:              apperr.RouteNotFound,
-	http.StatusMethodNotAllowed:      apperr.MethodNotAllowed,
-	http.StatusRequestEntityTooLarge: apperr.RequestTooLarge,
-	http.StatusUnsupportedMediaType:  apperr.UnsupportedMediaType,
-	http.StatusTooManyRequests:       apperr.RateLimited,
-	http.StatusServiceUnavailable:    apperr.DependencyUnavailable,
+	http.StatusBadRequest:                  apperr.RequestInvalid,
+	http.StatusRequestTimeout:              apperr.RequestTimeout,
+	http.StatusRequestURITooLong:           apperr.RequestURITooLong,
+	http.StatusRequestHeaderFieldsTooLarge: apperr.RequestHeadersTooLarge,
+	http.StatusNotFound:                    apperr.RouteNotFound,
+	http.StatusMethodNotAllowed:            apperr.MethodNotAllowed,
+	http.StatusRequestEntityTooLarge:       apperr.RequestTooLarge,
+	http.StatusUnsupportedMediaType:        apperr.UnsupportedMediaType,
+	http.StatusTooManyRequests:             apperr.RateLimited,
+	http.StatusServiceUnavailable:          apperr.DependencyUnavailable,
 }
 
 // Classify turns any error into an *apperr.Error: Baton errors pass through, Fiber's own

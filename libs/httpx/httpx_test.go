@@ -1,6 +1,7 @@
 package httpx_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
@@ -124,6 +125,102 @@ func TestBodyLimitAnswersInTheContractShape(t *testing.T) {
 	assert.Equal(t, 1003, body.Code)
 }
 
+// The read buffer bounds the request line and headers: beyond it, or beyond half of it for
+// the URI, the answer is 431 or 414 in the contract's shape, never a 500; within it a long
+// query (110 run ids) gets through.
+func TestHeaderLimitsAnswerInTheContractShape(t *testing.T) {
+	t.Parallel()
+	app := httpx.NewApp(httpx.Config{Name: "test"})
+	app.Get("/runs", func(c *fiber.Ctx) error { return c.SendStatus(http.StatusOK) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+
+	ids := strings.TrimSuffix(strings.Repeat("01a21374-a1a6-7106-9d9b-59805a107122,", 110), ",")
+	tests := []struct {
+		name       string
+		target     string
+		header     string
+		wantStatus int
+		wantReason string
+	}{
+		{"110 run ids", "/runs?workflowruns=" + ids, "", 200, ""},
+		{"a header of 12 KiB", "/runs", "X-Big: " + strings.Repeat("b", 12<<10), 200, ""},
+		{"a request URI over half the limit", "/runs?x=" + strings.Repeat("a", httpx.HeaderLimit/2), "", 414, "REQUEST_URI_TOO_LONG"},
+		{"a request line over the limit", "/runs?x=" + strings.Repeat("a", httpx.HeaderLimit), "", 431, "REQUEST_HEADERS_TOO_LARGE"},
+		{"a header over the limit", "/runs", "X-Big: " + strings.Repeat("b", httpx.HeaderLimit), 431, "REQUEST_HEADERS_TOO_LARGE"},
+		{"many headers over the limit", "/runs", strings.Repeat("X-Many: "+strings.Repeat("m", 100)+"\r\n", 200) + "X-Last: 1", 431, "REQUEST_HEADERS_TOO_LARGE"},
+		{"not HTTP", "/runs HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\nX:", "a", 400, "REQUEST_INVALID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+			head := "GET " + tt.target + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
+			if tt.header != "" {
+				head += tt.header + "\r\n"
+			}
+			// The server answers before it has read everything; writing goes on aside.
+			go func() { _, _ = conn.Write([]byte(head + "\r\n")) }()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, tt.wantStatus, resp.StatusCode)
+			if tt.wantReason == "" {
+				return
+			}
+			var body httpx.ErrorBody
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+			assert.Equal(t, tt.wantStatus, body.Status)
+			assert.Equal(t, tt.wantReason, body.Reason)
+			assert.NotEmpty(t, body.Message)
+		})
+	}
+}
+
+func TestCheckDepth(t *testing.T) {
+	t.Parallel()
+	nest := func(n int) string { return strings.Repeat(`{"a":[`, n/2) + strings.Repeat(`]}`, n/2) }
+	tests := []struct {
+		name    string
+		give    string
+		wantErr bool
+	}{
+		{"flat", `{"a":1,"b":[1,2,{"c":"d"}]}`, false},
+		{"at the limit", nest(httpx.MaxDepth), false},
+		{"over the limit", nest(httpx.MaxDepth + 2), true},
+		{"10,000 levels", strings.Repeat("[", 10000) + strings.Repeat("]", 10000), true},
+		{"brackets in strings", `{"a":"` + strings.Repeat("[{", 100) + `"}`, false},
+		{"escaped quotes in strings", `{"a":"\\\"[[[[` + strings.Repeat("[", 100) + `"}`, false},
+		{"siblings", strings.Repeat(`[1],`, 1000), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := httpx.CheckDepth([]byte(tt.give))
+			if !tt.wantErr {
+				require.NoError(t, err)
+				return
+			}
+			assert.True(t, apperr.HasReason(err, apperr.RequestInvalid), "%v", err)
+		})
+	}
+
+	// DecodeJSON refuses the same.
+	app := httpx.NewApp(httpx.Config{Name: "test"})
+	app.Post("/echo", func(c *fiber.Ctx) error {
+		var v any
+		return httpx.DecodeJSON(c, &v)
+	})
+	resp, body := do(t, app, jsonReq(nest(httpx.MaxDepth+2)))
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, "REQUEST_INVALID", body.Reason)
+}
+
 func jsonReq(body string) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "/echo", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
@@ -160,6 +257,10 @@ func TestPaging(t *testing.T) {
 		{"limit=0", page.Request{}, true},
 		{"page=-1", page.Request{}, true},
 		{"page=x", page.Request{}, true},
+		{"page=1000000&limit=1000", page.Request{Number: page.MaxNumber, Size: 1000}, false},
+		{"page=1000001", page.Request{}, true},
+		{"page=9223372036854775807", page.Request{}, true},
+		{"page=99999999999999999999", page.Request{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
@@ -184,6 +285,15 @@ func TestLabelsAndLists(t *testing.T) {
 
 	_, err = query(t, "labels=novalue", func(c *fiber.Ctx) (map[string]string, error) { return httpx.Labels(c) })
 	assert.True(t, apperr.HasReason(err, apperr.QueryInvalidFilters))
+
+	dotted, err := query(t, "labels=app.kubernetes.io%2Fname%3Dweb", func(c *fiber.Ctx) (map[string]string, error) { return httpx.Labels(c) })
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"app.kubernetes.io/name": "web"}, dotted)
+	// Keys that would be an operator or end a field name in a store's filter are input errors.
+	for _, raw := range []string{"labels=a%00b%3Dc", "labels=%24where%3D1", "labels=a%2500b%253Dc", "labels=a%0Ab%3Dc", "labels=k%3Da%00b"} {
+		_, err = query(t, raw, func(c *fiber.Ctx) (map[string]string, error) { return httpx.Labels(c) })
+		assert.True(t, apperr.HasReason(err, apperr.QueryInvalidFilters), "%s: %v", raw, err)
+	}
 
 	list, _ := query(t, "statuses=active,+inactive,&statuses=x", func(c *fiber.Ctx) ([]string, error) { return httpx.List(c, "statuses"), nil })
 	assert.Equal(t, []string{"active", "inactive", "x"}, list)

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/names"
 	"github.com/baton-flow/baton/libs/page"
 )
 
@@ -19,14 +20,15 @@ func badQuery(param, format string, args ...any) error {
 	return e
 }
 
-// Paging reads `page` (default 0) and `limit` (default defaultLimit, 1 to page.MaxSize).
+// Paging reads `page` (default 0, at most page.MaxNumber) and `limit` (default
+// defaultLimit, 1 to page.MaxSize).
 func Paging(c *fiber.Ctx, defaultLimit int) (page.Request, error) {
 	number, err := Int(c, "page", 0)
 	if err != nil {
 		return page.Request{}, err
 	}
-	if number < 0 {
-		return page.Request{}, badQuery("page", "page must be 0 or more, got %d.", number)
+	if number < 0 || number > page.MaxNumber {
+		return page.Request{}, badQuery("page", "page must be between 0 and %d, got %d.", page.MaxNumber, number)
 	}
 	size, err := Int(c, "limit", defaultLimit)
 	if err != nil {
@@ -78,7 +80,8 @@ func List(c *fiber.Ctx, name string) []string {
 	return out
 }
 
-// Labels reads `labels=k1%3Dv1,k2%3Dv2` into a map; a pair without `=` answers 400.
+// Labels reads `labels=k1%3Dv1,k2%3Dv2` into a map; a pair without `=`, or a key that is
+// not a label key (names.CheckLabelKey), answers 400.
 func Labels(c *fiber.Ctx) (map[string]string, error) {
 	items := List(c, "labels")
 	if len(items) == 0 {
@@ -93,7 +96,14 @@ func Labels(c *fiber.Ctx) (map[string]string, error) {
 		if !ok || strings.TrimSpace(k) == "" {
 			return nil, badQuery("labels", "labels must be key=value pairs, got %q.", item)
 		}
-		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if err := names.CheckLabelKey(k); err != nil {
+			return nil, badQuery("labels", "%s", err.Error())
+		}
+		if strings.ContainsRune(v, 0) {
+			return nil, badQuery("labels", "label %q has a value with a NUL character.", k)
+		}
+		out[k] = v
 	}
 	return out, nil
 }

@@ -3,8 +3,11 @@
 package names
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxLength bounds names.
@@ -37,4 +40,28 @@ func Slug(s string) string {
 		out = out[:MaxLength]
 	}
 	return out
+}
+
+// MaxLabelKeyLength bounds label keys.
+const MaxLabelKeyLength = 253
+
+// CheckLabelKey reports why key cannot be a label key, nil when it can. Label keys become
+// field names in the stores' filters and documents, so what means something there is
+// refused: a leading `$` (an operator) and NUL or other control characters (NUL ends a
+// BSON field name). Dots stay allowed: `app.kubernetes.io/name` is a common key, and the
+// stores match label keys as whole strings.
+func CheckLabelKey(key string) error {
+	switch {
+	case key == "":
+		return errors.New("a label key must not be empty")
+	case len(key) > MaxLabelKeyLength:
+		return fmt.Errorf("label key %.20q… is longer than %d bytes", key, MaxLabelKeyLength)
+	case strings.HasPrefix(key, "$"):
+		return fmt.Errorf("label key %q must not start with '$'", key)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0:
+		return fmt.Errorf("label key %q must not contain control characters", key)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("label key %q is not valid UTF-8", key)
+	}
+	return nil
 }

@@ -34,3 +34,28 @@ func TestReserved(t *testing.T) {
 		assert.Equal(t, want, names.Reserved(give), give)
 	}
 }
+
+func TestCheckLabelKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		give    string
+		wantErr bool
+	}{
+		{"env", false},
+		{"app.kubernetes.io/name", false},
+		{"a$b", false},
+		{"", true},
+		{"$where", true},
+		{"a\x00b", true},
+		{"a\nb", true},
+		{"\xff", true},
+		{strings.Repeat("k", names.MaxLabelKeyLength+1), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			t.Parallel()
+			err := names.CheckLabelKey(tt.give)
+			assert.Equal(t, tt.wantErr, err != nil, "%v", err)
+		})
+	}
+}

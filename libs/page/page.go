@@ -17,6 +17,10 @@ type Request struct {
 // MaxSize is the largest page a caller may ask for.
 const MaxSize = 1000
 
+// MaxNumber is the largest page number a caller may ask for: it keeps Number*Size (at
+// most 10^9) far from overflowing any integer a store computes an offset in.
+const MaxNumber = 1_000_000
+
 // Offset is the number of items before the page.
 func (r Request) Offset() int64 { return int64(r.Number) * int64(r.Size) }
 

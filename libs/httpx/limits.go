@@ -1,0 +1,103 @@
+package httpx
+
+import (
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/baton-flow/baton/libs/apperr"
+)
+
+// Bounds of the request line, headers and body structure (API.md §8).
+const (
+	// HeaderLimit bounds a request's line and headers together at the public edge: beyond
+	// it the gateway answers 431. A request URI longer than half of it answers 414.
+	HeaderLimit = 16 << 10
+	// UpstreamHeaderLimit is the same bound inside: what the gateway admits plus the signed
+	// principal and tracing headers it adds, so a request it forwards always fits.
+	UpstreamHeaderLimit = 2 * HeaderLimit
+	// MaxDepth bounds how deeply arrays and objects nest in a request body. Stored values
+	// (task specs, params, annotations) must stay readable by any JSON parser, and 64
+	// levels are far more than any workflow needs.
+	MaxDepth = 64
+)
+
+// readErrorHandler answers the requests fasthttp could not read (too long, malformed, too
+// slow) in the contract's shape, through the app's error handler. Fiber's own translation
+// turns some of them into statuses the catalogue does not know, which would leave as 500.
+func readErrorHandler(app *fiber.App, handler fiber.ErrorHandler, headerLimit int) func(*fasthttp.RequestCtx, error) {
+	return func(fctx *fasthttp.RequestCtx, err error) {
+		c := app.AcquireCtx(fctx)
+		defer app.ReleaseCtx(c)
+		_ = handler(c, readError(err, headerLimit))
+	}
+}
+
+// readError classifies an error fasthttp met reading a request.
+func readError(err error, headerLimit int) *apperr.Error {
+	var small *fasthttp.ErrSmallBuffer
+	var netErr net.Error
+	switch {
+	case errors.As(err, &small):
+		// fasthttp forgets the request line when the head does not fit, so a URI longer
+		// than the whole limit is told apart from long headers by nothing: both are 431.
+		return apperr.Wrap(apperr.RequestHeadersTooLarge, err, "The request line and headers together are larger than %d bytes.", headerLimit)
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return apperr.Wrap(apperr.RequestTooLarge, err, "The request body is too large.")
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return apperr.Wrap(apperr.RequestTimeout, err, "The request was not received in time.")
+	default:
+		return apperr.Wrap(apperr.RequestInvalid, err, "The request is not valid HTTP/1.1.")
+	}
+}
+
+// uriLimit answers 414 to a request whose URI is longer than limit bytes.
+func uriLimit(limit int) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if n := len(c.Request().Header.RequestURI()); n > limit {
+			return apperr.New(apperr.RequestURITooLong, "The request URI is %d bytes long; at most %d are accepted.", n, limit)
+		}
+		return c.Next()
+	}
+}
+
+// CheckDepth refuses (400) a JSON body whose arrays and objects nest deeper than MaxDepth.
+// It only counts brackets outside strings, so it is cheap enough for every request; what
+// is not JSON at all is the decoder's to refuse.
+func CheckDepth(body []byte) error {
+	depth, inString, escaped := 0, false, false
+	for _, b := range body {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '[', '{':
+			if depth++; depth > MaxDepth {
+				return apperr.New(apperr.RequestInvalid, "The request body nests arrays and objects deeper than %d levels.", MaxDepth)
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return nil
+}
+
+// IsJSON reports whether a request with this Content-Type carries JSON, the default of
+// the API when none is given.
+func IsJSON(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	return ct == "" || strings.Contains(ct, "json")
+}
