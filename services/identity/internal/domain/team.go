@@ -139,6 +139,10 @@ func (t *Team) Apply(ch TeamChanges) error {
 			return apperr.Invalid(apperr.TeamInvalidReq, "Label keys must not be empty.",
 				apperr.FieldError{Field: "labels", Message: "empty key"})
 		}
+		if err := names.CheckLabelKey(k); err != nil {
+			return apperr.Invalid(apperr.TeamInvalidReq, "A label key is not allowed.",
+				apperr.FieldError{Field: "labels", Message: err.Error()})
+		}
 		if v == nil {
 			delete(t.Labels, k)
 			continue

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/names"
 )
 
 // UserType is what a user may do instance-wide.
@@ -162,6 +163,10 @@ func (u *User) Apply(ch UserChanges) error {
 		if strings.TrimSpace(k) == "" {
 			return apperr.Invalid(apperr.RequestInvalid, "Label keys must not be empty.",
 				apperr.FieldError{Field: "labels", Message: "empty key"})
+		}
+		if err := names.CheckLabelKey(k); err != nil {
+			return apperr.Invalid(apperr.RequestInvalid, "A label key is not allowed.",
+				apperr.FieldError{Field: "labels", Message: err.Error()})
 		}
 		if v == nil {
 			delete(u.Labels, k)

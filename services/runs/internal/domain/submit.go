@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	libnames "github.com/baton-flow/baton/libs/names"
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/params"
 )
@@ -51,6 +52,9 @@ func (e *ErrRequest) Error() string { return e.Message }
 func NewRun(id string, def *Definition, req SubmitRequest, trigger string, by Initiator, now time.Time, lim Limits) (*Run, []*TaskRun, error) {
 	if _, err := NewGraph(def); err != nil {
 		return nil, nil, &ErrRequest{Message: "The workflow cannot run: " + err.Error() + "."}
+	}
+	if err := checkLabels(req.Labels); err != nil {
+		return nil, nil, err
 	}
 	values, err := mergeParams(def.Params, req.Params)
 	if err != nil {
@@ -173,6 +177,16 @@ func NewRetry(id string, old *Run, oldTasks []*TaskRun, req SubmitRequest, fromF
 	return r, tasks, nil
 }
 
+// checkLabels refuses label keys the stores cannot keep as given (libnames.CheckLabelKey).
+func checkLabels(labels map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if err := libnames.CheckLabelKey(k); err != nil {
+			return &ErrRequest{Message: "A label key is not allowed: " + err.Error() + ".", Fields: map[string]string{"labels": err.Error()}}
+		}
+	}
+	return nil
+}
+
 func mergeLabels(a, b map[string]string) map[string]string {
 	if len(a) == 0 && len(b) == 0 {
 		return nil
@@ -200,6 +214,9 @@ func mergeAny(a, b map[string]any) map[string]any {
 // Merge lays a start request over a queued run: labels and annotations merged, params
 // replaced by name.
 func (r *Run) Merge(req SubmitRequest) error {
+	if err := checkLabels(req.Labels); err != nil {
+		return err
+	}
 	r.Labels = mergeLabels(r.Labels, req.Labels)
 	r.Annotations = mergeAny(r.Annotations, req.Annotations)
 	if len(req.Params) > 0 {

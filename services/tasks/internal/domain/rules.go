@@ -118,6 +118,8 @@ func (t Task) Validate() []apperr.FieldError {
 	for k := range t.Labels {
 		if strings.TrimSpace(k) == "" {
 			add("labels", "empty key")
+		} else if err := names.CheckLabelKey(k); err != nil {
+			add("labels", "%s", err.Error())
 		}
 	}
 	for k := range t.Annotations {

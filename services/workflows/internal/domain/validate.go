@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/names"
 	"github.com/baton-flow/baton/libs/paramref"
 	"github.com/baton-flow/baton/libs/tasktype"
 )
@@ -107,6 +109,11 @@ func (v *validator) fields() {
 	}
 	if w.Retries != nil && *w.Retries < 0 {
 		v.add(ProblemGeneral, "retries", "must not be negative")
+	}
+	for _, k := range slices.Sorted(maps.Keys(w.Labels)) {
+		if err := names.CheckLabelKey(k); err != nil {
+			v.add(ProblemGeneral, "labels", "%s", err.Error())
+		}
 	}
 }
 
