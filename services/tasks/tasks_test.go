@@ -291,6 +291,13 @@ func TestRequestValidation(t *testing.T) {
 		{"template without image", http.MethodPost, "/api/v2/team/infra/task", `{"name":"a","spec":{"script":"echo"}}`, 400, "TASK_INVALID", []string{"spec.image"}},
 		{"unsupported content type", http.MethodPost, "/api/v2/team/infra/task", "", 415, "UNSUPPORTED_MEDIA_TYPE", nil},
 		{"bad replace", http.MethodPut, "/api/v2/team/infra/task/a?replace=maybe", `{"spec":{"image":"x"}}`, 400, "QUERY_INVALID_FILTERS", nil},
+		{"label key with $", http.MethodPost, "/api/v2/team/infra/task", `{"name":"a","labels":{"$where":"1"},"spec":{"image":"x"}}`, 400, "TASK_INVALID", []string{"labels"}},
+		{"label key with NUL", http.MethodPost, "/api/v2/team/infra/task", `{"name":"a","labels":{"a\u0000b":"1"},"spec":{"image":"x"}}`, 400, "TASK_INVALID", []string{"labels"}},
+		{"JSON nested too deep", http.MethodPost, "/api/v2/team/infra/task",
+			`{"name":"a","spec":{"image":"x"},"annotations":{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`, 400, "REQUEST_INVALID", nil},
+		{"YAML annotation nested too deep", http.MethodPost, "/api/v2/team/infra/task",
+			"apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: a\n  annotations:\n    baton.io/extra: '" +
+				strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100) + "'\nspec:\n  steps:\n  - image: x\n", 400, "REQUEST_INVALID", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -298,6 +305,9 @@ func TestRequestValidation(t *testing.T) {
 			req := request{as: admin, method: tt.method, path: tt.path, body: tt.body}
 			if tt.wantCode == 415 {
 				req.contentType, req.body = "text/plain", "hello"
+			}
+			if strings.HasPrefix(tt.body, "apiVersion:") {
+				req.contentType = yamlType
 			}
 			r := f.do(t, req)
 			require.Equal(t, tt.wantCode, r.code, string(r.raw))

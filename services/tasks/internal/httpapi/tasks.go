@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"mime"
 	"net/http"
 	"strings"
@@ -42,7 +43,21 @@ func isYAML(c *fiber.Ctx) bool {
 // decodeTask reads a task body: YAML by Content-Type, else JSON.
 func decodeTask(c *fiber.Ctx) (domain.Task, error) {
 	if isYAML(c) {
-		return tekton.Decode(c.Body())
+		t, err := tekton.Decode(c.Body())
+		if err != nil {
+			return domain.Task{}, err
+		}
+		// The YAML form carries JSON in annotations; what it decodes to is bounded as a
+		// JSON body is at the gateway.
+		if raw, err := json.Marshal(t); err == nil {
+			if err := httpx.CheckDepth(raw); err != nil {
+				return domain.Task{}, err
+			}
+		}
+		return t, nil
+	}
+	if err := httpx.CheckDepth(c.Body()); err != nil {
+		return domain.Task{}, err
 	}
 	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
 	if ct != "" && !strings.Contains(ct, "json") {
