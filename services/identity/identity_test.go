@@ -134,6 +134,12 @@ func TestTeamsLifecycle(t *testing.T) {
 	code, body = f.call(t, http.MethodPatch, "/api/v2/team/platform-team", `{"name":"other"}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Equal(t, "TEAM_INVALID_REQ", body["reason"])
+	// Label keys that would end a BSON field name or read as an operator are the caller's mistake.
+	for _, labels := range []string{`{"a\u0000b":"1"}`, `{"$where":"1"}`, `{"$set":null}`} {
+		code, body = f.call(t, http.MethodPatch, "/api/v2/team/platform-team", `{"labels":`+labels+`}`)
+		assert.Equal(t, http.StatusBadRequest, code, labels)
+		assert.Equal(t, "TEAM_INVALID_REQ", body["reason"], labels)
+	}
 
 	code, _ = f.call(t, http.MethodDelete, "/api/v2/team/platform-team", "")
 	assert.Equal(t, http.StatusNoContent, code)
@@ -210,6 +216,9 @@ func TestTeamQueryAndValidation(t *testing.T) {
 		{"page two of size two keeps the exact total", "?limit=2&page=1&order=asc", 200, []string{"charlie"}, 3},
 		{"bad limit", "?limit=5000", 400, nil, 0},
 		{"bad sort", "?sort=secret", 400, nil, 0},
+		{"page past the bound", "?page=9223372036854775807", 400, nil, 0},
+		{"NUL in a label key", "?labels=a%00b%3Dc", 400, nil, 0},
+		{"label key as an operator", "?labels=%24where%3D1", 400, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -185,6 +185,8 @@ func TestUserQueryVisibility(t *testing.T) {
 		{"user asking for inactive users gets none", carol, "?status=inactive", 200, []string{}, 0},
 		{"bad sort", admin, "?sort=email", 400, nil, 0},
 		{"bad order", admin, "?order=up", 400, nil, 0},
+		{"page past the bound", admin, "?page=9223372036854775807", 400, nil, 0},
+		{"NUL in a label key", admin, "?labels=a%00b%3Dc", 400, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
