@@ -90,8 +90,21 @@ func TestIntegrationHostileInput(t *testing.T) {
 		return reqs[i].method != http.MethodDelete && reqs[j].method == http.MethodDelete
 	})
 
+	// Between the writes and the deletes, everything stored is read back: every search and
+	// the resources the variants wrote to must answer JSON any parser reads.
+	var readBack []hostileRequest
+	for _, path := range slices.Sorted(maps.Keys(doc.Paths.Map())) {
+		if doc.Paths.Value(path).Get == nil || strings.Contains(strings.ReplaceAll(strings.ReplaceAll(path, "{team}", ""), "{name}", ""), "{") {
+			continue
+		}
+		readBack = append(readBack, hostileRequest{
+			op: http.MethodGet + " " + path, variant: "read back", method: http.MethodGet,
+			path: strings.NewReplacer("{team}", base["team"], "{name}", base["name"]).Replace(path),
+		})
+	}
+
 	started := time.Now()
-	outcomes := sendHostile(b, reqs)
+	outcomes := sendHostile(b, reqs, readBack)
 	classes := map[string]int{}
 	var failures []string
 	for _, o := range outcomes {
@@ -107,6 +120,11 @@ func TestIntegrationHostileInput(t *testing.T) {
 			failures = append(failures, fmt.Sprintf("%s %.300s?%.200s [%s]: %d %.400s", o.req.method, o.req.path, o.req.query, o.req.variant, o.status, o.body))
 			continue
 		}
+		if o.status < 300 && len(o.body) > 0 && (o.body[0] == '{' || o.body[0] == '[') {
+			if depth, err := jsonDepth(o.body); err != nil || depth > maxAnswerDepth {
+				failures = append(failures, fmt.Sprintf("%s %.300s?%.200s [%s]: %d answers JSON that common parsers refuse (depth %d): %v", o.req.method, o.req.path, o.req.query, o.req.variant, o.status, depth, err))
+			}
+		}
 		if o.status >= 400 && o.req.method != http.MethodHead {
 			if problem := errorShapeProblem(o); problem != "" {
 				failures = append(failures, fmt.Sprintf("%s %.300s?%.200s [%s]: %d %s: %.400s", o.req.method, o.req.path, o.req.query, o.req.variant, o.status, problem, o.body))
@@ -119,6 +137,32 @@ func TestIntegrationHostileInput(t *testing.T) {
 		sort.Strings(failures)
 		t.Errorf("%d hostile requests were not answered with a 2xx-4xx in the contract's shape:\n%s",
 			len(failures), strings.Join(failures, "\n"))
+	}
+}
+
+// maxAnswerDepth is how deeply an answer may nest: Ruby's JSON parser refuses more by
+// default, others (Python, browsers) somewhat more.
+const maxAnswerDepth = 100
+
+// jsonDepth parses raw and returns how deeply its arrays and objects nest.
+func jsonDepth(raw string) (int, error) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return deepest, nil
+		}
+		if err != nil {
+			return deepest, err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			deepest = max(deepest, depth)
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
 	}
 }
 
@@ -146,12 +190,11 @@ func errorShapeProblem(o hostileOutcome) string {
 	return ""
 }
 
-// sendHostile sends reqs with a few workers and returns their outcomes in order.
-func sendHostile(b *baton, reqs []hostileRequest) []hostileOutcome {
+// sendHostile sends reqs with a few workers and returns their outcomes in order. The
+// deletes among them go last, after readBack.
+func sendHostile(b *baton, reqs, readBack []hostileRequest) []hostileOutcome {
 	client := &http.Client{Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
-	out := make([]hostileOutcome, len(reqs))
-	// Deletes run after everything else has been answered.
 	split := len(reqs)
 	for i, r := range reqs {
 		if r.method == http.MethodDelete {
@@ -159,7 +202,9 @@ func sendHostile(b *baton, reqs []hostileRequest) []hostileOutcome {
 			break
 		}
 	}
-	for _, part := range [][2]int{{0, split}, {split, len(reqs)}} {
+	reqs = slices.Concat(reqs[:split], readBack, reqs[split:])
+	out := make([]hostileOutcome, len(reqs))
+	for _, part := range [][2]int{{0, split}, {split, split + len(readBack)}, {split + len(readBack), len(reqs)}} {
 		next := make(chan int)
 		var wg sync.WaitGroup
 		for range 8 {
@@ -211,7 +256,7 @@ func sendOne(client *http.Client, b *baton, r hostileRequest) hostileOutcome {
 		return hostileOutcome{req: r, err: err}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return hostileOutcome{req: r, status: resp.StatusCode, err: err}
 	}
@@ -466,10 +511,9 @@ type hostileValue struct {
 // hostileValues are the values tried for a body field of schema s: a wrong type, and the
 // hostile values of its own type (all of them when the schema leaves the type open).
 func hostileValues(s *openapi3.Schema) []hostileValue {
-	var deep any = "x"
-	for range 100 {
-		deep = map[string]any{"a": []any{deep}}
-	}
+	// Just under what encoding/json reads (10,000 levels): stored as is, it would come back
+	// inside an answer's own nesting that no parser reads.
+	deep := hostileValue{name: "deep", raw: deepJSON(9990), value: rawMarker}
 	numbers := []hostileValue{
 		{name: "max int64", raw: "9223372036854775807", value: rawMarker},
 		{name: "1e309", raw: "1e309", value: rawMarker},
@@ -479,12 +523,12 @@ func hostileValues(s *openapi3.Schema) []hostileValue {
 	objects := []hostileValue{
 		{name: "$ keys", value: map[string]any{"$where": "1", "a.b": "1", "$gt": map[string]any{"$ne": 1}}},
 		{name: "nul key", value: map[string]any{"a\x00b": "1"}},
-		{name: "deep", value: deep},
+		deep,
 	}
 	arrays := []hostileValue{
 		{name: "$ keys in list", value: []any{map[string]any{"$where": 1, "name": "a.b", "key": "$x", "value": map[string]any{"a.b": 1, "$in": []any{1}}}}},
 		{name: "nul key in list", value: []any{map[string]any{"a\x00b": "1", "name": "a\x00b"}}},
-		{name: "deep", value: []any{deep}},
+		{name: "deep in list", raw: "[" + deepObject(9990) + "]", value: rawMarker},
 	}
 	str := hostileValue{name: "string", value: "x"}
 	obj := hostileValue{name: "object", value: map[string]any{"x": 1}}
