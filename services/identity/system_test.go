@@ -222,13 +222,13 @@ func TestSettingsSeededReadAndChanged(t *testing.T) {
 	for _, s := range settings {
 		keys = append(keys, s.Key)
 	}
-	assert.Equal(t, []string{"features", "quotas", "task", "actions", "events", "chat", "codehost", "platform"}, keys)
+	assert.Equal(t, []string{"features", "quotas", "task", "runs", "actions", "events", "chat", "codehost", "platform"}, keys)
 	vals, types := values(settings)
 	for path, want := range map[string]string{
 		"quotas.maxWorkflowCount": "100", "quotas.maxWorkflowRunMonthly": "100000",
 		"quotas.maxWorkflowStorage": "25", "quotas.maxWorkflowRunStorage": "2",
 		"quotas.maxWorkflowRunDuration": "1440", "quotas.maxConcurrentRuns": "100",
-		"task.default.timeout": "90", "actions.preventSelfApproval": "false", "events.sinks": "",
+		"task.default.timeout": "90", "runs.maxDepth": "10", "actions.preventSelfApproval": "false", "events.sinks": "",
 		"features.insights": "true", "features.enable.verified.tasks.edit": "false",
 		"chat.signingSecret": "", "chat.botToken": "", "codehost.appId": "",
 		"codehost.webhookSecret": "", "codehost.privateKey": "",
@@ -344,6 +344,7 @@ func TestSettingsChangesAreValidatedAllOrNothing(t *testing.T) {
 		{"not a whole number", `[{"key": "quotas", "config": [{"key": "maxWorkflowCount", "value": 2.5}]}]`, "[0].config[0].value"},
 		{"negative", `[{"key": "quotas", "config": [{"key": "maxWorkflowCount", "value": -1}]}]`, "[0].config[0].value"},
 		{"required", `[{"key": "task", "config": [{"key": "default.timeout", "value": ""}]}]`, "[0].config[0].value"},
+		{"no child runs at all", `[{"key": "runs", "config": [{"key": "maxDepth", "value": 0}]}]`, "[0].config[0].value"},
 		{"not a boolean", `[{"key": "features", "config": [{"key": "insights", "value": "maybe"}]}]`, "[0].config[0].value"},
 		{"not an option", `[{"key": "platform", "config": [{"key": "messageKind", "value": "shout"}]}]`, "[0].config[0].value"},
 		{"not an http url", `[{"key": "events", "config": [{"key": "sinks", "value": "ftp://x.example"}]}]`, "[0].config[0].value"},

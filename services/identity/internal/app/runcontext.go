@@ -34,6 +34,8 @@ type RunContext struct {
 	// TaskDefaultTimeout is in minutes (the task.default.timeout setting).
 	TaskDefaultTimeout  int
 	PreventSelfApproval bool
+	// MaxDepth is how deep child runs may nest (the runs.maxDepth setting).
+	MaxDepth int
 }
 
 // RunContexts answers the runs service's question of what a team's runs resolve against.
@@ -80,6 +82,7 @@ func (s *RunContexts) RunContext(ctx context.Context, team string) (RunContext, 
 	return RunContext{
 		Team: t.Name, GlobalParams: globals, TeamParams: own, Secrets: names, Quotas: quotas,
 		TaskDefaultTimeout: settings.TaskDefaultTimeout(), PreventSelfApproval: settings.PreventSelfApproval(),
+		MaxDepth: settings.MaxRunDepth(),
 	}, nil
 }
 

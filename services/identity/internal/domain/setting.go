@@ -282,6 +282,7 @@ var configRules = map[string]func(string) (string, string){
 	"quotas.maxWorkflowRunDuration": wholeNumber(1),
 	"quotas.maxConcurrentRuns":      wholeNumber(1),
 	"task.default.timeout":          wholeNumber(1),
+	"runs.maxDepth":                 wholeNumber(1),
 	"events.sinks":                  httpURLList,
 }
 

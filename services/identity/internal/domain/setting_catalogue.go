@@ -7,6 +7,7 @@ const (
 	SettingFeatures = "features"
 	SettingQuotas   = "quotas"
 	SettingTask     = "task"
+	SettingRuns     = "runs"
 	SettingActions  = "actions"
 	SettingEvents   = "events"
 	SettingChat     = "chat"
@@ -24,6 +25,8 @@ const (
 	DefaultMaxConcurrentRuns      = 100
 	// DefaultTaskTimeout is a task's timeout in minutes when neither it nor its workflow sets one.
 	DefaultTaskTimeout = 90
+	// DefaultMaxRunDepth is how deep runworkflow tasks may nest child runs.
+	DefaultMaxRunDepth = 10
 )
 
 // Features are the feature flags GET /features reports, in the order listed; each is a
@@ -104,6 +107,13 @@ func SettingCatalogue() []Setting {
 			},
 		},
 		{
+			Key: SettingRuns, Name: "Runs", Type: "system",
+			Description: "Limits of workflow runs.",
+			Config: []SettingConfig{
+				numberConfig("maxDepth", "Child run depth", "How deep runs started by runworkflow tasks may nest; a runworkflow task that would go deeper ends invalid.", DefaultMaxRunDepth),
+			},
+		},
+		{
 			Key: SettingActions, Name: "Actions", Type: "system",
 			Description: "Rules of approvals and manual actions.",
 			Config: []SettingConfig{
@@ -176,6 +186,12 @@ func (s Settings) FeatureFlags() map[string]bool {
 // sets one: the task.default.timeout setting, DefaultTaskTimeout when unset.
 func (s Settings) TaskDefaultTimeout() int {
 	return int(s.Int(SettingTask+".default.timeout", DefaultTaskTimeout))
+}
+
+// MaxRunDepth is how deep child runs may nest (runs.maxDepth), DefaultMaxRunDepth when
+// unset.
+func (s Settings) MaxRunDepth() int {
+	return int(s.Int(SettingRuns+".maxDepth", DefaultMaxRunDepth))
 }
 
 // PreventSelfApproval reports whether a run's initiator is stopped from approving it

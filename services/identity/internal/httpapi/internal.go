@@ -105,6 +105,7 @@ type RunContext struct {
 	Quotas              RunQuotas      `json:"quotas"`
 	TaskDefaultTimeout  int            `json:"taskDefaultTimeout"` // minutes
 	PreventSelfApproval bool           `json:"preventSelfApproval"`
+	MaxDepth            int            `json:"maxDepth"` // of child runs
 }
 
 // RunQuotas are the team's limits that concern runs: storage in GiB, duration in minutes.
@@ -133,6 +134,6 @@ func runContextView(rc app.RunContext) RunContext {
 			MaxWorkflowRunMonthly: q.MaxWorkflowRunMonthly, MaxWorkflowRunDuration: q.MaxWorkflowRunDuration,
 			MaxConcurrentRuns: q.MaxConcurrentRuns, MaxWorkflowRunStorage: q.MaxWorkflowRunStorage,
 		},
-		TaskDefaultTimeout: rc.TaskDefaultTimeout, PreventSelfApproval: rc.PreventSelfApproval,
+		TaskDefaultTimeout: rc.TaskDefaultTimeout, PreventSelfApproval: rc.PreventSelfApproval, MaxDepth: rc.MaxDepth,
 	}
 }
