@@ -150,8 +150,6 @@ type Effects struct {
 	Dispatch []int
 	// StartChild lists runworkflow tasks whose child run must be submitted.
 	StartChild []int
-	// CancelChildren lists child runs to cancel.
-	CancelChildren []string
 	// RetryRun asks for an automatic whole-run retry from failure.
 	RetryRun bool
 }
@@ -339,7 +337,8 @@ func (m *Machine) end(status Status, msg string) {
 }
 
 // Cancel stops a run that has not ended: running tasks are cancelled, pending ones
-// skipped, child runs cancelled.
+// skipped. Its child runs are the engine's to cancel, once the stop is stored (see
+// Run.Stopped).
 func (m *Machine) Cancel(msg string) error {
 	return m.stop(Cancelled, msg)
 }
@@ -358,9 +357,6 @@ func (m *Machine) stop(status Status, msg string) error {
 		case t.Status == NotStarted:
 			m.complete(i, Skipped, "")
 		default:
-			if t.Child != "" {
-				m.eff.CancelChildren = append(m.eff.CancelChildren, t.Child)
-			}
 			m.complete(i, status, msg)
 		}
 	}
@@ -539,11 +535,17 @@ func (m *Machine) Heartbeat(i, attempt int, runner string) (cancel, ok bool) {
 	return false, true
 }
 
-// ChildStarted records the child run a runworkflow task started.
-func (m *Machine) ChildStarted(i int, child string, wait bool) {
+// ChildStarted records the child run that attempt of runworkflow task i started. It
+// answers false when the task no longer wants that child: the run ended (a cancel came
+// while the child was being created) or the attempt is over. Nothing else will ever cancel
+// such a child, so the caller must.
+func (m *Machine) ChildStarted(i, attempt int, child string, wait bool) bool {
 	t := m.S.Tasks[i]
-	if t.Status != Running || m.S.Run.Phase.Ended() {
-		return
+	if t.Child == child {
+		return true // recorded already, by a start this one raced with
+	}
+	if t.Status != Running || t.Attempt != attempt || t.Child != "" || m.S.Run.Phase.Ended() {
+		return false
 	}
 	m.touch(i)
 	t.Child = child
@@ -552,6 +554,7 @@ func (m *Machine) ChildStarted(i int, child string, wait bool) {
 		m.complete(i, Succeeded, "")
 		m.maybeFinish()
 	}
+	return true
 }
 
 // ChildEnded takes the status of the child run of task i; secret names the child's results

@@ -104,6 +104,17 @@ type Run struct {
 	// ParentRun and ParentTask name the runworkflow task run that started this run.
 	ParentRun  string
 	ParentTask string
+	// Ancestors are the runs above this one in its tree of child runs, the root first and
+	// ParentRun last: stopping any of them stops this run. Depth is how deeply this run
+	// is nested (len(Ancestors), but for a retry, which keeps the depth of the run it
+	// retries and starts a tree of its own); a child deeper than the limit (runs.maxDepth)
+	// is never started.
+	Ancestors []string
+	Depth     int
+	// SharesSlot marks a child run its parent waits for: it runs within the concurrency
+	// slot its tree holds and takes none of its own, so a parent waiting on its children
+	// can never leave them queued behind the slot it holds itself.
+	SharesSlot bool
 	// FinalStatus is set by a setwfstatus task; it overrides the computed final status.
 	FinalStatus Status
 	// Context holds the values of the layers outside the run: global and team params and
@@ -140,6 +151,29 @@ type RunContext struct {
 	SecretNames []string `json:"secretNames,omitempty"`
 	// Links are the context params that are URLs and tokens of this run.
 	Links map[string]string `json:"links,omitempty"`
+}
+
+// DefaultMaxDepth is how deep child runs may nest when the runs.maxDepth setting is not
+// known.
+const DefaultMaxDepth = 10
+
+// Root is the id of the run at the top of r's tree.
+func (r *Run) Root() string {
+	if len(r.Ancestors) == 0 {
+		return r.ID
+	}
+	return r.Ancestors[0]
+}
+
+// Lineage is what the Ancestors of r's children are.
+func (r *Run) Lineage() []string {
+	return append(slices.Clip(r.Ancestors), r.ID)
+}
+
+// Stopped reports whether r ended cancelled or timed out: its descendants still in flight
+// are cancelled then, whether their runworkflow task waited for them or not.
+func (r *Run) Stopped() bool {
+	return r.Phase.Ended() && (r.Status == Cancelled || r.Status == TimedOut)
 }
 
 // Duration is how long the run has taken, in milliseconds.

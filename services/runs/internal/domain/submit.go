@@ -159,7 +159,10 @@ func NewRetry(id string, old *Run, oldTasks []*TaskRun, req SubmitRequest, fromF
 		return nil, nil, err
 	}
 	r.Team, r.RetryOf, r.Context = old.Team, old.ID, old.Context
-	r.ParentRun, r.ParentTask = old.ParentRun, old.ParentTask
+	// A retry nests as deep as the run it retries: its children go no deeper. It is a
+	// run of its own, though, started by a user or by the failure, not by a parent: no
+	// cancel of the old run's ancestors stops it, and it takes a slot of its own.
+	r.ParentRun, r.ParentTask, r.Depth = old.ParentRun, old.ParentTask, old.Depth
 	if old.Retries > 0 {
 		r.Retries = old.Retries - 1
 	}

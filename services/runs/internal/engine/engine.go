@@ -296,13 +296,6 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 	for _, i := range eff.StartChild {
 		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })
 	}
-	for _, child := range eff.CancelChildren {
-		e.spawn(func(ctx context.Context) {
-			if err := e.Cancel(ctx, child, "the parent run was cancelled"); err != nil && !isPhase(err) {
-				e.log.Warn("cannot cancel child run", "run", child, "error", err)
-			}
-		})
-	}
 	if runChanged && st.Run.Phase.Ended() && !prevPhase.Ended() {
 		if eff.RetryRun {
 			e.spawn(func(ctx context.Context) { e.autoRetry(ctx, st.Run.ID) })
@@ -313,22 +306,27 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 	e.timers.set(id, domain.NewMachine(st, e.now()).NextWake(e.cfg.Lease))
 }
 
-// ended carries out what a completed run owes once its events are out: its slot back,
-// its parent told, the run put away in the archive, the next queued run of its team
-// started.
+// ended carries out what a completed run owes once its events are out: the runs below it
+// cancelled if it was stopped, its slot back, its parent told, the run put away in the
+// archive, the next queued run of its team started.
 func (e *Engine) ended(st *domain.State) {
 	r := st.Run
 	id, team, parent, parentTask, status := r.ID, r.Team, r.ParentRun, r.ParentTask, r.Status
 	// A run without an owner is in the archive already: it ended within its first step,
 	// which no slot is taken for, or it was put away earlier (a finalize), slot released.
-	holdsSlot := r.Owner != ""
+	// A child its parent waited for ran in its tree's slot.
+	live := r.Owner != ""
+	holdsSlot := live && !r.SharesSlot
 	results := map[string]string{}
 	for k, v := range r.Results {
 		results[k] = domain.Text(v)
 	}
 	secretResults := r.SecretResults
 	e.timers.set(id, time.Time{})
-	if !holdsSlot && parent == "" {
+	if r.Stopped() {
+		e.spawn(func(ctx context.Context) { e.cancelDescendants(ctx, id, status) })
+	}
+	if !live && parent == "" {
 		return // nothing is owed but the events, on their way
 	}
 	e.pub.enqueue(nil, func() {
@@ -345,14 +343,16 @@ func (e *Engine) ended(st *domain.State) {
 					return
 				}
 			}
-			if !holdsSlot {
+			if !live {
 				return // in the archive already
 			}
 			if err := e.archive(ctx, id); err != nil {
 				e.log.Warn("cannot archive run", "run", id, "error", err)
 				return
 			}
-			e.kickQueued(team)
+			if holdsSlot {
+				e.kickQueued(team)
+			}
 		})
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -292,7 +293,8 @@ func (e *Engine) reconcileLoop(ctx context.Context) {
 	}
 }
 
-// reconcile takes over the runs of dead replicas and starts queued runs.
+// reconcile takes over the runs of dead replicas, starts queued runs and cancels the
+// children of stopped runs that a cascade missed.
 func (e *Engine) reconcile(ctx context.Context) {
 	all, err := e.store.ListActive(ctx)
 	if err != nil {
@@ -311,7 +313,11 @@ func (e *Engine) reconcile(ctx context.Context) {
 		return r == e.cfg.Replica || (ok && now.Sub(t) < e.cfg.ReplicaTimeout)
 	}
 	dead := map[string]bool{}
+	var mine []mongostore.Active
 	for _, a := range all {
+		if a.Owner == e.cfg.Replica {
+			mine = append(mine, a)
+		}
 		if a.Owner == e.cfg.Replica && !a.Queued {
 			// A run of ours whose last step failed to store is reloaded from the truth.
 			if !e.inMemory(a.ID) {
@@ -328,6 +334,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 			continue
 		}
 		e.log.Info("took over run", "run", a.ID, "from", a.Owner)
+		mine = append(mine, a)
 		if !a.Queued {
 			// Held here already, it was loaded as another replica's run: load it again as
 			// this one's, which settles what the dead replica left owed.
@@ -348,6 +355,40 @@ func (e *Engine) reconcile(ctx context.Context) {
 	}
 	for team := range teams {
 		e.kickQueued(team)
+	}
+	e.cancelOrphans(ctx, mine)
+}
+
+// cancelOrphans cancels the child runs among held that a run above them was stopped
+// for: the cancels of a cascade that a crash interrupted, or that could not be stored.
+func (e *Engine) cancelOrphans(ctx context.Context, held []mongostore.Active) {
+	var above []string
+	for _, a := range held {
+		if !domain.Phase(a.Phase).Ended() {
+			above = append(above, a.Ancestors...)
+		}
+	}
+	if len(above) == 0 {
+		return
+	}
+	slices.Sort(above)
+	stopped, err := e.store.FindStopped(ctx, slices.Compact(above))
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot look at the runs above child runs", "error", err)
+		}
+		return
+	}
+	for _, a := range held {
+		if domain.Phase(a.Phase).Ended() {
+			continue
+		}
+		for _, up := range a.Ancestors {
+			if stopped[up] {
+				e.cancelRun(ctx, a.ID, "cancelled: run "+up+" above it was stopped")
+				break
+			}
+		}
 	}
 }
 

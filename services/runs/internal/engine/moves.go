@@ -32,8 +32,14 @@ type Submission struct {
 	// Trigger is manual for API submits; Baton's own services set others.
 	Trigger string
 	By      domain.Initiator
-	// ParentRun and ParentTask name the runworkflow task run submitting it.
+	// ParentRun and ParentTask name the runworkflow task run submitting it; Ancestors and
+	// Depth place the child in its parent's tree.
 	ParentRun, ParentTask string
+	Ancestors             []string
+	Depth                 int
+	// SharesSlot runs the child within the concurrency slot of its tree (its parent
+	// waits for it), so it starts at once and takes no slot of its own.
+	SharesSlot bool
 }
 
 // Submit creates a run of a workflow. created is false when the idempotency key named an
@@ -83,7 +89,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (view RunView, create
 		if err != nil {
 			return nil, nil, requestError(err)
 		}
-		r.ParentRun, r.ParentTask = s.ParentRun, s.ParentTask
+		r.ParentRun, r.ParentTask, r.Ancestors, r.Depth, r.SharesSlot = s.ParentRun, s.ParentTask, s.Ancestors, s.Depth, s.SharesSlot
 		r.Context = e.runContext(r, tc)
 		return r, tasks, nil
 	}
@@ -111,11 +117,13 @@ func (e *Engine) create(ctx context.Context, tc TeamContext, start bool, build f
 		return RunView{}, apperr.New(apperr.QuotaExceeded, "Team '%s' has used its %d runs for this month.", r.Team, tc.MaxMonthly)
 	}
 	if start {
-		taken, err := e.store.SlotsTaken(ctx, r.Team)
-		if err != nil {
-			return RunView{}, err
+		taken := 0
+		if !r.SharesSlot {
+			if taken, err = e.store.SlotsTaken(ctx, r.Team); err != nil {
+				return RunView{}, err
+			}
 		}
-		if taken < tc.MaxConcurrent {
+		if r.SharesSlot || taken < tc.MaxConcurrent {
 			v, started, err := e.startNew(ctx, r, tasks, tc)
 			if err != nil || started {
 				return v, err
@@ -140,8 +148,8 @@ func (e *Engine) create(ctx context.Context, tc TeamContext, start bool, build f
 
 // startNew takes a new run's first step in memory, before the run is stored. A run that
 // ends within it (inline tasks only) is written once, to the archive, and never holds a
-// concurrency slot; one that goes on takes a slot first, and started is false when none
-// is free (nothing is stored then).
+// concurrency slot; one that goes on takes a slot first, unless it shares its tree's, and
+// started is false when none is free (nothing is stored then).
 func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, tc TeamContext) (v RunView, started bool, err error) {
 	r.Owner, r.Queued = e.cfg.Replica, false
 	st, err := domain.NewState(r, tasks)
@@ -157,7 +165,8 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		return RunView{}, false, phaseError(err)
 	}
 	ended := r.Phase.Ended()
-	if !ended {
+	slotted := !ended && !r.SharesSlot
+	if slotted {
 		slot, err := e.store.AcquireSlot(ctx, r.Team, r.ID, tc.MaxConcurrent)
 		if err != nil || !slot {
 			e.forget(r.ID)
@@ -165,7 +174,7 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		}
 	}
 	if err := e.store.CreateRun(ctx, r, tasks); err != nil {
-		if !ended {
+		if slotted {
 			_ = e.store.ReleaseSlot(ctx, r.Team, r.ID)
 		}
 		e.forget(r.ID)
@@ -583,7 +592,10 @@ func (e *Engine) GetTeamRun(ctx context.Context, team, id string, withTasks bool
 	return v, nil
 }
 
-// startChild submits the child run of runworkflow task i of run.
+// startChild submits the child run of runworkflow task i of run. A child deeper than the
+// team's limit is never submitted: the task ends invalid. A child that its task no longer
+// wants once it exists, or whose tree was stopped above it meanwhile, is cancelled here:
+// the stop's own cascade read the runs in flight before this one was stored.
 func (e *Engine) startChild(ctx context.Context, run string, i int) {
 	var s Submission
 	var wait = true
@@ -619,8 +631,9 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 			secret = slices.Sorted(maps.Keys(p))
 		}
 		s = Submission{Team: r.Team, Workflow: ref, Version: version, Request: domain.SubmitRequest{Params: maps.Clone(p), Secret: secret},
-			Key: fmt.Sprintf("child/%s/%d/%d", r.ID, i, attempt), Trigger: "task",
-			By: domain.Initiator{Type: "workflowrun", ID: r.ID, Name: r.Workflow}, ParentRun: r.ID, ParentTask: t.Name}
+			Key: fmt.Sprintf("child/%s/%d/%d", r.ID, i, attempt), Trigger: "task", Start: wait,
+			By:        domain.Initiator{Type: "workflowrun", ID: r.ID, Name: r.Workflow},
+			ParentRun: r.ID, ParentTask: t.Name, Ancestors: r.Lineage(), Depth: r.Depth + 1, SharesSlot: wait}
 		return errSkip
 	}); err != nil && !errors.Is(err, errSkip) {
 		e.log.Warn("cannot start child run", "run", run, "error", err)
@@ -629,22 +642,58 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 	if s.Workflow == "" {
 		return
 	}
-	child, _, err := e.Submit(ctx, s)
+	// A stop above the parent that this replica has not heard of yet: no child then, the
+	// stop's cascade takes the parent. (The parent itself is checked by the steps, on
+	// its stored state.)
+	above := s.Ancestors[:len(s.Ancestors)-1]
+	if stopped, err := e.stoppedAbove(ctx, above); stopped != "" {
+		return
+	} else if err != nil {
+		// Going on is safe: the checks once the child exists, and the reconciler, find
+		// the stop; stopping here would leave the parent waiting for nothing.
+		e.log.Warn("cannot read the runs above a child run", "run", run, "error", err)
+	}
+	// fail is how the task ends when there is no child: invalid when the limit forbids
+	// one, failed when submitting it failed.
+	var child RunView
+	fail, failMsg := domain.Failed, ""
+	tc, err := e.ctxs.get(ctx, s.Team)
+	switch {
+	case err != nil:
+		failMsg = "cannot start the child run: " + errMessage(err)
+	case s.Depth > tc.maxDepth():
+		fail, failMsg = domain.Invalid, fmt.Sprintf("the child run would be nested %d deep, deeper than the limit of %d (setting runs.maxDepth)",
+			s.Depth, tc.maxDepth())
+	default:
+		if child, _, err = e.Submit(ctx, s); err != nil {
+			failMsg = "cannot start the child run: " + errMessage(err)
+		}
+	}
+	wanted := true
 	err2 := e.with(ctx, run, func(m *domain.Machine) error {
-		if m.S.Tasks[i].Attempt != attempt {
+		wanted = true
+		if failMsg != "" {
+			if m.S.Tasks[i].Attempt == attempt {
+				m.Fail(i, fail, failMsg)
+			}
 			return nil
 		}
-		if err != nil {
-			m.Fail(i, domain.Failed, "cannot start the child run: "+errMessage(err))
-			return nil
-		}
-		m.ChildStarted(i, child.ID, wait)
+		wanted = m.ChildStarted(i, attempt, child.ID, wait)
 		return nil
 	})
 	if err2 != nil {
+		// The parent's next load re-derives the start; the same key finds this child.
 		e.log.Warn("cannot record child run", "run", run, "error", err2)
 	}
-	if err != nil {
+	if failMsg != "" {
+		return
+	}
+	if !wanted {
+		e.cancelRun(ctx, child.ID, "cancelled: its parent run "+run+" no longer waits for it")
+		return
+	}
+	if stopped, err := e.stoppedAbove(ctx, above); err == nil && stopped != "" {
+		e.cancelRun(ctx, child.ID, "cancelled: run "+stopped+" above it was stopped")
 		return
 	}
 	// The child may have ended before its parent recorded it, its news ignored then: read
@@ -658,6 +707,48 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 			e.log.Warn("cannot tell the parent run", "run", run, "child", cur.ID, "error", err)
 		}
 	}
+}
+
+// cancelRun cancels a run the engine no longer wants (a parent's cancel cascading, a child
+// its task stopped waiting for); one that ended or is gone meanwhile is left as it is.
+func (e *Engine) cancelRun(ctx context.Context, id, why string) {
+	if err := e.Cancel(ctx, id, why); err != nil && !isPhase(err) && !apperr.HasReason(err, apperr.WorkflowRunNotFound) && ctx.Err() == nil {
+		e.log.Warn("cannot cancel run", "run", id, "error", err)
+	}
+}
+
+// cancelDescendants cancels the runs in flight below a run that stopped (Run.Stopped), at
+// every depth at once: a tree still growing is not outrun level by level. A child created
+// after the list was read finds the stop when it is recorded (startChild); one whose
+// cancel a crash lost is found by the reconciler (cancelOrphans).
+func (e *Engine) cancelDescendants(ctx context.Context, id string, why domain.Status) {
+	ids, err := e.store.FindDescendants(ctx, id)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot list the runs below a stopped run", "run", id, "error", err)
+		}
+		return
+	}
+	for _, d := range ids {
+		e.cancelRun(ctx, d, fmt.Sprintf("cancelled: run %s above it was %s", id, why))
+	}
+}
+
+// stoppedAbove answers the first of ancestors that was stopped, if any.
+func (e *Engine) stoppedAbove(ctx context.Context, ancestors []string) (string, error) {
+	if len(ancestors) == 0 {
+		return "", nil
+	}
+	stopped, err := e.store.FindStopped(ctx, ancestors)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range ancestors {
+		if stopped[a] {
+			return a, nil
+		}
+	}
+	return "", nil
 }
 
 // errSkip ends a with() without storing anything.

@@ -41,6 +41,17 @@ type TeamContext struct {
 	MaxDuration        int
 	MaxConcurrent      int
 	TaskDefaultTimeout int
+	// MaxDepth is how deep child runs may nest (the runs.maxDepth setting); 0 is
+	// domain.DefaultMaxDepth.
+	MaxDepth int
+}
+
+// maxDepth is the depth limit of the team's child runs.
+func (tc TeamContext) maxDepth() int {
+	if tc.MaxDepth <= 0 {
+		return domain.DefaultMaxDepth
+	}
+	return tc.MaxDepth
 }
 
 // Store is the runs database as the engine uses it.
@@ -59,6 +70,8 @@ type Store interface {
 	SetQueued(ctx context.Context, id string, queued bool) error
 	ListActive(ctx context.Context) ([]mongostore.Active, error)
 	FindActive(ctx context.Context, team, workflow string) ([]string, error)
+	FindDescendants(ctx context.Context, id string) ([]string, error)
+	FindStopped(ctx context.Context, ids []string) (map[string]bool, error)
 	HasLiveRuns(ctx context.Context, team string) (bool, error)
 	DeleteTeam(ctx context.Context, team string) error
 	TakeOver(ctx context.Context, id, from, owner string) (bool, error)

@@ -49,6 +49,8 @@ type RunView struct {
 	AwaitingApproval    bool              `json:"awaitingApproval"`
 	RetryOf             string            `json:"retryOf,omitempty"`
 	ParentRun           string            `json:"parentRun,omitempty"`
+	RootRun             string            `json:"rootRun"` // the top of its tree of child runs
+	Depth               int               `json:"depth"`   // how far below RootRun
 	Tasks               []TaskRunView     `json:"tasks,omitempty"`
 }
 
@@ -95,6 +97,7 @@ func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
 		Results:    orEmptyAny(maskValues(r.Results, r.SecretResults, secrets)),
 		Workspaces: r.Workspaces, CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),
 		Timeout: r.Timeout, Retries: r.Retries, RetryOf: r.RetryOf, ParentRun: r.ParentRun,
+		RootRun: r.Root(), Depth: r.Depth,
 	}
 	if tasks != nil {
 		v.Tasks = make([]TaskRunView, len(tasks))

@@ -44,6 +44,9 @@ type runDoc struct {
 	RetryOf            string    `bson:"retryOf,omitempty"`
 	ParentRun          string    `bson:"parentRun,omitempty"`
 	ParentTask         string    `bson:"parentTask,omitempty"`
+	Ancestors          []string  `bson:"ancestors,omitempty"`
+	Depth              int       `bson:"depth,omitempty"`
+	SharesSlot         bool      `bson:"sharesSlot,omitempty"`
 	FinalStatus        string    `bson:"finalStatus,omitempty"`
 	Context            string    `bson:"context,omitempty"`
 	TaskDefaultTimeout int       `bson:"taskDefaultTimeout,omitempty"`
@@ -142,7 +145,8 @@ func toRunDoc(r *domain.Run, box Sealer) runDoc {
 		Results:    jsonText(sealValues(box, r.Results, r.SecretResults)),
 		Workspaces: string(r.Workspaces), CreationDate: r.CreationDate, StartTime: r.StartTime, EndTime: r.EndTime,
 		Timeout: r.Timeout, Deadline: r.Deadline, Retries: r.Retries, Debug: r.Debug, RetryOf: r.RetryOf,
-		ParentRun: r.ParentRun, ParentTask: r.ParentTask, FinalStatus: string(r.FinalStatus), Context: jsonText(sealContext(box, r.Context)),
+		ParentRun: r.ParentRun, ParentTask: r.ParentTask, Ancestors: r.Ancestors, Depth: r.Depth, SharesSlot: r.SharesSlot,
+		FinalStatus: string(r.FinalStatus), Context: jsonText(sealContext(box, r.Context)),
 		TaskDefaultTimeout: r.TaskDefaultTimeout, SecretParams: r.SecretParams, SecretResults: r.SecretResults, Tasks: r.Tasks, Version: r.Version,
 		Owner: r.Owner, Queued: r.Queued, DefinitionID: r.DefinitionID, Duration: endedDuration(r),
 	}
@@ -175,7 +179,8 @@ func (d runDoc) run(box Sealer) *domain.Run {
 		Results:      openValues(box, fromText[map[string]any](d.Results), d.SecretResults),
 		CreationDate: d.CreationDate.UTC(), StartTime: utc(d.StartTime), EndTime: utc(d.EndTime), Timeout: d.Timeout,
 		Deadline: utc(d.Deadline), Retries: d.Retries, Debug: d.Debug, RetryOf: d.RetryOf, ParentRun: d.ParentRun,
-		ParentTask: d.ParentTask, FinalStatus: domain.Status(d.FinalStatus), Context: openContext(box, fromText[domain.RunContext](d.Context)),
+		ParentTask: d.ParentTask, Ancestors: d.Ancestors, Depth: d.Depth, SharesSlot: d.SharesSlot,
+		FinalStatus: domain.Status(d.FinalStatus), Context: openContext(box, fromText[domain.RunContext](d.Context)),
 		TaskDefaultTimeout: d.TaskDefaultTimeout, SecretParams: d.SecretParams, SecretResults: d.SecretResults, Tasks: d.Tasks, Version: d.Version,
 		Owner: d.Owner, Queued: d.Queued, DefinitionID: d.DefinitionID,
 	}

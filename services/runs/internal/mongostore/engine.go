@@ -31,6 +31,8 @@ type Active struct {
 	// Queued marks a run waiting for a concurrency slot.
 	Queued bool   `bson:"queued"`
 	Phase  string `bson:"phase"`
+	// Ancestors are the runs above a child run in its tree, root first.
+	Ancestors []string `bson:"ancestors"`
 }
 
 // SetQueued marks whether a run in flight waits for a slot. Like a takeover it moves the
@@ -44,7 +46,9 @@ func (s *Store) SetQueued(ctx context.Context, id string, queued bool) error {
 
 // ListActive lists every run in flight.
 func (s *Store) ListActive(ctx context.Context) ([]Active, error) {
-	cur, err := s.live.Find(ctx, bson.M{}, options.Find().SetProjection(bson.M{"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1}))
+	cur, err := s.live.Find(ctx, bson.M{}, options.Find().SetProjection(bson.M{
+		"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1, "ancestors": 1,
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("list active runs: %w", err)
 	}
@@ -58,7 +62,7 @@ func (s *Store) ListActive(ctx context.Context) ([]Active, error) {
 // FindActive lists the ids of team's runs that are not completed, of workflow when it is
 // not empty. (A run that completed stays in flight until it is put away.)
 func (s *Store) FindActive(ctx context.Context, team, workflow string) ([]string, error) {
-	filter := bson.M{"team": team, "phase": bson.M{"$nin": bson.A{string(domain.Completed), string(domain.Finalized)}}}
+	filter := bson.M{"team": team, "phase": notEnded}
 	if workflow != "" {
 		filter["workflow"] = workflow
 	}
@@ -67,6 +71,40 @@ func (s *Store) FindActive(ctx context.Context, team, workflow string) ([]string
 		return nil, fmt.Errorf("list active runs of %s: %w", team, err)
 	}
 	return ids, nil
+}
+
+// notEnded matches runs that have not completed.
+var notEnded = bson.M{"$nin": bson.A{string(domain.Completed), string(domain.Finalized)}}
+
+// FindDescendants lists the ids of the runs in flight, not completed, below run id in its
+// tree of child runs: whether the runworkflow tasks that started them wait for them or not.
+func (s *Store) FindDescendants(ctx context.Context, id string) ([]string, error) {
+	ids, err := findIDs(ctx, s.live, bson.M{"ancestors": id, "phase": notEnded})
+	if err != nil {
+		return nil, fmt.Errorf("list the runs below %s: %w", id, err)
+	}
+	return ids, nil
+}
+
+// FindStopped answers which of the runs ids ended cancelled or timed out, wherever they
+// are (in flight still, or in the archive).
+func (s *Store) FindStopped(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	filter := bson.M{"_id": bson.M{"$in": ids}, "phase": bson.M{"$in": bson.A{string(domain.Completed), string(domain.Finalized)}},
+		"status": bson.M{"$in": bson.A{string(domain.Cancelled), string(domain.TimedOut)}}}
+	for _, coll := range []*mongo.Collection{s.live, s.runs} {
+		found, err := findIDs(ctx, coll, filter)
+		if err != nil {
+			return nil, fmt.Errorf("find stopped runs: %w", err)
+		}
+		for _, id := range found {
+			out[id] = true
+		}
+	}
+	return out, nil
 }
 
 // TakeOver moves a run in flight from a dead replica to owner; false when another replica

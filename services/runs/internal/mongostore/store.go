@@ -102,6 +102,8 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "creationDate", Value: 1}, {Key: "_id", Value: 1}}}),
 			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}, {Key: "creationDate", Value: 1}}}))
 	}
+	// The runs a cancel cascades to are found by their ancestors, among the runs in flight.
+	errs = append(errs, mongox.EnsureIndexes(ctx, s.live, mongo.IndexModel{Keys: bson.D{{Key: "ancestors", Value: 1}}}))
 	// Keys expire by PurgeKeys rather than a TTL index, which FerretDB does not have.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.idem, mongo.IndexModel{Keys: bson.D{{Key: "created", Value: 1}}}))
 	return errors.Join(errs...)

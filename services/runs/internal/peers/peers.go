@@ -108,6 +108,7 @@ func (i *Identity) RunContext(ctx context.Context, team string) (engine.TeamCont
 			MaxConcurrentRuns      int `json:"maxConcurrentRuns"`
 		} `json:"quotas"`
 		TaskDefaultTimeout int `json:"taskDefaultTimeout"`
+		MaxDepth           int `json:"maxDepth"`
 	}
 	if err := i.c.Get(ctx, Self, "/internal/v1/teams/"+url.PathEscape(team)+"/run-context", nil, &a); err != nil {
 		return engine.TeamContext{}, err
@@ -115,6 +116,6 @@ func (i *Identity) RunContext(ctx context.Context, team string) (engine.TeamCont
 	return engine.TeamContext{
 		Global: a.GlobalParams, Team: a.TeamParams, Secrets: a.Secrets,
 		MaxMonthly: a.Quotas.MaxWorkflowRunMonthly, MaxDuration: a.Quotas.MaxWorkflowRunDuration,
-		MaxConcurrent: a.Quotas.MaxConcurrentRuns, TaskDefaultTimeout: a.TaskDefaultTimeout,
+		MaxConcurrent: a.Quotas.MaxConcurrentRuns, TaskDefaultTimeout: a.TaskDefaultTimeout, MaxDepth: a.MaxDepth,
 	}, nil
 }
