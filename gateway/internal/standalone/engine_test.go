@@ -111,3 +111,53 @@ func TestIntegrationDeleteWaitsForRuns(t *testing.T) {
 		})
 	}
 }
+
+// A workflow that runs itself, on a team of two concurrency slots, stops at the depth the
+// runs.maxDepth setting allows: the setting reaches the engine through identity.
+func TestIntegrationChildRunDepthSetting(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
+	// PUT /settings answers a list, which call does not read.
+	req, err := http.NewRequest(http.MethodPut, b.url+"/api/v2/settings", strings.NewReader(`[{"key":"runs","config":[{"key":"maxDepth","value":3}]}]`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"rec","quotas":{"maxConcurrentRuns":2}}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	workflow := `{"name":"loop","tasks":[{"name":"start","type":"start"},
+		{"name":"again","type":"runworkflow","params":[{"name":"workflowRef","value":"loop"}],"dependencies":[{"taskRef":"start"}]},
+		{"name":"end","type":"end","dependencies":[{"taskRef":"again"}]}]}`
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/rec/workflow", b.token, workflow)
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/rec/workflow/loop/submit?start=true", b.token, `{}`)
+	require.Equal(t, http.StatusCreated, code, run)
+	var root map[string]any
+	require.Eventually(t, func() bool {
+		_, root = b.call(t, http.MethodGet, "/api/v2/team/rec/workflowrun/"+run["id"].(string), b.token, "")
+		return root["phase"] == "completed"
+	}, 60*time.Second, 50*time.Millisecond)
+	assert.Equal(t, "failed", root["status"], root)
+
+	// Root and three nested levels; a run being put away may be listed twice for a moment.
+	var depths map[float64]string
+	require.Eventually(t, func() bool {
+		_, page := b.call(t, http.MethodGet, "/api/v2/team/rec/workflowrun/query?workflows=loop&limit=1000", b.token, "")
+		depths = map[float64]string{}
+		for _, item := range page["content"].([]any) {
+			r := item.(map[string]any)
+			depths[r["depth"].(float64)] = r["id"].(string)
+		}
+		return len(depths) == 4 && page["totalElements"] == float64(4)
+	}, 30*time.Second, 50*time.Millisecond)
+	_, deepest := b.call(t, http.MethodGet, "/api/v2/team/rec/workflowrun/"+depths[3], b.token, "")
+	task := deepest["tasks"].([]any)[1].(map[string]any)
+	assert.Equal(t, "invalid", task["status"], task)
+	assert.Contains(t, task["statusMessage"], "runs.maxDepth")
+}
