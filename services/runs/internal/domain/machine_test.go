@@ -401,3 +401,78 @@ func equalJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// A child run is recorded only while its runworkflow task still waits for it; otherwise
+// ChildStarted says so, for the engine to cancel the child.
+func TestChildStartedOnlyWhileWanted(t *testing.T) {
+	t.Parallel()
+	def := func() *Definition {
+		return &Definition{Tasks: []TaskDef{
+			task("start", tasktype.Start, nil),
+			task("kid", tasktype.RunWorkflow, map[string]any{"workflowRef": "child"}, "start"),
+			task("end", tasktype.End, nil, "kid"),
+		}}
+	}
+	tests := []struct {
+		name   string
+		before func(m *Machine)
+		child  string
+		want   bool
+		status Status // the task's after the call
+	}{
+		{"recorded", func(*Machine) {}, "c1", true, Running},
+		{"the same child again", func(m *Machine) { m.ChildStarted(1, 1, "c1", true) }, "c1", true, Running},
+		{"another child of the attempt", func(m *Machine) { m.ChildStarted(1, 1, "c1", true) }, "c2", false, Running},
+		{"the run was cancelled", func(m *Machine) { _ = m.Cancel("stop") }, "c1", false, Cancelled},
+		{"the attempt is over", func(m *Machine) { m.Fail(1, Failed, "gone") }, "c1", false, Failed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, m := started(t, def(), nil)
+			tt.before(m)
+			if got := m.ChildStarted(1, 1, tt.child, true); got != tt.want {
+				t.Fatalf("ChildStarted = %v, want %v", got, tt.want)
+			}
+			if s.Tasks[1].Status != tt.status {
+				t.Fatalf("task %s, want %s", s.Tasks[1].Status, tt.status)
+			}
+		})
+	}
+}
+
+// A child run's depth and lineage follow its parent's; a retry keeps the depth but starts
+// a tree of its own.
+func TestLineageAndRetryDepth(t *testing.T) {
+	t.Parallel()
+	root := &Run{ID: "a"}
+	child := &Run{ID: "b", Ancestors: root.Lineage(), Depth: 1}
+	grandchild := &Run{ID: "c", Ancestors: child.Lineage(), Depth: 2}
+	if got := strings.Join(grandchild.Ancestors, ","); got != "a,b" {
+		t.Fatalf("ancestors %s, want a,b", got)
+	}
+	if root.Root() != "a" || grandchild.Root() != "a" {
+		t.Fatalf("roots %s %s, want a", root.Root(), grandchild.Root())
+	}
+	// Lineage must not share the parent's array: siblings would overwrite each other.
+	left, right := child.Lineage(), child.Lineage()
+	left[len(left)-1] = "x"
+	if right[len(right)-1] != "b" {
+		t.Fatal("lineages share their array")
+	}
+
+	def := &Definition{Name: "wf", Tasks: []TaskDef{task("start", tasktype.Start, nil), task("end", tasktype.End, nil, "start")}}
+	old, tasks, err := NewRun("c", def, SubmitRequest{}, "task", Initiator{}, t0, Limits{MaxDuration: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Ancestors, old.Depth, old.ParentRun, old.Definition = []string{"a", "b"}, 2, "b", def
+	old.Status, old.Phase = Cancelled, Completed
+	retry, _, err := NewRetry("d", old, tasks, SubmitRequest{}, true, Initiator{}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if retry.Depth != 2 || len(retry.Ancestors) != 0 || retry.Root() != "d" || retry.ParentRun != "b" {
+		t.Fatalf("retry depth %d ancestors %v root %s parent %s", retry.Depth, retry.Ancestors, retry.Root(), retry.ParentRun)
+	}
+}
