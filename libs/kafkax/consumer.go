@@ -94,6 +94,9 @@ type Consumer struct {
 	topic  string
 	log    *slog.Logger
 	tracer trace.Tracer
+	// gatherWait is gatherWindow; tests that need a batch to hold messages of several
+	// partitions widen it.
+	gatherWait time.Duration
 }
 
 // NewConsumer returns a Consumer; Run starts it.
@@ -112,11 +115,12 @@ func NewConsumer(cfg Config, opts ConsumerOptions) *Consumer {
 	}
 	topic := cfg.Topic(opts.Topic)
 	return &Consumer{
-		cfg:    cfg,
-		opts:   opts,
-		topic:  topic,
-		log:    opts.Logger.With("topic", topic, "group", opts.GroupID),
-		tracer: cfg.tracer(),
+		cfg:        cfg,
+		opts:       opts,
+		topic:      topic,
+		log:        opts.Logger.With("topic", topic, "group", opts.GroupID),
+		tracer:     cfg.tracer(),
+		gatherWait: gatherWindow,
 	}
 }
 
@@ -174,10 +178,10 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 }
 
-// gatherWait bounds how long a batch waits for messages after its first.
-const gatherWait = time.Millisecond
+// gatherWindow bounds how long a batch waits for messages after its first.
+const gatherWindow = time.Millisecond
 
-// gather adds to first the messages that arrive within gatherWait, up to Concurrency in
+// gather adds to first the messages that arrive within c.gatherWait, up to Concurrency in
 // all. (A context that has already ended would not do: the reader may pick it over a
 // message it holds.)
 func (c *Consumer) gather(ctx context.Context, reader *kafka.Reader, first kafka.Message) []kafka.Message {
@@ -185,7 +189,7 @@ func (c *Consumer) gather(ctx context.Context, reader *kafka.Reader, first kafka
 	if c.opts.Concurrency <= 1 {
 		return batch
 	}
-	wait, cancel := context.WithTimeout(ctx, gatherWait)
+	wait, cancel := context.WithTimeout(ctx, c.gatherWait)
 	defer cancel()
 	for len(batch) < c.opts.Concurrency {
 		m, err := reader.FetchMessage(wait)

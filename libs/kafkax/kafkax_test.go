@@ -526,6 +526,13 @@ func TestPing(t *testing.T) {
 
 // With Concurrency, events of different keys are handled at once, those of one key in
 // order, and every offset is committed.
+//
+// Key run-0 is alone on its partition, and a batch only holds what has arrived when it is
+// gathered, so with the product's 1 ms window a batch can hold run-0's events alone when the
+// other partitions' fetches are a little late, and the held event could never see another
+// key handled. The test therefore widens the window to the wait deadline and makes every
+// batch fill up (Concurrency is half the messages): a full batch holds at most run-0's 10
+// events, so the batch holding 0/0 always holds other keys, and no batch waits the window out.
 func TestConcurrentKeys(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, events.TaskUpdates)
@@ -546,7 +553,7 @@ func TestConcurrentKeys(t *testing.T) {
 	env.startConsumer(t, kafkax.ConsumerOptions{
 		GroupID:     "runs",
 		Topic:       events.TaskUpdates,
-		Concurrency: 16,
+		Concurrency: keys * each / 2,
 		Handler: func(_ context.Context, e event.Event) error {
 			key, seq, _ := strings.Cut(e.ID(), "/")
 			n, _ := strconv.Atoi(seq)
@@ -554,7 +561,7 @@ func TestConcurrentKeys(t *testing.T) {
 				// Held until another key's event is handled meanwhile.
 				select {
 				case <-otherHandled:
-				case <-time.After(10 * time.Second):
+				case <-time.After(waitTimeout):
 					return kafkax.Permanent(errors.New("no other key was handled while this one waited"))
 				}
 			}
@@ -566,7 +573,7 @@ func TestConcurrentKeys(t *testing.T) {
 			}
 			return nil
 		},
-	})
+	}, func(c *kafkax.Consumer) { c.SetGatherWait(waitTimeout) })
 	eventually(t, "all offsets committed", func() bool { return env.committed(t, "runs", "test.task.updates") == keys*each })
 	mu.Lock()
 	defer mu.Unlock()

@@ -2,6 +2,7 @@ package kafkax_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -79,8 +80,9 @@ type runningConsumer struct {
 	done   chan error
 }
 
-// startConsumer runs a consumer until stop is called or the test ends.
-func (env testEnv) startConsumer(t *testing.T, opts kafkax.ConsumerOptions) *runningConsumer {
+// startConsumer runs a consumer, after applying tune to it, until stop is called or the test
+// ends.
+func (env testEnv) startConsumer(t *testing.T, opts kafkax.ConsumerOptions, tune ...func(*kafkax.Consumer)) *runningConsumer {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = testLogger(t)
@@ -88,6 +90,9 @@ func (env testEnv) startConsumer(t *testing.T, opts kafkax.ConsumerOptions) *run
 	ctx, cancel := context.WithCancel(context.Background())
 	rc := &runningConsumer{cancel: cancel, done: make(chan error, 1)}
 	c := kafkax.NewConsumer(env.cfg, opts)
+	for _, f := range tune {
+		f(c)
+	}
 	go func() { rc.done <- c.Run(ctx) }()
 	t.Cleanup(func() { rc.stop(t) })
 	return rc
@@ -148,6 +153,11 @@ func (env testEnv) client() *kafka.Client {
 
 // committed sums the offsets group has committed on topic's 3 partitions: with every
 // message handled it equals the number of messages written.
+//
+// A group that has not been created yet (no member has joined it, nothing committed) has
+// committed nothing. Kafka answers such a fetch with offset -1 on every partition; kfake answers
+// GROUP_ID_NOT_FOUND, which a test polling right after starting a consumer would otherwise
+// take for a failure.
 func (env testEnv) committed(t *testing.T, group, topic string) int64 {
 	t.Helper()
 	resp, err := env.client().OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{
@@ -155,6 +165,9 @@ func (env testEnv) committed(t *testing.T, group, topic string) int64 {
 		Topics:  map[string][]int{topic: {0, 1, 2}},
 	})
 	require.NoError(t, err)
+	if errors.Is(resp.Error, kafka.GroupIdNotFound) {
+		return 0
+	}
 	require.NoError(t, resp.Error)
 	var sum int64
 	for _, p := range resp.Topics[topic] {
