@@ -134,16 +134,19 @@ func runConsulAgent(ctx context.Context, bin string) (string, func(), error) {
 		<-exited
 	}
 
-	if err := waitConsulLeader(ctx, addr, exited); err != nil {
+	// The HTTP port was free a moment ago, but another test binary's agent may have taken it
+	// since: only a leader on our own server port shows the agent answering is ours.
+	leader := net.JoinHostPort("127.0.0.1", strconv.Itoa(serverPort))
+	if err := waitConsulLeader(ctx, addr, leader, exited); err != nil {
 		stop()
 		return "", nil, fmt.Errorf("consul %s: %w; output:\n%s", strings.Join(args, " "), err, out.String())
 	}
 	return addr, stop, nil
 }
 
-// waitConsulLeader polls /v1/status/leader until it names a leader, the context ends, or
-// exited (if not nil) is closed.
-func waitConsulLeader(ctx context.Context, addr string, exited <-chan struct{}) error {
+// waitConsulLeader polls /v1/status/leader until it names a leader (want, unless want is
+// empty), the context ends, or exited (if not nil) is closed.
+func waitConsulLeader(ctx context.Context, addr, want string, exited <-chan struct{}) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	url := "http://" + addr + "/v1/status/leader"
 	tick := time.NewTicker(25 * time.Millisecond)
@@ -151,11 +154,15 @@ func waitConsulLeader(ctx context.Context, addr string, exited <-chan struct{}) 
 	var last error
 	for {
 		leader, err := consulLeader(ctx, client, url)
-		if err == nil && leader != "" {
-			return nil
-		}
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// Cut off by the end of the wait: the answer before says more.
+		case err != nil:
 			last = err
+		case leader != "" && (want == "" || leader == want):
+			return nil
+		case leader != "":
+			last = fmt.Errorf("%s answers with leader %s, not this agent's %s", addr, leader, want)
 		}
 		select {
 		case <-ctx.Done():

@@ -64,7 +64,7 @@ func startConsulContainer(ctx context.Context) (string, func(), error) {
 		terminator(ctr)()
 		return "", nil, fmt.Errorf("api endpoint: %w", err)
 	}
-	if err := waitConsulLeader(ctx, addr, nil); err != nil {
+	if err := waitConsulLeader(ctx, addr, "", nil); err != nil {
 		terminator(ctr)()
 		return "", nil, err
 	}

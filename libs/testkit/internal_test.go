@@ -1,10 +1,15 @@
 package testkit
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,5 +72,44 @@ func TestRemoveOrphanMongoDirs(t *testing.T) {
 	for name, survive := range dirs {
 		_, err := os.Stat(filepath.Join(tmp, name))
 		assert.Equal(t, survive, err == nil, name)
+	}
+}
+
+// An agent that lost its HTTP port to another test binary's agent must not take that
+// agent's answers for its own.
+func TestWaitConsulLeaderChecksWhoAnswers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		want    string
+		wantErr string
+	}{
+		{name: "any leader", want: ""},
+		{name: "this agent's leader", want: "127.0.0.1:41000"},
+		{name: "another agent's leader", want: "127.0.0.1:42000", wantErr: "not this agent's 127.0.0.1:42000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			// A refused leader is polled again: the second poll is sent only once the first
+			// answer has been judged, so it ends the wait.
+			var polls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if polls.Add(1) == 2 {
+					cancel()
+				}
+				_, _ = io.WriteString(w, `"127.0.0.1:41000"`)
+			}))
+			t.Cleanup(srv.Close)
+			err := waitConsulLeader(ctx, strings.TrimPrefix(srv.URL, "http://"), tt.want, nil)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.wantErr)
+			require.ErrorIs(t, err, context.Canceled)
+		})
 	}
 }
