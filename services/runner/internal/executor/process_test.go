@@ -311,11 +311,22 @@ func TestProcessStopKillsTheGroup(t *testing.T) {
 func TestProcessTimeoutKillsTheGroup(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	deadline := time.Now().Add(time.Second)
-	ctx, cancel := context.WithDeadline(t.Context(), deadline)
-	defer cancel()
+	// The step's deadline passes once the script is known to have started: a clock deadline
+	// short enough for a quick test can pass before a loaded machine has started the shell.
+	// The step sees what a passed deadline shows, the deadline and DeadlineExceeded as cause.
+	deadline := time.Now().Add(time.Hour)
+	withDeadline, cancelDeadline := context.WithDeadline(t.Context(), deadline)
+	defer cancelDeadline()
+	ctx, expire := context.WithCancelCause(withDeadline)
+	defer expire(nil)
 	out := newOutput()
-	got := execute(t, ctx, &Process{}, Step{Spec: events.TaskSpec{Script: background(pidFile)}}, out)
+	done := make(chan Outcome, 1)
+	go func() {
+		done <- execute(t, ctx, &Process{}, Step{Spec: events.TaskSpec{Script: background(pidFile)}}, out)
+	}()
+	out.waitFor(t, "started")
+	expire(context.DeadlineExceeded)
+	got := <-done
 	assert.Equal(t, Outcome{Status: StatusTimedOut, Message: "timed out at " + deadline.UTC().Format(time.RFC3339)}, got)
 	assert.Equal(t, "started\n", out.String())
 	requireGone(t, readPID(t, pidFile))
