@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/testkit"
 )
 
 func TestRoutesToTheOwningService(t *testing.T) {
@@ -625,12 +625,9 @@ func TestRunReturnsWhenTheContextEnds(t *testing.T) {
 	}
 }
 
-// closedPortURL returns the base URL of a loopback port nothing listens on.
+// closedPortURL returns the base URL of a loopback port nothing listens on until the test
+// ends.
 func closedPortURL(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return fmt.Sprintf("http://%s", addr)
+	return "http://" + testkit.ClosedAddr(t)
 }

@@ -2,9 +2,11 @@ package embedded_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,9 +102,18 @@ func TestKafkaRoundTrip(t *testing.T) {
 
 func TestKafkaFixedPort(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: addr, Partitions: 5, Topics: []string{"a", "b"}})
+	// A port found free can be taken by a parallel test before the broker binds it: only
+	// that failure earns another port.
+	var addr string
+	var k *embedded.Kafka
+	var err error
+	for range 5 {
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		k, err = embedded.StartKafka(embedded.KafkaConfig{Addr: addr, Partitions: 5, Topics: []string{"a", "b"}})
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+	}
 	require.NoError(t, err)
 	defer k.Close()
 	assert.Equal(t, []string{addr}, k.Brokers())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/testkit"
 )
 
 // answer is how the fake identity answers one token.
@@ -406,11 +406,8 @@ func mustSigner(t testing.TB, key string) *auth.Signer {
 	return s
 }
 
-// closedURL returns the base URL of a loopback port nothing listens on.
+// closedURL returns the base URL of a loopback port nothing listens on until the test ends.
 func closedURL(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return "http://" + addr
+	t.Helper()
+	return "http://" + testkit.ClosedAddr(t)
 }
