@@ -252,7 +252,7 @@ func TestRetryFromFailureAndChildRuns(t *testing.T) {
 	require.Eventually(t, func() bool {
 		page = f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/query?page=0&limit=10&triggers=task", nil).body
 		return page["totalElements"] == float64(1)
-	}, 10*time.Second, 10*time.Millisecond)
+	}, 60*time.Second, 10*time.Millisecond)
 	child := page["content"].([]any)[0].(map[string]any)
 	assert.Equal(t, parent["id"], child["parentRun"], "%v", child)
 	assert.Equal(t, child["id"], kid["results"].(map[string]any)["workflowRunRef"], "%v", kid)

@@ -181,10 +181,10 @@ func TestRevisionsAreCollected(t *testing.T) {
 	f.must(t, http.StatusOK, editor, http.MethodPut, base, chain("tidy", 2))
 	f.must(t, http.StatusOK, editor, http.MethodPut, base+"?replace=true", chain("tidy", 3))
 	f.must(t, http.StatusOK, editor, http.MethodPut, base+"?replace=true", chain("tidy", 4))
-	require.Eventually(t, func() bool { return revisions() == 2 }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return revisions() == 2 }, 60*time.Second, 10*time.Millisecond,
 		"version 1 and the last revision of version 2 stay")
 	assert.Len(t, f.must(t, http.StatusOK, reader, http.MethodGet, base+"/tidy?version=2", nil).body["tasks"], 6)
 
 	f.must(t, http.StatusNoContent, owner, http.MethodDelete, base+"/tidy", nil)
-	require.Eventually(t, func() bool { return revisions() == 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return revisions() == 0 }, 60*time.Second, 10*time.Millisecond)
 }

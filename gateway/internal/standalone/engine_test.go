@@ -60,7 +60,7 @@ func TestIntegrationEngine(t *testing.T) {
 	require.Eventually(t, func() bool {
 		code, count := b.call(t, http.MethodGet, "/api/v2/team/eng/workflowrun/count", b.token, "")
 		return code == http.StatusOK && count["status"].(map[string]any)["succeeded"] == float64(1)
-	}, 10*time.Second, 20*time.Millisecond)
+	}, 60*time.Second, 20*time.Millisecond)
 	code, out = b.call(t, http.MethodPut, "/api/v2/team/eng/workflowrun/"+id+"/start", b.token, "")
 	assert.Equal(t, http.StatusConflict, code)
 	assert.True(t, strings.HasPrefix(out["reason"].(string), "WORKFLOWRUN_INVALID_PHASE"))
