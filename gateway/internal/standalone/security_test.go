@@ -127,8 +127,22 @@ func TestIntegrationSecurity(t *testing.T) {
 	_, readerA := rec.mint(t, `{"type":"team","name":"reader","principal":"sec-a","permissions":["**/read"]}`)
 	_, ownerB := rec.mint(t, `{"type":"team","name":"owner","principal":"sec-b","permissions":["**/**"]}`)
 	revokedID, revoked := rec.mint(t, `{"type":"team","principal":"sec-a","permissions":["**/**"]}`)
-	_, expired := rec.mint(t, fmt.Sprintf(`{"type":"team","principal":"sec-a","permissions":["**/read"],"expirationDate":%q}`,
-		time.Now().Add(1500*time.Millisecond).UTC().Format(time.RFC3339Nano)))
+	// The expiry must still be ahead when identity gets the request, which a loaded machine
+	// can delay by seconds: a date already past is refused, and tried again further ahead.
+	var expired string
+	expiresIn := 1500 * time.Millisecond
+	for {
+		rep := rec.send(t, http.MethodPost, "/api/v2/token", b.token, fmt.Sprintf(`{"type":"team","principal":"sec-a","permissions":["**/read"],"expirationDate":%q}`,
+			time.Now().Add(expiresIn).UTC().Format(time.RFC3339Nano)))
+		if rep.code == http.StatusCreated {
+			expired = rep.body["token"].(string)
+			break
+		}
+		require.Equal(t, http.StatusBadRequest, rep.code, rep.raw)
+		require.Contains(t, rep.raw, "must be in the future")
+		require.Less(t, expiresIn, time.Minute, "identity kept refusing a date ahead of it")
+		expiresIn *= 2
+	}
 	secrets := []string{b.token, ownerA, readerA, ownerB, revoked, expired}
 
 	// A person who reads in sec-a, through a read-only token acting as them: invited by
@@ -166,7 +180,7 @@ func TestIntegrationSecurity(t *testing.T) {
 	// Expired: refused from its expiry on, whatever the cache holds.
 	require.Eventually(t, func() bool {
 		return rec.send(t, http.MethodGet, probe, expired, "").code == http.StatusUnauthorized
-	}, 10*time.Second, 10*time.Millisecond)
+	}, expiresIn+30*time.Second, 10*time.Millisecond)
 
 	unauthenticated := func(t *testing.T, rep reply, path string) {
 		t.Helper()
