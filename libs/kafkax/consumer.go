@@ -27,9 +27,14 @@ const (
 	defaultBackoff     = 100 * time.Millisecond
 	defaultMaxBackoff  = 30 * time.Second
 
-	// maxWait bounds a broker long poll. Brokers answer as soon as data arrives, so it does
-	// not add latency; it bounds how long closing the reader waits for an idle fetch.
-	maxWait = 250 * time.Millisecond
+	// maxWait bounds a fetch: kafka-go asks the broker to hold an idle fetch for maxWait
+	// less its round-trip allowance (1 s, or a quarter of maxWait below 4 s) and gives up on
+	// the connection when no answer came by maxWait. Brokers answer as soon as data
+	// arrives, so it adds no latency; it bounds how long closing the reader waits for an
+	// idle fetch (the broker's hold, 1 s here). At 250 ms the allowance was 62 ms, which a
+	// busy machine overran often: every overrun closed the connection, dialled again and
+	// backed off before reading on, stalling deliveries for seconds under load.
+	maxWait = 2 * time.Second
 	// Members learn of a rebalance (a replica joining) from a heartbeat answer, so the
 	// interval is how long a joining replica waits for partitions: ~3 s with kafka-go's
 	// default, ~0.5 s here. The session timeout stays above brokers' default minimum (6 s).

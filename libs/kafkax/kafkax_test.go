@@ -398,7 +398,9 @@ func TestShutdown(t *testing.T) {
 			c.stop(t)
 			elapsed := time.Since(start)
 			t.Logf("stopped in %v", elapsed)
-			assert.Less(t, elapsed, 2*time.Second)
+			// An idle fetch is held by the broker for 1 s at most; with kafka-go's default
+			// MaxWait (10 s) it would take up to 9 s. The margin is for a loaded machine.
+			assert.Less(t, elapsed, 5*time.Second)
 		})
 	}
 }
