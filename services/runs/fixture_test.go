@@ -267,6 +267,30 @@ func chain(name string, tasks ...map[string]any) map[string]any {
 	return map[string]any{"name": name, "status": "active", "tasks": all}
 }
 
+// named is the contract's list of params or results, {name, value} each, from names and
+// values given in turn, in name order as runs answer them.
+func named(pairs ...any) []any {
+	out := []any{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, map[string]any{"name": pairs[i], "value": pairs[i+1]})
+	}
+	return out
+}
+
+// valueOf is the value named name in a list of params or results, failing when absent.
+func valueOf(t testing.TB, list any, name string) any {
+	t.Helper()
+	items, ok := list.([]any)
+	require.True(t, ok, "not a list: %v", list)
+	for _, item := range items {
+		if nv, ok := item.(map[string]any); ok && nv["name"] == name {
+			return nv["value"]
+		}
+	}
+	require.Failf(t, "no such value", "%q in %v", name, list)
+	return nil
+}
+
 func prop(name, output, value string) map[string]any {
 	return map[string]any{"name": name, "type": "setwfproperty", "params": []map[string]any{
 		{"name": "output", "value": output}, {"name": "value", "value": value}}}

@@ -3,6 +3,7 @@ package runs_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -37,7 +38,7 @@ func TestSubmitInlineChain(t *testing.T) {
 	assert.Equal(t, "succeeded", run["status"], run["statusMessage"])
 	assert.Equal(t, "completed", run["phase"])
 	assert.Equal(t, "manual", run["trigger"], "API submits are manual, whatever the body says")
-	assert.Equal(t, map[string]any{"greeting": "hello Baton in us-east", "shout": "hello Baton in us-east!", "token": "********"}, run["results"])
+	assert.Equal(t, named("greeting", "hello Baton in us-east", "shout", "hello Baton in us-east!", "token", "********"), run["results"])
 	assert.Equal(t, infra+"/workflowrun/"+run["id"].(string), res.header.Get("Location"))
 	tasks := run["tasks"].([]any)
 	require.Len(t, tasks, 5)
@@ -121,7 +122,54 @@ func TestSubmitRules(t *testing.T) {
 	assert.Equal(t, "queued", first["phase"])
 	done := f.waitRun(t, "infra", first["id"].(string), completed)
 	assert.Equal(t, "succeeded", done["status"])
-	assert.Equal(t, map[string]any{"x": "yes"}, done["results"])
+	assert.Equal(t, named("x", "yes"), done["results"])
+}
+
+// Params are sent as the contract's list of {name, value} or as an object of name to
+// value, and answered as the list, in name order.
+func TestSubmitParamsListOrMap(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	def := chain("pair", prop("a", "x", "$(params.must)-$(params.other)"))
+	def["params"] = []map[string]any{{"name": "must", "required": true}, {"name": "other", "default": "d"}}
+	f.defs.put("infra", def)
+
+	tests := []struct {
+		name   string
+		params any
+		code   int
+		want   []any  // the run's params
+		field  string // the field named by a refusal
+	}{
+		{name: "list", params: []any{map[string]any{"name": "must", "value": "m"}, map[string]any{"name": "other", "value": 2}},
+			code: 201, want: named("must", "m", "other", float64(2))},
+		{name: "map", params: map[string]any{"must": "m"}, code: 201, want: named("must", "m", "other", "d")},
+		{name: "empty list", params: []any{}, code: 400},
+		{name: "list item without a name", params: []any{map[string]any{"value": "m"}}, code: 400, field: "params[0].name"},
+		{name: "name given twice", params: []any{map[string]any{"name": "must", "value": "a"}, map[string]any{"name": "must", "value": "b"}},
+			code: 400, field: "params[1].name"},
+		{name: "neither list nor map", params: "must=m", code: 400, field: "params"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := f.must(t, tt.code, owner, http.MethodPost, infra+"/workflow/pair/submit", map[string]any{"params": tt.params})
+			if tt.code != http.StatusCreated {
+				assert.Equal(t, "WORKFLOWRUN_INVALID_REQ", r.body["reason"])
+				if tt.field != "" {
+					require.NotEmpty(t, r.body["errors"], r.raw)
+					assert.Equal(t, tt.field, r.body["errors"].([]any)[0].(map[string]any)["field"], r.raw)
+				}
+				return
+			}
+			assert.Equal(t, tt.want, r.body["params"])
+			done := f.waitRun(t, "infra", r.body["id"].(string), completed)
+			assert.Equal(t, named("x", fmt.Sprintf("%v-%v", valueOf(t, tt.want, "must"), valueOf(t, tt.want, "other"))), done["results"])
+			task := done["tasks"].([]any)[1].(map[string]any)
+			assert.Equal(t, named("output", "x", "value", done["results"].([]any)[0].(map[string]any)["value"]), task["params"])
+			assert.Equal(t, named("x", valueOf(t, done["results"], "x")), task["results"])
+		})
+	}
 }
 
 func TestConcurrencyAndMonthlyQuotas(t *testing.T) {
@@ -194,7 +242,7 @@ func TestRunnerTasksRetryAndLogs(t *testing.T) {
 		Results: map[string]string{"out": "artifact-42"}})
 	done := f.waitRun(t, "infra", id, completed)
 	assert.Equal(t, "succeeded", done["status"], done["statusMessage"])
-	assert.Equal(t, map[string]any{"built": "artifact-42"}, done["results"])
+	assert.Equal(t, named("built", "artifact-42"), done["results"])
 	build := done["tasks"].([]any)[1].(map[string]any)
 	assert.EqualValues(t, 2, build["attempt"])
 
@@ -234,7 +282,7 @@ func TestRetryFromFailureAndChildRuns(t *testing.T) {
 	assert.Equal(t, "succeeded", done["status"])
 	a := done["tasks"].([]any)[1].(map[string]any)
 	assert.Contains(t, a["statusMessage"], "kept from run")
-	assert.Equal(t, map[string]any{"one": "1", "two": "open"}, done["results"])
+	assert.Equal(t, named("one", "1", "two", "open"), done["results"])
 
 	// A parent waits for its child and takes its status; results come along.
 	f.defs.put("infra", chain("child", prop("c", "said", "$(params.word)")))
@@ -244,7 +292,7 @@ func TestRetryFromFailureAndChildRuns(t *testing.T) {
 	parent := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/parent/submit?start=true", nil).body
 	done = f.waitRun(t, "infra", parent["id"].(string), completed)
 	assert.Equal(t, "succeeded", done["status"], done["statusMessage"])
-	assert.Equal(t, map[string]any{"childSaid": "us-east"}, done["results"])
+	assert.Equal(t, named("childSaid", "us-east"), done["results"])
 	kid := done["tasks"].([]any)[1].(map[string]any)
 	// A run being put away in the archive may be counted twice for a moment: totals are
 	// exact once it is.
@@ -255,7 +303,7 @@ func TestRetryFromFailureAndChildRuns(t *testing.T) {
 	}, 60*time.Second, 10*time.Millisecond)
 	child := page["content"].([]any)[0].(map[string]any)
 	assert.Equal(t, parent["id"], child["parentRun"], "%v", child)
-	assert.Equal(t, child["id"], kid["results"].(map[string]any)["workflowRunRef"], "%v", kid)
+	assert.Equal(t, child["id"], valueOf(t, kid["results"], "workflowRunRef"), "%v", kid)
 
 	// Cancelling a parent cancels the child it waits for.
 	f.defs.put("infra", chain("slowchild", map[string]any{"name": "nap", "type": "sleep", "params": []map[string]any{{"name": "duration", "value": 600000}}}))
@@ -306,7 +354,7 @@ func TestGenericTaskAnsweredByAWorker(t *testing.T) {
 		Results: map[string]string{"url": "https://app.example"}})
 	done := f.waitRun(t, "infra", id, completed)
 	assert.Equal(t, "succeeded", done["status"], done["statusMessage"])
-	assert.Equal(t, map[string]any{"url": "https://app.example"}, done["results"])
+	assert.Equal(t, named("url", "https://app.example"), done["results"])
 	log := f.must(t, http.StatusOK, reader, http.MethodGet, "/api/v2/taskrun/"+taskRun+"/log", nil)
 	assert.Equal(t, "deploying\n", string(log.raw))
 }

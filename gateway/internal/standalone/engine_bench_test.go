@@ -141,7 +141,7 @@ type runView struct {
 // submit sends one submit of workflow wf and returns the run as answered.
 func (r *rig) submit(ctx context.Context, wf string, start bool) (runView, error) {
 	code, raw, err := r.do(ctx, http.MethodPost,
-		fmt.Sprintf("/api/v2/team/%s/workflow/%s/submit?start=%t", benchTeam, wf, start), `{"params":{}}`)
+		fmt.Sprintf("/api/v2/team/%s/workflow/%s/submit?start=%t", benchTeam, wf, start), `{"params":[]}`)
 	if err != nil {
 		return runView{}, err
 	}

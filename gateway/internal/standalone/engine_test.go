@@ -33,7 +33,7 @@ func TestIntegrationEngine(t *testing.T) {
 		return code == http.StatusCreated
 	}, 30*time.Second, 20*time.Millisecond)
 
-	code, run := b.call(t, http.MethodPost, "/api/v2/team/eng/workflow/pipeline/submit?start=true", b.token, `{"params":{"who":"Baton"}}`)
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/eng/workflow/pipeline/submit?start=true", b.token, `{"params":[{"name":"who","value":"Baton"}]}`)
 	require.Equal(t, http.StatusCreated, code, run)
 	id := run["id"].(string)
 	var done map[string]any
@@ -42,7 +42,7 @@ func TestIntegrationEngine(t *testing.T) {
 		return done["phase"] == "completed"
 	}, 60*time.Second, 50*time.Millisecond)
 	require.Equal(t, "succeeded", done["status"], done)
-	assert.Equal(t, map[string]any{"artifact": "hello from the catalogue"}, done["results"])
+	assert.Equal(t, []any{map[string]any{"name": "artifact", "value": "hello from the catalogue"}}, done["results"])
 
 	build := done["tasks"].([]any)[2].(map[string]any)
 	req, err := http.NewRequest(http.MethodGet, b.url+"/api/v2/taskrun/"+build["id"].(string)+"/log", nil)

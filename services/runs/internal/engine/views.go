@@ -34,46 +34,46 @@ type RunView struct {
 	InitiatedBy         domain.Initiator `json:"initiatedBy"`
 	// InitiatedByRef and InitiatedByUserName repeat initiatedBy's id and name under v4's
 	// names, for clients written for it.
-	InitiatedByRef      string            `json:"initiatedByRef,omitempty"`
-	InitiatedByUserName string            `json:"initiatedByUserName,omitempty"`
-	Labels              map[string]string `json:"labels"`
-	Annotations         map[string]any    `json:"annotations"`
-	Params              map[string]any    `json:"params"`
-	Results             map[string]any    `json:"results"`
-	Workspaces          json.RawMessage   `json:"workspaces,omitempty"`
-	CreationDate        string            `json:"creationDate"`
-	StartTime           string            `json:"startTime,omitempty"`
-	Duration            int64             `json:"duration"`
-	Timeout             int               `json:"timeout"`
-	Retries             int               `json:"retries"`
-	AwaitingApproval    bool              `json:"awaitingApproval"`
-	RetryOf             string            `json:"retryOf,omitempty"`
-	ParentRun           string            `json:"parentRun,omitempty"`
-	RootRun             string            `json:"rootRun"` // the top of its tree of child runs
-	Depth               int               `json:"depth"`   // how far below RootRun
-	Tasks               []TaskRunView     `json:"tasks,omitempty"`
+	InitiatedByRef      string             `json:"initiatedByRef,omitempty"`
+	InitiatedByUserName string             `json:"initiatedByUserName,omitempty"`
+	Labels              map[string]string  `json:"labels"`
+	Annotations         map[string]any     `json:"annotations"`
+	Params              []domain.NameValue `json:"params"`
+	Results             []domain.NameValue `json:"results"`
+	Workspaces          json.RawMessage    `json:"workspaces,omitempty"`
+	CreationDate        string             `json:"creationDate"`
+	StartTime           string             `json:"startTime,omitempty"`
+	Duration            int64              `json:"duration"`
+	Timeout             int                `json:"timeout"`
+	Retries             int                `json:"retries"`
+	AwaitingApproval    bool               `json:"awaitingApproval"`
+	RetryOf             string             `json:"retryOf,omitempty"`
+	ParentRun           string             `json:"parentRun,omitempty"`
+	RootRun             string             `json:"rootRun"` // the top of its tree of child runs
+	Depth               int                `json:"depth"`   // how far below RootRun
+	Tasks               []TaskRunView      `json:"tasks,omitempty"`
 }
 
 // TaskRunView is the contract's TaskRun.
 type TaskRunView struct {
-	ID             string            `json:"id"`
-	Name           string            `json:"name"`
-	Type           string            `json:"type"`
-	Status         domain.Status     `json:"status"`
-	Phase          domain.Phase      `json:"phase"`
-	StatusMessage  string            `json:"statusMessage,omitempty"`
-	WorkflowRunRef string            `json:"workflowRunRef"`
-	TaskRef        string            `json:"taskRef,omitempty"`
-	TaskVersion    int               `json:"taskVersion,omitempty"`
-	Params         map[string]any    `json:"params"`
-	Results        map[string]string `json:"results"`
-	CreationDate   string            `json:"creationDate"`
-	StartTime      string            `json:"startTime,omitempty"`
-	Duration       int64             `json:"duration"`
-	Timeout        int               `json:"timeout,omitempty"`
-	Attempt        int               `json:"attempt"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	Annotations    map[string]any    `json:"annotations,omitempty"`
+	ID             string             `json:"id"`
+	Name           string             `json:"name"`
+	Type           string             `json:"type"`
+	Status         domain.Status      `json:"status"`
+	Phase          domain.Phase       `json:"phase"`
+	StatusMessage  string             `json:"statusMessage,omitempty"`
+	WorkflowRunRef string             `json:"workflowRunRef"`
+	TaskRef        string             `json:"taskRef,omitempty"`
+	TaskVersion    int                `json:"taskVersion,omitempty"`
+	Params         []domain.NameValue `json:"params"`
+	Results        []domain.NameValue `json:"results"`
+	CreationDate   string             `json:"creationDate"`
+	StartTime      string             `json:"startTime,omitempty"`
+	Duration       int64              `json:"duration"`
+	Timeout        int                `json:"timeout,omitempty"`
+	Attempt        int                `json:"attempt"`
+	Labels         map[string]string  `json:"labels,omitempty"`
+	Annotations    map[string]any     `json:"annotations,omitempty"`
 	// ChildRun is the run a runworkflow task started.
 	ChildRun string `json:"workflowRunChildRef,omitempty"`
 }
@@ -93,8 +93,8 @@ func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
 		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: r.Status, Phase: r.Phase, StatusMessage: r.Scrub(r.StatusMessage),
 		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, InitiatedByRef: r.InitiatedBy.ID,
 		InitiatedByUserName: r.InitiatedBy.Name, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(r.Annotations),
-		Params:     orEmptyAny(maskValues(r.Params, r.SecretParams, secrets)),
-		Results:    orEmptyAny(maskValues(r.Results, r.SecretResults, secrets)),
+		Params:     domain.NameValues(maskValues(r.Params, r.SecretParams, secrets)),
+		Results:    domain.NameValues(maskValues(r.Results, r.SecretResults, secrets)),
 		Workspaces: r.Workspaces, CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),
 		Timeout: r.Timeout, Retries: r.Retries, RetryOf: r.RetryOf, ParentRun: r.ParentRun,
 		RootRun: r.Root(), Depth: r.Depth,
@@ -114,8 +114,8 @@ func ViewTask(r *domain.Run, t *domain.TaskRun, now time.Time) TaskRunView {
 	return TaskRunView{
 		ID: t.ID, Name: t.Name, Type: t.Type, Status: t.Status, Phase: t.Phase(), StatusMessage: r.Scrub(t.StatusMessage),
 		WorkflowRunRef: t.RunID, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion,
-		Params:       orEmptyAny(maskValues(t.Params, t.SecretParams, secrets)),
-		Results:      orEmpty(maskTexts(t.Results, t.SecretResults, secrets)),
+		Params:       domain.NameValues(maskValues(t.Params, t.SecretParams, secrets)),
+		Results:      domain.NameValues(maskTexts(t.Results, t.SecretResults, secrets)),
 		CreationDate: fmtTime(t.CreationDate), StartTime: fmtTime(t.StartTime), Duration: t.Duration(now),
 		Timeout: t.Timeout, Attempt: t.Attempt, Labels: t.Labels, ChildRun: t.Child,
 	}

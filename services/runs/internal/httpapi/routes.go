@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -139,7 +140,7 @@ func initiator(p auth.Principal) domain.Initiator {
 type submitBody struct {
 	Labels          map[string]string `json:"labels"`
 	Annotations     map[string]any    `json:"annotations"`
-	Params          map[string]any    `json:"params"`
+	Params          json.RawMessage   `json:"params"`
 	Workspaces      json.RawMessage   `json:"workspaces"`
 	Timeout         *int              `json:"timeout"`
 	Retries         *int              `json:"retries"`
@@ -149,18 +150,36 @@ type submitBody struct {
 	FromFailure     *bool             `json:"fromFailure"`
 }
 
-func (b submitBody) request() domain.SubmitRequest {
-	return domain.SubmitRequest{Labels: b.Labels, Annotations: b.Annotations, Params: b.Params,
-		Workspaces: b.Workspaces, Timeout: b.Timeout, Retries: b.Retries, Debug: b.Debug}
+// request is the body's request; params come as the contract's list of {name, value} or
+// as an object of name to value.
+func (b submitBody) request() (domain.SubmitRequest, error) {
+	params, err := domain.DecodeParams(b.Params)
+	if err != nil {
+		var re *domain.ErrRequest
+		if !errors.As(err, &re) {
+			return domain.SubmitRequest{}, err
+		}
+		e := apperr.New(apperr.WorkflowRunInvalidReq, "%s", re.Message)
+		for field, msg := range re.Fields {
+			e.Fields = append(e.Fields, apperr.FieldError{Field: field, Message: msg})
+		}
+		return domain.SubmitRequest{}, e
+	}
+	return domain.SubmitRequest{Labels: b.Labels, Annotations: b.Annotations, Params: params,
+		Workspaces: b.Workspaces, Timeout: b.Timeout, Retries: b.Retries, Debug: b.Debug}, nil
 }
 
-// optionalBody reads a body that may be absent.
-func optionalBody(c *fiber.Ctx) (submitBody, error) {
+// optionalBody reads a body that may be absent, and the run request it makes.
+func optionalBody(c *fiber.Ctx) (submitBody, domain.SubmitRequest, error) {
 	var b submitBody
 	if len(strings.TrimSpace(string(c.Body()))) == 0 {
-		return b, nil
+		return b, domain.SubmitRequest{}, nil
 	}
-	return b, httpx.DecodeJSON(c, &b)
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return b, domain.SubmitRequest{}, err
+	}
+	req, err := b.request()
+	return b, req, err
 }
 
 func (h *handlers) submit(c *fiber.Ctx) error {
@@ -170,7 +189,7 @@ func (h *handlers) submit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	b, err := optionalBody(c)
+	b, req, err := optionalBody(c)
 	if err != nil {
 		return err
 	}
@@ -186,7 +205,7 @@ func (h *handlers) submit(c *fiber.Ctx) error {
 	}
 	idem := cmp.Or(b.IdempotencyKey, c.Get("Idempotency-Key"))
 	v, created, err := h.engine.Submit(c.UserContext(), engine.Submission{
-		Team: team, Workflow: name, Version: b.WorkflowVersion, Request: b.request(), Key: idem, Start: start,
+		Team: team, Workflow: name, Version: b.WorkflowVersion, Request: req, Key: idem, Start: start,
 		Trigger: "manual", By: initiator(p),
 	})
 	if err != nil {
@@ -248,12 +267,12 @@ func (h *handlers) runMove(c *fiber.Ctx, move func(p auth.Principal, team, id st
 }
 
 func (h *handlers) start(c *fiber.Ctx) error {
-	b, err := optionalBody(c)
+	_, req, err := optionalBody(c)
 	if err != nil {
 		return err
 	}
 	return h.runMove(c, func(_ auth.Principal, team, id string) (engine.RunView, error) {
-		return h.engine.Start(c.UserContext(), team, id, b.request())
+		return h.engine.Start(c.UserContext(), team, id, req)
 	})
 }
 
@@ -270,7 +289,7 @@ func (h *handlers) finalize(c *fiber.Ctx) error {
 }
 
 func (h *handlers) retry(c *fiber.Ctx) error {
-	b, err := optionalBody(c)
+	b, req, err := optionalBody(c)
 	if err != nil {
 		return err
 	}
@@ -279,7 +298,7 @@ func (h *handlers) retry(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.engine.Retry(c.UserContext(), team, id, b.request(), fromFailure, initiator(p))
+	v, err := h.engine.Retry(c.UserContext(), team, id, req, fromFailure, initiator(p))
 	if err != nil {
 		return err
 	}
