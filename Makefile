@@ -19,11 +19,18 @@ build:
 	@mkdir -p bin
 	$(GO) build -o bin/ ./gateway/cmd/... $(foreach s,$(wildcard services/*),./$(s)/cmd/...)
 
+# Each test binary that checks its exchanges against the OpenAPI document adds a line
+# "<binary> <responses> <streams> <requests>" here (gateway/internal/contract).
+CONTRACT_LOG := $(CURDIR)/.tools/contract.log
+
 ## test: lint, then every test of every module (builds the tools first when missing), then
-## the crash test alone: 200 runs while the engine's processes are killed and restarted
+## the crash test alone: 200 runs while the engine's processes are killed and restarted;
+## last, how many answers the tests checked against the OpenAPI document
 test: tools lint
-	BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
-	BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestCrashSafety$$' -v ./gateway/internal/crashtest/
+	@mkdir -p $(dir $(CONTRACT_LOG)) && rm -f $(CONTRACT_LOG)
+	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
+	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestCrashSafety$$' -v ./gateway/internal/crashtest/
+	@awk '{r += $$2; s += $$3; q += $$4} END {printf "contract: %d responses validated against openapi.yaml (%d streams by status and content type; %d requests) by %d test binaries\n", r, s, q, NR}' $(CONTRACT_LOG)
 
 ## test-integration: the end-to-end tests only (gateway → services → Mongo → Kafka)
 test-integration: tools

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/gateway"
+	"github.com/baton-flow/baton/gateway/internal/contract"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/registry"
@@ -28,7 +29,7 @@ import (
 
 // TestMain installs the process's telemetry as libs/host does (traces kept in process,
 // metrics for Prometheus), so tests see trace propagation and benchmarks pay what a real
-// gateway pays.
+// gateway pays; it reports how many exchanges were checked against the contract.
 func TestMain(m *testing.M) {
 	tel, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: gateway.Name})
 	if err != nil {
@@ -37,6 +38,10 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	_ = tel.Shutdown(context.Background())
+	if err := contract.Report(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
+	}
 	os.Exit(code)
 }
 
@@ -60,6 +65,10 @@ type upstream struct {
 	calls chan call
 }
 
+// standIn is the header a fake upstream sets on its answers: they are the test's
+// inventions, not a service's behaviour, and the contract check passes them on.
+const standIn = "X-Test-Stand-In"
+
 // startUpstream starts a service answering with behave, or, when behave is nil, with 200
 // and a JSON body naming the service and the request URI.
 func startUpstream(t testing.TB, name string, behave http.HandlerFunc) *upstream {
@@ -72,6 +81,7 @@ func startUpstream(t testing.TB, name string, behave http.HandlerFunc) *upstream
 		case u.calls <- call{Service: name, Method: r.Method, RequestURI: r.RequestURI, Header: r.Header.Clone(), Body: body}:
 		default:
 		}
+		w.Header().Set(standIn, name)
 		if behave != nil {
 			behave(w, r)
 			return
@@ -144,8 +154,9 @@ func newHarnessWith(t testing.TB, cfg gateway.Config, authn func(h *harness) gat
 		resolver:  registry.NewStatic(nil),
 		upstreams: map[string]*upstream{},
 		logs:      &lockedBuffer{},
-		client:    &http.Client{Timeout: 10 * time.Second},
 	}
+	// Every exchange is checked against the contract: the gateway's own answers fully.
+	h.client = contract.Client(t, &http.Client{Timeout: 10 * time.Second}, contract.StandIns(standIn))
 	for _, name := range services {
 		u := startUpstream(t, name, nil)
 		h.upstreams[name] = u

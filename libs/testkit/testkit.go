@@ -48,10 +48,17 @@ const (
 // their image first.
 const startTimeout = 3 * time.Minute
 
-// Main runs the tests, stops all infrastructure they started, and exits with their
-// status. Call it from TestMain.
-func Main(m *testing.M) {
+// Main runs the tests, then each of after (reports of what the tests did), stops all
+// infrastructure they started, and exits with their status, or 1 when one of after
+// failed. Call it from TestMain.
+func Main(m *testing.M, after ...func() error) {
 	code := m.Run()
+	for _, f := range after {
+		if err := f(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = max(code, 1)
+		}
+	}
 	stopAll()
 	os.Exit(code)
 }

@@ -29,6 +29,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/baton-flow/baton/gateway/internal/contract"
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
@@ -41,7 +42,9 @@ import (
 	"github.com/baton-flow/baton/services/runs"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
+// TestMain runs the tests, each exchange with the runs service checked against the
+// published contract, and reports how many were.
+func TestMain(m *testing.M) { testkit.Main(m, contract.Report) }
 
 const key = "crash-test-service-key-0123456789"
 
@@ -102,6 +105,8 @@ type cluster struct {
 	defs     defs
 	workDirs []string
 	log      *slog.Logger
+	// client asks the runs replicas, checking each exchange against the contract.
+	client *http.Client
 
 	mu      sync.Mutex
 	runs    []*process
@@ -226,7 +231,7 @@ func (c *cluster) submit(ctx context.Context, key string) (string, error) {
 
 // trySubmit sends one submit; ok when the replica answered with the run.
 func (c *cluster) trySubmit(req *http.Request) (id string, ok bool) {
-	res, err := httpClient.Do(req)
+	res, err := c.client.Do(req)
 	if err != nil {
 		return "", false
 	}
@@ -294,7 +299,7 @@ func TestCrashSafety(t *testing.T) {
 
 	c := &cluster{t: t, db: client.Database(testkit.Database(t)), kafka: kcfg, producer: producer, signer: signer,
 		static: registry.NewStatic(nil), defs: defs{def: def}, workDirs: []string{t.TempDir(), t.TempDir()},
-		log: testLogger()}
+		log: testLogger(), client: contract.Client(t, httpClient, contract.BehindGateway())}
 	c.runs = []*process{c.startRuns(0), c.startRuns(1)}
 	c.runners = []*process{c.startRunner(0), c.startRunner(1)}
 	c.publish()
@@ -460,7 +465,7 @@ func (c *cluster) call(ctx context.Context, path string) (map[string]any, bool) 
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	_ = c.signer.SetHeaders(auth.Principal{Type: auth.TypeUser, ID: "u", Name: "u", Roles: []string{auth.RoleAdmin}}, req.Header.Set)
-	res, err := httpClient.Do(req)
+	res, err := c.client.Do(req)
 	if err != nil {
 		return nil, false
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/gateway/internal/contract"
 )
 
 // A workflow of a catalogue task, a script task and an inline task runs end to end:
@@ -45,16 +47,19 @@ func TestIntegrationEngine(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"name": "artifact", "value": "hello from the catalogue"}}, done["results"])
 
 	build := done["tasks"].([]any)[2].(map[string]any)
-	req, err := http.NewRequest(http.MethodGet, b.url+"/api/v2/taskrun/"+build["id"].(string)+"/log", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	log, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusOK, res.StatusCode)
-	assert.Equal(t, "building for Baton with ***\n", string(log), "the secret is masked")
+	// The log of a task that ended reads the same followed or not.
+	for _, query := range []string{"", "?follow=true"} {
+		req, err := http.NewRequest(http.MethodGet, b.url+"/api/v2/taskrun/"+build["id"].(string)+"/log"+query, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+b.token)
+		res, err := contract.Client(t, nil).Do(req)
+		require.NoError(t, err)
+		log, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.NoError(t, res.Body.Close())
+		assert.Equal(t, http.StatusOK, res.StatusCode, query)
+		assert.Equal(t, "building for Baton with ***\n", string(log), "the secret is masked%s", query)
+	}
 
 	// A run that just ended is being put away in the archive; the count is exact once it is.
 	require.Eventually(t, func() bool {

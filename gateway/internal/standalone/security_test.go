@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/baton-flow/baton/gateway/internal/contract"
 	"github.com/baton-flow/baton/gateway/internal/routes"
 )
 
@@ -50,7 +51,7 @@ func (r *recorder) send(t *testing.T, method, path, token, body string) reply {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := r.client.Do(req)
+	resp, err := contract.Client(t, r.client).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)

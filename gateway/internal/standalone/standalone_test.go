@@ -17,13 +17,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/baton-flow/baton/gateway/internal/contract"
 	"github.com/baton-flow/baton/gateway/internal/standalone"
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
+// TestMain runs the tests, each exchange with the gateway checked against the published
+// contract, and reports how many were.
+func TestMain(m *testing.M) { testkit.Main(m, contract.Report) }
 
 // baton is one running standalone process.
 type baton struct {
@@ -110,7 +113,7 @@ func (b *baton) call(t *testing.T, method, path, token, body string) (int, map[s
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := contract.Client(t, nil).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
