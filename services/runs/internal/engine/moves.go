@@ -479,26 +479,36 @@ func (e *Engine) CancelTeamRun(ctx context.Context, team, id, by string) (RunVie
 
 // Finalize moves a completed run of team to finalized.
 func (e *Engine) Finalize(ctx context.Context, team, id string) (RunView, error) {
-	r, err := e.teamRun(ctx, team, id)
-	if err != nil {
-		return RunView{}, err
-	}
-	if r.Phase != domain.Completed {
-		return RunView{}, phaseError(&domain.ErrInvalidPhase{Run: id, Phase: r.Phase, Status: r.Status})
-	}
-	if r.Owner != "" {
-		// Not yet put away: the move is a step like any other.
-		err = e.with(ctx, id, func(m *domain.Machine) error { return phaseError(m.Finalize()) })
-	} else {
-		var done bool
-		if done, err = e.store.Finalize(ctx, id); err == nil && !done {
-			err = phaseError(&domain.ErrInvalidPhase{Run: id, Phase: domain.Finalized, Status: r.Status})
+	for try := 0; ; try++ {
+		r, err := e.teamRun(ctx, team, id)
+		if err != nil {
+			return RunView{}, err
 		}
+		if r.Phase != domain.Completed {
+			return RunView{}, phaseError(&domain.ErrInvalidPhase{Run: id, Phase: r.Phase, Status: r.Status})
+		}
+		if r.Owner != "" {
+			// Not yet put away: the move is a step like any other.
+			err = e.with(ctx, id, func(m *domain.Machine) error { return phaseError(m.Finalize()) })
+		} else {
+			var done bool
+			if done, err = e.store.Finalize(ctx, id); err == nil && !done {
+				err = phaseError(&domain.ErrInvalidPhase{Run: id, Phase: domain.Finalized, Status: r.Status})
+			}
+		}
+		if errors.Is(err, mongostore.ErrConflict) {
+			// A run that just ended is being put away in the archive while it is
+			// finalized: decide again on what is stored now.
+			if try < errConflictRetries {
+				continue
+			}
+			return RunView{}, apperr.Wrap(apperr.ConcurrentModification, err, "Workflow run '%s' changed while it was finalized; try again.", id)
+		}
+		if err != nil {
+			return RunView{}, err
+		}
+		return e.Get(ctx, id, true)
 	}
-	if err != nil {
-		return RunView{}, err
-	}
-	return e.Get(ctx, id, true)
 }
 
 // Retry makes a new run of a run of team that did not succeed.
