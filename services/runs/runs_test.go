@@ -490,15 +490,15 @@ func TestSecretsMaskedByProvenance(t *testing.T) {
 	require.Equal(t, "succeeded", done["status"], done["statusMessage"])
 
 	mask := secrets.Mask
-	assert.Equal(t, map[string]any{"direct": mask, "wrapped": mask, "passed": mask, "plain": "us-east"}, done["results"])
+	assert.Equal(t, named("direct", mask, "passed", mask, "plain", "us-east", "wrapped", mask), done["results"])
 	tasks := done["tasks"].([]any)
 	for _, k := range []int{1, 2, 4} {
 		tr := tasks[k].(map[string]any)
-		assert.Equal(t, mask, tr["params"].(map[string]any)["value"], tr["name"])
-		assert.Equal(t, map[string]any{tr["name"].(string): mask}, tr["results"], tr["name"])
+		assert.Equal(t, mask, valueOf(t, tr["params"], "value"), tr["name"])
+		assert.Equal(t, named(tr["name"], mask), tr["results"], tr["name"])
 	}
-	assert.Equal(t, map[string]any{"out": mask}, tasks[3].(map[string]any)["results"])
-	assert.Equal(t, "us-east", tasks[5].(map[string]any)["params"].(map[string]any)["value"])
+	assert.Equal(t, named("out", mask), tasks[3].(map[string]any)["results"])
+	assert.Equal(t, "us-east", valueOf(t, tasks[5].(map[string]any)["params"], "value"))
 	got := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/"+id, nil)
 	assert.NotContains(t, string(got.raw), secret)
 
@@ -524,12 +524,12 @@ func TestSecretsPassedToChildRuns(t *testing.T) {
 	parent := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/giver/submit?start=true", nil).body
 	done := f.waitRun(t, "infra", parent["id"].(string), completed)
 	require.Equal(t, "succeeded", done["status"], done["statusMessage"])
-	assert.Equal(t, map[string]any{"fromChild": secrets.Mask}, done["results"])
+	assert.Equal(t, named("fromChild", secrets.Mask), done["results"])
 	kid := done["tasks"].([]any)[1].(map[string]any)
-	assert.Equal(t, secrets.Mask, kid["results"].(map[string]any)["echoed"])
+	assert.Equal(t, secrets.Mask, valueOf(t, kid["results"], "echoed"))
 	child := f.waitRun(t, "infra", kid["workflowRunChildRef"].(string), completed)
-	assert.Equal(t, map[string]any{"word": secrets.Mask}, child["params"])
-	assert.Equal(t, map[string]any{"echoed": secrets.Mask}, child["results"])
+	assert.Equal(t, named("word", secrets.Mask), child["params"])
+	assert.Equal(t, named("echoed", secrets.Mask), child["results"])
 	for _, id := range []string{parent["id"].(string), kid["workflowRunChildRef"].(string)} {
 		got := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/"+id, nil)
 		assert.NotContains(t, string(got.raw), secret)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/workflowid"
@@ -76,22 +75,4 @@ func TestV4Clients(t *testing.T) {
 	stray := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/stray/submit?start=true", nil).body
 	done = f.waitRun(t, "infra", stray["id"].(string), completed)
 	assert.Equal(t, "invalid", done["tasks"].([]any)[1].(map[string]any)["status"], done)
-}
-
-// valueOf reads a named value from run params or results, as a list of {name, value} or a
-// map of name to value.
-func valueOf(t *testing.T, v any, name string) any {
-	t.Helper()
-	switch vs := v.(type) {
-	case map[string]any:
-		return vs[name]
-	case []any:
-		for _, item := range vs {
-			if m, ok := item.(map[string]any); ok && m["name"] == name {
-				return m["value"]
-			}
-		}
-	}
-	require.Failf(t, "no value", "%s in %v", name, v)
-	return nil
 }

@@ -69,6 +69,21 @@ func field(t *testing.T, body any, key string) string {
 	return s
 }
 
+// byName reads a run's or a task run's params or results, the contract's list of
+// {name, value}, as a map of name to value.
+func byName(t *testing.T, list any) map[string]any {
+	t.Helper()
+	items, ok := list.([]any)
+	require.True(t, ok, "not a list of {name, value}: %v", list)
+	out := map[string]any{}
+	for _, item := range items {
+		nv, ok := item.(map[string]any)
+		require.True(t, ok, "not a {name, value}: %v", item)
+		out[nv["name"].(string)] = nv["value"]
+	}
+	return out
+}
+
 // TestIntegrationContractTour walks the API's operations the way a client uses them — the
 // system's settings, a team with parameters and members, catalogue and team tasks,
 // templates, workflows and their canvas, runs from submit to retry, tokens — each answer asked for a success, and every exchange checked against the

@@ -111,21 +111,21 @@ printf 'carried %s' "$(params.spw)" > $(results.carried.path)`
 
 	// The script got the real values.
 	use := done["tasks"].([]any)[1].(map[string]any)
-	results := use["results"].(map[string]any)
+	results := byName(t, use["results"])
 	for kind, v := range secretValues {
 		assert.Equal(t, sha256Hex(v), results[kind], "the script's %s value", kind)
 	}
 
 	// A team reader sees every one masked, wherever it went.
 	assert.Equal(t, map[string]any{"teamValue": "********", "defaultValue": "********", "carriedValue": "********", "region": "eu"},
-		done["results"])
-	assert.Equal(t, map[string]any{"dpw": "********", "spw": "********"}, done["params"])
+		byName(t, done["results"]))
+	assert.Equal(t, map[string]any{"dpw": "********", "spw": "********"}, byName(t, done["params"]))
 	assert.Equal(t, "********", results["carried"])
-	assert.Equal(t, "********", use["params"].(map[string]any)["token"])
-	assert.Equal(t, "********", use["params"].(map[string]any)["script"])
+	assert.Equal(t, "********", byName(t, use["params"])["token"])
+	assert.Equal(t, "********", byName(t, use["params"])["script"])
 	for _, k := range []int{2, 3, 4} {
 		tr := done["tasks"].([]any)[k].(map[string]any)
-		assert.Equal(t, "********", tr["params"].(map[string]any)["value"], tr["name"])
+		assert.Equal(t, "********", byName(t, tr["params"])["value"], tr["name"])
 	}
 	var answers strings.Builder
 	for _, path := range []string{
