@@ -206,6 +206,7 @@ spec:
 	say := done.(map[string]any)["tasks"].([]any)[1]
 	tr.must(ok, http.MethodGet, "/api/v2/taskrun/"+field(t, say, "id")+"/log", "")
 	tr.must(ok, http.MethodPut, "/api/v2/team/tour/workflowrun/"+id+"/finalize", "")
+	tr.must(ok, http.MethodGet, "/api/v2/team/tour/insights", "")
 
 	// A run that waits, cancelled, then retried; one that is queued, started.
 	slow := `{"name":"slow","tasks":[{"name":"start","type":"start"},
