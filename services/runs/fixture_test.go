@@ -82,6 +82,9 @@ func (f *fakeDefs) Snapshot(_ context.Context, team, name string, version int) (
 type fakeCatalogue struct{}
 
 func (fakeCatalogue) TaskSpec(_ context.Context, ref string, version int) (*domain.Spec, int, error) {
+	if ref == "notify" {
+		return &domain.Spec{Script: "curl -d hi $(params.webhookUrl)", Params: []domain.Param{{Name: "webhookUrl", Type: "password", Required: true}}}, 1, nil
+	}
 	if ref != "echo" {
 		return nil, 0, apperr.New(apperr.TaskNotFound, "Task '%s' was not found.", ref)
 	}

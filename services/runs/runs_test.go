@@ -535,3 +535,29 @@ func TestSecretsPassedToChildRuns(t *testing.T) {
 		assert.NotContains(t, string(got.raw), secret)
 	}
 }
+
+// What a workflow gives a catalogue task's password parameter is a secret wherever it
+// goes: masked in the task run, in the attempt's log masking, and sealed in the dispatch.
+func TestCatalogueTaskPasswordParam(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const hook = "https://hooks.example/T0/B1/literal-secret"
+	f.defs.put("infra", chain("notifier", map[string]any{"name": "notify", "type": "template", "taskRef": "notify",
+		"params": []map[string]any{{"name": "webhookUrl", "value": hook}}}))
+	id := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/notifier/submit?start=true", nil).body["id"].(string)
+	taskRun := id + ".1"
+	dispatches := f.consume(t, events.TaskDispatch, func(e event.Event) bool { return e.ID() == taskRun+"/1" })
+	dispatch := dispatches[len(dispatches)-1]
+	assert.NotContains(t, string(dispatch.Data()), hook)
+	sealed, err := events.Decode[events.TaskAttempt](dispatch)
+	require.NoError(t, err)
+	box, err := secrets.FromString(testSecretKey)
+	require.NoError(t, err)
+	a, err := sealed.Opened(box)
+	require.NoError(t, err)
+	assert.Equal(t, "curl -d hi "+hook, a.Spec.Script)
+	assert.Contains(t, a.Secrets, hook)
+	got := f.must(t, http.StatusOK, reader, http.MethodGet, infra+"/workflowrun/"+id, nil)
+	assert.NotContains(t, string(got.raw), hook)
+	assert.Equal(t, secrets.Mask, got.body["tasks"].([]any)[1].(map[string]any)["params"].(map[string]any)["webhookUrl"])
+}

@@ -216,8 +216,13 @@ func (m *Machine) taskParams(v int) (map[string]any, []string, error) {
 	}
 	if def.Spec != nil {
 		for _, p := range def.Spec.Params {
-			if _, ok := out[p.Name]; !ok && p.Required {
+			_, ok := out[p.Name]
+			if !ok && p.Required {
 				return nil, nil, fmt.Errorf("param '%s' of task '%s' is required", p.Name, def.TaskRef)
+			}
+			// Whatever a catalogue task's password parameter is given is a secret.
+			if ok && p.Type == "password" {
+				secret[p.Name] = true
 			}
 		}
 	}

@@ -233,6 +233,14 @@ func (e *Engine) attempt(st *domain.State, i int) (message, error) {
 		Spec: events.TaskSpec{Image: step.Image, Command: step.Command, Args: step.Args, Script: step.Script,
 			Shell: step.Shell, WorkingDir: step.WorkingDir},
 	}
+	// A value given to a catalogue task's password parameter is masked in its log too.
+	if spec := st.G.Tasks[i].Spec; spec != nil {
+		for _, p := range spec.Params {
+			if s := domain.Text(t.Params[p.Name]); p.Type == "password" && s != "" && !slices.Contains(a.Secrets, s) {
+				a.Secrets = append(slices.Clip(a.Secrets), s)
+			}
+		}
+	}
 	for _, env := range step.Env {
 		a.Spec.Env = append(a.Spec.Env, events.EnvVar{Name: env.Name, Value: env.Value})
 	}
