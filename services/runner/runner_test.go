@@ -63,6 +63,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "heartbeat without unit", give: map[string]string{"BATON_RUNNER_HEARTBEAT": "5"}, wantErr: "BATON_RUNNER_HEARTBEAT"},
 		{name: "heartbeat negative", give: map[string]string{"BATON_RUNNER_HEARTBEAT": "-1s"}, wantErr: "BATON_RUNNER_HEARTBEAT"},
 		{name: "max log unknown unit", give: map[string]string{"BATON_RUNNER_MAX_LOG": "10MB"}, wantErr: "BATON_RUNNER_MAX_LOG"},
+		{name: "secret key", give: map[string]string{"BATON_SECRET_KEY": strings.Repeat("ab", 32)},
+			want: func(c runner.Config) bool { return c.SecretKey == strings.Repeat("ab", 32) }},
+		{name: "secret key too short", give: map[string]string{"BATON_SECRET_KEY": "abcd"}, wantErr: "BATON_SECRET_KEY"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

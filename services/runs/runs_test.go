@@ -561,3 +561,29 @@ func TestCatalogueTaskPasswordParam(t *testing.T) {
 	assert.NotContains(t, string(got.raw), hook)
 	assert.Equal(t, secrets.Mask, got.body["tasks"].([]any)[1].(map[string]any)["params"].(map[string]any)["webhookUrl"])
 }
+
+// The runs service does not start without a valid secret key: it would keep secrets in
+// clear.
+func TestConfigNeedsASecretKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, key, wantErr string
+	}{
+		{name: "missing", key: "", wantErr: "BATON_SECRET_KEY is required"},
+		{name: "too short", key: "abcd", wantErr: "BATON_SECRET_KEY"},
+		{name: "hex", key: testSecretKey},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := runs.ConfigFromEnv(func(k string) string { return map[string]string{"BATON_SECRET_KEY": tt.key}[k] })
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.key, cfg.SecretKey)
+		})
+	}
+}
