@@ -87,14 +87,14 @@ func fmtTime(t time.Time) string {
 
 // ViewRun renders a run, secrets masked, with tasks when given.
 func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
-	secrets := r.Context.Secrets
+	known := r.Context.Secrets
 	v := RunView{
 		ID: r.ID, WorkflowRef: r.Workflow, WorkflowName: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
 		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: r.Status, Phase: r.Phase, StatusMessage: r.Scrub(r.StatusMessage),
 		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, InitiatedByRef: r.InitiatedBy.ID,
 		InitiatedByUserName: r.InitiatedBy.Name, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(r.Annotations),
-		Params:     domain.NameValues(maskValues(r.Params, r.SecretParams, secrets)),
-		Results:    domain.NameValues(maskValues(r.Results, r.SecretResults, secrets)),
+		Params:     domain.NameValues(maskValues(r.Params, r.SecretParams, known)),
+		Results:    domain.NameValues(maskValues(r.Results, r.SecretResults, known)),
 		Workspaces: r.Workspaces, CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),
 		Timeout: r.Timeout, Retries: r.Retries, RetryOf: r.RetryOf, ParentRun: r.ParentRun,
 		RootRun: r.Root(), Depth: r.Depth,
@@ -110,12 +110,12 @@ func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
 
 // ViewTask renders a task run, secrets masked.
 func ViewTask(r *domain.Run, t *domain.TaskRun, now time.Time) TaskRunView {
-	secrets := r.Context.Secrets
+	known := r.Context.Secrets
 	return TaskRunView{
 		ID: t.ID, Name: t.Name, Type: t.Type, Status: t.Status, Phase: t.Phase(), StatusMessage: r.Scrub(t.StatusMessage),
 		WorkflowRunRef: t.RunID, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion,
-		Params:       domain.NameValues(maskValues(t.Params, t.SecretParams, secrets)),
-		Results:      domain.NameValues(maskTexts(t.Results, t.SecretResults, secrets)),
+		Params:       domain.NameValues(maskValues(t.Params, t.SecretParams, known)),
+		Results:      domain.NameValues(maskTexts(t.Results, t.SecretResults, known)),
 		CreationDate: fmtTime(t.CreationDate), StartTime: fmtTime(t.StartTime), Duration: t.Duration(now),
 		Timeout: t.Timeout, Attempt: t.Attempt, Labels: t.Labels, ChildRun: t.Child,
 	}
