@@ -593,65 +593,130 @@ func (f Filter) bson() bson.M {
 
 // FindRuns returns one page of runs, in flight and ended together, ordered by creation
 // date, and how many match in all.
+//
+// A run moves to the archive while this reads (inserted there, then removed from the live
+// collection). So the live collection is read first, only the ids and creation dates of its
+// matches, and the archive's queries leave out every run it held: a run is counted and
+// listed once, from whichever collection held it then. A run of the page that left the
+// live collection since is read from the archive.
 func (s *Store) FindRuns(ctx context.Context, f Filter, p page.Request) ([]*domain.Run, int64, error) {
 	sort := mongox.Sort{Field: "creationDate", Tiebreak: "_id", Desc: p.Desc}
-	// Each collection gives its first offset+size matches; the page is cut from their merge.
+	inLive, err := s.liveKeys(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	archived := f
+	archived.Exclude = append(slices.Clone(f.Exclude), keyIDs(inLive)...)
+	// The archive gives its first offset+size matches; the page is cut from their merge
+	// with the live keys.
 	upto := p.Offset() + int64(p.Size)
-	live, liveTotal, err := mongox.FindPage[runDoc](ctx, s.live, f.bson(), sort, 0, upto)
+	ended, endedTotal, err := mongox.FindPage[runDoc](ctx, s.runs, archived.bson(), sort, 0, upto)
 	if err != nil {
 		return nil, 0, err
 	}
-	twice, err := s.archivedLive(ctx, f)
-	if err != nil {
-		return nil, 0, err
+	type entry struct {
+		key runKey
+		doc *runDoc
 	}
-	ended, endedTotal, err := mongox.FindPage[runDoc](ctx, s.runs, f.bson(), sort, 0, upto)
-	if err != nil {
-		return nil, 0, err
+	all := make([]entry, 0, len(inLive)+len(ended))
+	for _, k := range inLive {
+		all = append(all, entry{key: k})
 	}
-	seen := map[string]bool{}
-	var all []runDoc
-	// The archived copy of a run being put away is the newer.
-	for _, d := range append(ended, live...) {
-		if !seen[d.ID] {
-			seen[d.ID] = true
-			all = append(all, d)
-		}
+	for i := range ended {
+		all = append(all, entry{key: runKey{ID: ended[i].ID, CreationDate: ended[i].CreationDate}, doc: &ended[i]})
 	}
-	slices.SortFunc(all, func(a, b runDoc) int {
-		c := cmp.Or(a.CreationDate.Compare(b.CreationDate), cmp.Compare(a.ID, b.ID))
+	slices.SortFunc(all, func(a, b entry) int {
+		c := cmp.Or(a.key.CreationDate.Compare(b.key.CreationDate), cmp.Compare(a.key.ID, b.key.ID))
 		if p.Desc {
 			return -c
 		}
 		return c
 	})
 	from := min(int(p.Offset()), len(all))
-	to := min(from+p.Size, len(all))
-	out := make([]*domain.Run, 0, to-from)
-	for _, d := range all[from:to] {
+	window := all[from:min(from+p.Size, len(all))]
+	var want []string
+	for _, e := range window {
+		if e.doc == nil {
+			want = append(want, e.key.ID)
+		}
+	}
+	live, err := s.liveDocs(ctx, want)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*domain.Run, 0, len(window))
+	for _, e := range window {
+		d := e.doc
+		if d == nil {
+			d = live[e.key.ID]
+		}
+		if d == nil {
+			continue
+		}
 		out = append(out, d.run(s.box))
 	}
-	return out, max(0, liveTotal+endedTotal-int64(len(twice))), nil
+	return out, int64(len(inLive)) + endedTotal, nil
 }
 
-// archivedLive lists the runs matching f that are being put away: ended in the live
-// collection and already in the archive, so counted twice. They are few: a run stays in
-// the live collection only until its end's events are out.
-func (s *Store) archivedLive(ctx context.Context, f Filter) ([]string, error) {
-	q := f.bson()
-	q["phase"] = bson.M{"$in": bson.A{string(domain.Completed), string(domain.Finalized)}}
-	if len(f.Phases) > 0 {
-		q["$and"] = bson.A{bson.M{"phase": bson.M{"$in": f.Phases}}}
-	}
-	ids, err := findIDs(ctx, s.live, q)
+// runKey is what orders a run in a search, and its status for counts.
+type runKey struct {
+	ID           string    `bson:"_id"`
+	CreationDate time.Time `bson:"creationDate"`
+	Status       string    `bson:"status"`
+}
+
+// liveKeys reads the keys of the runs f selects in the live collection: runs in flight and
+// those being put away, few next to the archive.
+func (s *Store) liveKeys(ctx context.Context, f Filter) ([]runKey, error) {
+	cur, err := s.live.Find(ctx, f.bson(), options.Find().SetProjection(bson.M{"_id": 1, "creationDate": 1, "status": 1}))
 	if err != nil {
-		return nil, fmt.Errorf("find ending runs: %w", err)
+		return nil, fmt.Errorf("find runs in flight: %w", err)
 	}
-	var out []string
+	var keys []runKey
+	if err := cur.All(ctx, &keys); err != nil {
+		return nil, fmt.Errorf("read runs in flight: %w", err)
+	}
+	return keys, nil
+}
+
+func keyIDs(keys []runKey) []string {
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.ID
+	}
+	return ids
+}
+
+// liveDocs reads the runs named, from the live collection, else (put away since) the
+// archive.
+func (s *Store) liveDocs(ctx context.Context, ids []string) (map[string]*runDoc, error) {
+	out := make(map[string]*runDoc, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	cur, err := s.live.Find(ctx, bson.M{"_id": bson.M{"$in": ids}})
+	if err != nil {
+		return nil, fmt.Errorf("find runs: %w", err)
+	}
+	var docs []runDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	for i := range docs {
+		out[docs[i].ID] = &docs[i]
+	}
 	for _, id := range ids {
-		if err := s.runs.FindOne(ctx, bson.M{"_id": id}).Err(); err == nil {
-			out = append(out, id)
+		if out[id] != nil {
+			continue
 		}
+		d, _, err := s.findRunDoc(ctx, id)
+		if apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+			continue // removed with its team meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = &d
 	}
 	return out, nil
 }
@@ -675,39 +740,36 @@ func findIDs(ctx context.Context, coll *mongo.Collection, filter bson.M) ([]stri
 	return ids, nil
 }
 
-// CountRuns counts a team's runs by status.
+// CountRuns counts a team's runs by status. As in FindRuns, the live collection is read
+// first and the archive's count leaves out the runs it held, so a run being put away is
+// counted once.
 func (s *Store) CountRuns(ctx context.Context, f Filter) (map[string]int64, error) {
 	out := map[string]int64{}
-	for _, coll := range []*mongo.Collection{s.live, s.runs} {
-		cur, err := coll.Aggregate(ctx, mongo.Pipeline{
-			{{Key: "$match", Value: f.bson()}},
-			{{Key: "$group", Value: bson.M{"_id": "$status", "n": bson.M{"$sum": 1}}}},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("count runs: %w", err)
-		}
-		var rows []struct {
-			ID string `bson:"_id"`
-			N  int64  `bson:"n"`
-		}
-		if err := cur.All(ctx, &rows); err != nil {
-			return nil, fmt.Errorf("read run counts: %w", err)
-		}
-		for _, r := range rows {
-			out[r.ID] += r.N
-		}
-		if coll == s.live {
-			// Counted again in the archive below.
-			twice, err := s.archivedLive(ctx, f)
-			if err != nil {
-				return nil, err
-			}
-			for _, id := range twice {
-				if d, _, err := s.findRunDoc(ctx, id); err == nil {
-					out[d.Status]--
-				}
-			}
-		}
+	inLive, err := s.liveKeys(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range inLive {
+		out[k.Status]++
+	}
+	archived := f
+	archived.Exclude = append(slices.Clone(f.Exclude), keyIDs(inLive)...)
+	cur, err := s.runs.Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: archived.bson()}},
+		{{Key: "$group", Value: bson.M{"_id": "$status", "n": bson.M{"$sum": 1}}}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	var rows []struct {
+		ID string `bson:"_id"`
+		N  int64  `bson:"n"`
+	}
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("read run counts: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] += r.N
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/mongox"
+	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
@@ -297,4 +299,41 @@ func TestConcurrentMonthlyCounts(t *testing.T) {
 	u, err := s.Usage(ctx, "t", "2026-12")
 	require.NoError(t, err)
 	assert.Equal(t, 30, u.Monthly)
+}
+
+// TestSearchesCountARunBeingPutAwayOnce: a run caught between its archive insert and its
+// removal from the live collection, whatever phase its live copy was read in, is listed and
+// counted once by the run search and the run count.
+func TestSearchesCountARunBeingPutAwayOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	start := time.Now().UTC().Add(-time.Minute).Truncate(time.Millisecond)
+	other := &domain.Run{ID: "staying", Team: "infra", Workflow: "w", Status: domain.Running, Phase: domain.PhaseRunning,
+		CreationDate: start.Add(-time.Second), StartTime: start, Owner: "replica-a"}
+	require.NoError(t, s.CreateRun(ctx, other, nil))
+	live := &domain.Run{ID: "moving", Team: "infra", Workflow: "w", Status: domain.Running, Phase: domain.PhaseRunning,
+		CreationDate: start, StartTime: start, Owner: "replica-a"}
+	require.NoError(t, s.CreateRun(ctx, live, nil))
+	archived := *live
+	archived.Status, archived.Phase, archived.EndTime = domain.Succeeded, domain.Completed, start.Add(time.Second)
+	require.NoError(t, s.CreateRun(ctx, &archived, nil))
+
+	for _, desc := range []bool{false, true} {
+		runs, total, err := s.FindRuns(ctx, mongostore.Filter{Team: "infra"}, page.Request{Size: 10, Desc: desc})
+		require.NoError(t, err)
+		assert.EqualValues(t, 2, total)
+		var ids []string
+		for _, r := range runs {
+			ids = append(ids, r.ID)
+		}
+		want := []string{"staying", "moving"}
+		if desc {
+			slices.Reverse(want)
+		}
+		assert.Equal(t, want, ids)
+	}
+	counts, err := s.CountRuns(ctx, mongostore.Filter{Team: "infra"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"running": 2}, counts)
 }
