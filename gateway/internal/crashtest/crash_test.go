@@ -139,9 +139,12 @@ func (noCatalogue) TaskSpec(context.Context, string, int) (*runs.Spec, int, erro
 func (c *cluster) startRuns(i int) *process {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &gate{p: c.producer}
+	// The product's lease (30 s): a restarted runner follows its steps without it, and a
+	// shorter one turns a live runner that a loaded machine kept silent into a lost one, whose
+	// step then runs again as at-least-once delivery allows, which this test counts as a failure.
 	svc, err := runs.New(ctx, runs.Config{
 		GroupID: c.kafka.TopicPrefix + "runs", Replica: fmt.Sprintf("runs-%d-%d", i, rand.Int()),
-		RunnerLease: 10 * time.Second, ReplicaTimeout: 5 * time.Second, Reconcile: 200 * time.Millisecond,
+		RunnerLease: 30 * time.Second, ReplicaTimeout: 5 * time.Second, Reconcile: 200 * time.Millisecond,
 		SecretKey: secretKey,
 	}, runs.Deps{DB: c.db, Kafka: c.kafka, Publisher: g, Signer: c.signer, Logger: c.log,
 		Definitions: c.defs, Catalogue: noCatalogue{}, Contexts: contexts{}})
