@@ -76,52 +76,48 @@ func openValue(box Sealer, v any) any {
 	return out
 }
 
-// sealValues returns m with the values named secret sealed.
-func sealValues(box Sealer, m map[string]any, secret []string) map[string]any {
+// sealNamed returns m with the values named secret sealed by seal, m itself untouched.
+func sealNamed[V any](m map[string]V, secret []string, seal func(V) V) map[string]V {
 	if len(secret) == 0 || len(m) == 0 {
 		return m
 	}
 	out := maps.Clone(m)
 	for _, name := range secret {
 		if v, ok := out[name]; ok {
-			out[name] = sealValue(box, v)
+			out[name] = seal(v)
 		}
 	}
 	return out
+}
+
+// openNamed reverses sealNamed, in place.
+func openNamed[V any](m map[string]V, secret []string, open func(V) V) map[string]V {
+	for _, name := range secret {
+		if v, ok := m[name]; ok {
+			m[name] = open(v)
+		}
+	}
+	return m
+}
+
+// sealValues returns m with the values named secret sealed.
+func sealValues(box Sealer, m map[string]any, secret []string) map[string]any {
+	return sealNamed(m, secret, func(v any) any { return sealValue(box, v) })
 }
 
 // openValues reverses sealValues, in place.
 func openValues(box Sealer, m map[string]any, secret []string) map[string]any {
-	for _, name := range secret {
-		if v, ok := m[name]; ok {
-			m[name] = openValue(box, v)
-		}
-	}
-	return m
+	return openNamed(m, secret, func(v any) any { return openValue(box, v) })
 }
 
 // sealTexts is sealValues for text values.
 func sealTexts(box Sealer, m map[string]string, secret []string) map[string]string {
-	if len(secret) == 0 || len(m) == 0 {
-		return m
-	}
-	out := maps.Clone(m)
-	for _, name := range secret {
-		if v, ok := out[name]; ok {
-			out[name] = seal(box, v)
-		}
-	}
-	return out
+	return sealNamed(m, secret, func(v string) string { return seal(box, v) })
 }
 
 // openTexts reverses sealTexts, in place.
 func openTexts(box Sealer, m map[string]string, secret []string) map[string]string {
-	for _, name := range secret {
-		if v, ok := m[name]; ok {
-			m[name] = open(box, v)
-		}
-	}
-	return m
+	return openNamed(m, secret, func(v string) string { return open(box, v) })
 }
 
 // sealContext returns rc with its password parameters' values and its secret values
