@@ -81,14 +81,15 @@ func TestRunContextResolvesParametersAndLimits(t *testing.T) {
 		"quotas": {"maxWorkflowRunMonthly": 100000, "maxWorkflowRunDuration": 1440, "maxConcurrentRuns": 3, "maxWorkflowRunStorage": 2},
 		"taskDefaultTimeout": 90,
 		"preventSelfApproval": false,
-		"maxDepth": 10
+		"maxDepth": 10,
+		"maxTreeRuns": 1000
 	}`, raw)
 
 	// Settings change the defaults; the team's own override stays in force.
 	code, raw = f.do(t, &sysAdmin, http.MethodPut, "/api/v2/settings", `[
 		{"key": "task", "config": [{"key": "default.timeout", "value": 30}]},
 		{"key": "actions", "config": [{"key": "preventSelfApproval", "value": true}]},
-		{"key": "runs", "config": [{"key": "maxDepth", "value": 3}]},
+		{"key": "runs", "config": [{"key": "maxDepth", "value": 3}, {"key": "maxTreeRuns", "value": 50}]},
 		{"key": "quotas", "config": [{"key": "maxWorkflowRunMonthly", "value": 500}, {"key": "maxConcurrentRuns", "value": 50}]}
 	]`)
 	require.Equal(t, http.StatusOK, code, raw)
@@ -97,6 +98,7 @@ func TestRunContextResolvesParametersAndLimits(t *testing.T) {
 	assert.Equal(t, float64(30), got["taskDefaultTimeout"])
 	assert.Equal(t, true, got["preventSelfApproval"])
 	assert.Equal(t, float64(3), got["maxDepth"])
+	assert.Equal(t, float64(50), got["maxTreeRuns"])
 	assert.Equal(t, map[string]any{
 		"maxWorkflowRunMonthly": float64(500), "maxWorkflowRunDuration": float64(1440),
 		"maxConcurrentRuns": float64(3), "maxWorkflowRunStorage": float64(2),

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,6 +162,44 @@ func TestSelfRecursionStopsAtTheDepthLimit(t *testing.T) {
 			require.Eventually(t, func() bool { return f.slotsHeld(t, tt.team) == 0 }, 10*time.Second, 10*time.Millisecond)
 		})
 	}
+}
+
+// A workflow that starts itself twice at every level stays within the depth limit yet
+// would hold 2^11-1 runs: the tree's size is bounded too (runs.maxTreeRuns). Siblings
+// that start at the same moment may each take the last place, so the tree ends within
+// twice the limit, never beyond.
+func TestSelfFanOutStopsAtTheTreeLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const limit = 12
+	lead := member("u-lead-wide", "Lee Lead", "wide", auth.RoleOwner)
+	f.ctxs.mu.Lock()
+	f.ctxs.tc["wide"] = runs.TeamContext{MaxMonthly: 100000, MaxDuration: 60, MaxConcurrent: 2, TaskDefaultTimeout: 10, MaxTreeRuns: limit}
+	f.ctxs.mu.Unlock()
+	f.defs.put("wide", fanOut("split", runWorkflow("left", "split", true), runWorkflow("right", "split", true)))
+
+	root := f.must(t, http.StatusCreated, lead, http.MethodPost, "/api/v2/team/wide/workflow/split/submit?start=true", nil).body
+	done := f.waitRunAs(t, lead, "wide", root["id"].(string), completed)
+	assert.Equal(t, "failed", done["status"], done["statusMessage"])
+
+	all := f.settled(t, lead, "wide", "split", 500*time.Millisecond)
+	t.Logf("%d runs in the tree", len(all))
+	assert.Greater(t, len(all), limit, "the tree grew up to its limit")
+	assert.LessOrEqual(t, len(all), 1+2*limit, "the tree stopped at its limit")
+	limited := 0
+	for id, run := range all {
+		assert.Equal(t, root["id"], run["rootRun"], "%v", run)
+		detail := f.must(t, http.StatusOK, lead, http.MethodGet, "/api/v2/team/wide/workflowrun/"+id, nil).body
+		for _, task := range detail["tasks"].([]any) {
+			task := task.(map[string]any)
+			if msg, _ := task["statusMessage"].(string); strings.Contains(msg, "runs.maxTreeRuns") {
+				assert.Equal(t, "invalid", task["status"], "%v", task)
+				limited++
+			}
+		}
+	}
+	assert.Positive(t, limited, "runworkflow tasks refused at the limit")
+	require.Eventually(t, func() bool { return f.slotsHeld(t, "wide") == 0 }, 10*time.Second, 10*time.Millisecond)
 }
 
 // Cancelling the root of a tree that is still growing stops all of it: the runs in

@@ -36,6 +36,8 @@ type RunContext struct {
 	PreventSelfApproval bool
 	// MaxDepth is how deep child runs may nest (the runs.maxDepth setting).
 	MaxDepth int
+	// MaxTreeRuns is how many runs one run may start below it (runs.maxTreeRuns).
+	MaxTreeRuns int
 }
 
 // RunContexts answers the runs service's question of what a team's runs resolve against.
@@ -82,7 +84,7 @@ func (s *RunContexts) RunContext(ctx context.Context, team string) (RunContext, 
 	return RunContext{
 		Team: t.Name, GlobalParams: globals, TeamParams: own, Secrets: names, Quotas: quotas,
 		TaskDefaultTimeout: settings.TaskDefaultTimeout(), PreventSelfApproval: settings.PreventSelfApproval(),
-		MaxDepth: settings.MaxRunDepth(),
+		MaxDepth: settings.MaxRunDepth(), MaxTreeRuns: settings.MaxTreeRuns(),
 	}, nil
 }
 

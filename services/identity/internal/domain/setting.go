@@ -283,6 +283,7 @@ var configRules = map[string]func(string) (string, string){
 	"quotas.maxConcurrentRuns":      wholeNumber(1),
 	"task.default.timeout":          wholeNumber(1),
 	"runs.maxDepth":                 wholeNumber(1),
+	"runs.maxTreeRuns":              wholeNumber(1),
 	"events.sinks":                  httpURLList,
 }
 

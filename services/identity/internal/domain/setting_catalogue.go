@@ -27,6 +27,9 @@ const (
 	DefaultTaskTimeout = 90
 	// DefaultMaxRunDepth is how deep runworkflow tasks may nest child runs.
 	DefaultMaxRunDepth = 10
+	// DefaultMaxTreeRuns is how many runs one run may start below it, at every depth
+	// together: depth alone still lets a workflow with several runworkflow tasks multiply.
+	DefaultMaxTreeRuns = 1000
 )
 
 // Features are the feature flags GET /features reports, in the order listed; each is a
@@ -111,6 +114,7 @@ func SettingCatalogue() []Setting {
 			Description: "Limits of workflow runs.",
 			Config: []SettingConfig{
 				numberConfig("maxDepth", "Child run depth", "How deep runs started by runworkflow tasks may nest; a runworkflow task that would go deeper ends invalid.", DefaultMaxRunDepth),
+				numberConfig("maxTreeRuns", "Runs below a run", "How many runs one run may start below it through runworkflow tasks, at every depth together; a runworkflow task that would start one more ends invalid.", DefaultMaxTreeRuns),
 			},
 		},
 		{
@@ -192,6 +196,12 @@ func (s Settings) TaskDefaultTimeout() int {
 // unset.
 func (s Settings) MaxRunDepth() int {
 	return int(s.Int(SettingRuns+".maxDepth", DefaultMaxRunDepth))
+}
+
+// MaxTreeRuns is how many runs one run may start below it (runs.maxTreeRuns),
+// DefaultMaxTreeRuns when unset.
+func (s Settings) MaxTreeRuns() int {
+	return int(s.Int(SettingRuns+".maxTreeRuns", DefaultMaxTreeRuns))
 }
 
 // PreventSelfApproval reports whether a run's initiator is stopped from approving it

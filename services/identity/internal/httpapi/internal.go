@@ -105,7 +105,8 @@ type RunContext struct {
 	Quotas              RunQuotas      `json:"quotas"`
 	TaskDefaultTimeout  int            `json:"taskDefaultTimeout"` // minutes
 	PreventSelfApproval bool           `json:"preventSelfApproval"`
-	MaxDepth            int            `json:"maxDepth"` // of child runs
+	MaxDepth            int            `json:"maxDepth"`    // of child runs
+	MaxTreeRuns         int            `json:"maxTreeRuns"` // below one run, at every depth
 }
 
 // RunQuotas are the team's limits that concern runs: storage in GiB, duration in minutes.
@@ -135,5 +136,6 @@ func runContextView(rc app.RunContext) RunContext {
 			MaxConcurrentRuns: q.MaxConcurrentRuns, MaxWorkflowRunStorage: q.MaxWorkflowRunStorage,
 		},
 		TaskDefaultTimeout: rc.TaskDefaultTimeout, PreventSelfApproval: rc.PreventSelfApproval, MaxDepth: rc.MaxDepth,
+		MaxTreeRuns: rc.MaxTreeRuns,
 	}
 }

@@ -157,6 +157,11 @@ type RunContext struct {
 // known.
 const DefaultMaxDepth = 10
 
+// DefaultMaxTreeRuns is how many runs one run may start below it, at every depth together,
+// when the runs.maxTreeRuns setting is not known: with several runworkflow tasks a tree
+// within the depth limit could still hold k^depth runs.
+const DefaultMaxTreeRuns = 1000
+
 // Root is the id of the run at the top of r's tree.
 func (r *Run) Root() string {
 	if len(r.Ancestors) == 0 {

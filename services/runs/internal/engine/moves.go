@@ -668,12 +668,19 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 	var child RunView
 	fail, failMsg := domain.Failed, ""
 	tc, err := e.ctxs.get(ctx, s.Team)
+	var below int64
+	if err == nil && s.Depth <= tc.maxDepth() {
+		below, err = e.store.CountDescendants(ctx, s.Ancestors[0])
+	}
 	switch {
 	case err != nil:
 		failMsg = "cannot start the child run: " + errMessage(err)
 	case s.Depth > tc.maxDepth():
 		fail, failMsg = domain.Invalid, fmt.Sprintf("the child run would be nested %d deep, deeper than the limit of %d (setting runs.maxDepth)",
 			s.Depth, tc.maxDepth())
+	case below >= int64(tc.maxTreeRuns()):
+		fail, failMsg = domain.Invalid, fmt.Sprintf("run %s already has %d runs below it, the limit (setting runs.maxTreeRuns)",
+			s.Ancestors[0], below)
 	default:
 		if child, _, err = e.Submit(ctx, s); err != nil {
 			failMsg = "cannot start the child run: " + errMessage(err)

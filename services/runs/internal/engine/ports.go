@@ -44,6 +44,9 @@ type TeamContext struct {
 	// MaxDepth is how deep child runs may nest (the runs.maxDepth setting); 0 is
 	// domain.DefaultMaxDepth.
 	MaxDepth int
+	// MaxTreeRuns is how many runs one run may start below it, at every depth together
+	// (the runs.maxTreeRuns setting); 0 is domain.DefaultMaxTreeRuns.
+	MaxTreeRuns int
 }
 
 // maxDepth is the depth limit of the team's child runs.
@@ -52,6 +55,14 @@ func (tc TeamContext) maxDepth() int {
 		return domain.DefaultMaxDepth
 	}
 	return tc.MaxDepth
+}
+
+// maxTreeRuns is the limit of runs below one run of the team.
+func (tc TeamContext) maxTreeRuns() int {
+	if tc.MaxTreeRuns <= 0 {
+		return domain.DefaultMaxTreeRuns
+	}
+	return tc.MaxTreeRuns
 }
 
 // Store is the runs database as the engine uses it.
@@ -71,6 +82,7 @@ type Store interface {
 	ListActive(ctx context.Context) ([]mongostore.Active, error)
 	FindActive(ctx context.Context, team, workflow string) ([]string, error)
 	FindDescendants(ctx context.Context, id string) ([]string, error)
+	CountDescendants(ctx context.Context, id string) (int64, error)
 	FindStopped(ctx context.Context, ids []string) (map[string]bool, error)
 	HasLiveRuns(ctx context.Context, team string) (bool, error)
 	DeleteTeam(ctx context.Context, team string) error

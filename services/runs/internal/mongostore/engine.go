@@ -86,6 +86,21 @@ func (s *Store) FindDescendants(ctx context.Context, id string) ([]string, error
 	return ids, nil
 }
 
+// CountDescendants counts the runs below run id in its tree, in flight or ended. A run
+// being put away may be counted in both collections for a moment: the limit this serves
+// then holds one run early, never late.
+func (s *Store) CountDescendants(ctx context.Context, id string) (int64, error) {
+	var n int64
+	for _, coll := range []*mongo.Collection{s.live, s.runs} {
+		c, err := coll.CountDocuments(ctx, bson.M{"ancestors": id})
+		if err != nil {
+			return 0, fmt.Errorf("count the runs below %s: %w", id, err)
+		}
+		n += c
+	}
+	return n, nil
+}
+
 // FindStopped answers which of the runs ids ended cancelled or timed out, wherever they
 // are (in flight still, or in the archive).
 func (s *Store) FindStopped(ctx context.Context, ids []string) (map[string]bool, error) {

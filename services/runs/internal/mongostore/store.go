@@ -104,6 +104,8 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 	}
 	// The runs a cancel cascades to are found by their ancestors, among the runs in flight.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live, mongo.IndexModel{Keys: bson.D{{Key: "ancestors", Value: 1}}}))
+	// A tree's size, bounded at each child's start, counts its ended runs too.
+	errs = append(errs, mongox.EnsureIndexes(ctx, s.runs, mongo.IndexModel{Keys: bson.D{{Key: "ancestors", Value: 1}}}))
 	// Keys expire by PurgeKeys rather than a TTL index, which FerretDB does not have.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.idem, mongo.IndexModel{Keys: bson.D{{Key: "created", Value: 1}}}))
 	return errors.Join(errs...)

@@ -109,6 +109,7 @@ func (i *Identity) RunContext(ctx context.Context, team string) (engine.TeamCont
 		} `json:"quotas"`
 		TaskDefaultTimeout int `json:"taskDefaultTimeout"`
 		MaxDepth           int `json:"maxDepth"`
+		MaxTreeRuns        int `json:"maxTreeRuns"`
 	}
 	if err := i.c.Get(ctx, Self, "/internal/v1/teams/"+url.PathEscape(team)+"/run-context", nil, &a); err != nil {
 		return engine.TeamContext{}, err
@@ -117,5 +118,6 @@ func (i *Identity) RunContext(ctx context.Context, team string) (engine.TeamCont
 		Global: a.GlobalParams, Team: a.TeamParams, Secrets: a.Secrets,
 		MaxMonthly: a.Quotas.MaxWorkflowRunMonthly, MaxDuration: a.Quotas.MaxWorkflowRunDuration,
 		MaxConcurrent: a.Quotas.MaxConcurrentRuns, TaskDefaultTimeout: a.TaskDefaultTimeout, MaxDepth: a.MaxDepth,
+		MaxTreeRuns: a.MaxTreeRuns,
 	}, nil
 }
