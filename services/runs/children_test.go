@@ -202,6 +202,33 @@ func TestSelfFanOutStopsAtTheTreeLimit(t *testing.T) {
 	require.Eventually(t, func() bool { return f.slotsHeld(t, "wide") == 0 }, 10*time.Second, 10*time.Millisecond)
 }
 
+// A runworkflow task's retries start a new child run per attempt, as a runner task's
+// send the attempt out again; the task ends with its last child's status.
+func TestChildRunRetries(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	failing := map[string]any{"name": "fail", "type": "setwfstatus", "params": []map[string]any{{"name": "status", "value": "failed"}}}
+	f.defs.put("infra", chain("fails", failing))
+	task := runWorkflow("call", "fails", true)
+	task["retries"], task["retryDelay"] = 1, 0
+	f.defs.put("infra", chain("caller", task))
+
+	root := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/caller/submit?start=true", nil).body
+	done := f.waitRunAs(t, owner, "infra", root["id"].(string), completed)
+	assert.Equal(t, "failed", done["status"], done["statusMessage"])
+	call := done["tasks"].([]any)[1].(map[string]any)
+	assert.Equal(t, "failed", call["status"], "%v", call)
+	assert.EqualValues(t, 2, call["attempt"], "%v", call)
+
+	children := f.settled(t, owner, "infra", "fails", 200*time.Millisecond)
+	require.Len(t, children, 2, "one child run per attempt")
+	for _, child := range children {
+		assert.Equal(t, "failed", child["status"], "%v", child)
+		assert.Equal(t, root["id"], child["parentRun"], "%v", child)
+	}
+	assert.Contains(t, children, valueOf(t, call["results"], "workflowRunRef").(string), "the task names its last child")
+}
+
 // Cancelling the root of a tree that is still growing stops all of it: the runs in
 // flight, and those being created as the cancel arrives, end cancelled and no new
 // run appears.

@@ -577,7 +577,13 @@ func (m *Machine) ChildEnded(i int, child string, status Status, results map[str
 		results, status, msg = map[string]string{"workflowRunRef": child}, Failed, "the child run's results: "+err.Error()
 	}
 	t.Results, t.SecretResults = results, secretNames(results, secret)
-	m.complete(i, status, msg)
+	if status == Succeeded {
+		m.complete(i, status, msg)
+	} else {
+		// A child that did not succeed is a failed attempt: the task's retries start a new
+		// child.
+		m.failAttempt(i, status, msg)
+	}
 	m.maybeFinish()
 }
 

@@ -124,10 +124,16 @@ func (m *Machine) deadline(minutes int) time.Time {
 	return d
 }
 
-// nextAttempt sends task i out again after a retry delay.
+// nextAttempt sends task i out again after a retry delay: to the runners, or, for a
+// runworkflow task, as a new child run.
 func (m *Machine) nextAttempt(i int) {
 	t := m.S.Tasks[i]
 	t.Attempt++
+	if m.S.G.Tasks[i].Type == tasktype.RunWorkflow {
+		t.Status, t.WakeAt, t.Child, t.Results, t.SecretResults = Running, time.Time{}, "", nil, nil
+		m.eff.StartChild = append(m.eff.StartChild, i)
+		return
+	}
 	t.Status, t.WakeAt, t.Runner = Ready, time.Time{}, ""
 	t.Deadline = m.deadline(t.Timeout)
 	m.dispatch(i)
