@@ -1,6 +1,7 @@
 package mongostore
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -18,7 +19,8 @@ import (
 // masks, its params and results named secret, and each task run's params, results and
 // decision named secret (the domain names them by where they came from). The password
 // parameters' defaults are left out of the stored definition: a run has their values in
-// its params already.
+// its params already; what its catalogue tasks hold for their password parameters is
+// stored sealed in it.
 type Sealer interface {
 	Seal(plain string) (string, error)
 	Open(sealed string) (string, error)
@@ -177,3 +179,102 @@ func withoutSecrets(def *domain.Definition) *domain.Definition {
 }
 
 func isPassword(p domain.Param) bool { return p.Type == "password" }
+
+// sealTaskSecrets returns def with what its catalogue tasks hold for a password
+// parameter sealed: the spec's default and value, and the value the workflow gives it.
+// It reports false, def unchanged, when there is none. A run's params take a workflow's
+// own password parameters, so they leave the stored definition (withoutSecrets); a
+// catalogue task's are read from the definition when the task starts, so they stay,
+// sealed.
+func sealTaskSecrets(box Sealer, def *domain.Definition) (*domain.Definition, bool) {
+	if def == nil {
+		return def, false
+	}
+	var out *domain.Definition
+	for i, t := range def.Tasks {
+		secret := passwordParams(t.Spec)
+		if len(secret) == 0 {
+			continue
+		}
+		if out == nil {
+			clone := *def
+			clone.Tasks = slices.Clone(def.Tasks)
+			out = &clone
+		}
+		spec := *t.Spec
+		spec.Params = slices.Clone(spec.Params)
+		for j, p := range spec.Params {
+			if p.Type == "password" {
+				spec.Params[j].Default, spec.Params[j].Value = sealRaw(box, p.Default), sealRaw(box, p.Value)
+			}
+		}
+		task := t
+		task.Spec = &spec
+		task.Params = slices.Clone(t.Params)
+		for j, p := range task.Params {
+			if slices.Contains(secret, p.Name) {
+				task.Params[j].Value = sealRaw(box, p.Value)
+			}
+		}
+		out.Tasks[i] = task
+	}
+	return cmp.Or(out, def), out != nil
+}
+
+// openTaskSecrets reverses sealTaskSecrets, in place.
+func openTaskSecrets(box Sealer, def *domain.Definition) {
+	for i, t := range def.Tasks {
+		secret := passwordParams(t.Spec)
+		if len(secret) == 0 {
+			continue
+		}
+		for j, p := range t.Spec.Params {
+			if p.Type == "password" {
+				t.Spec.Params[j].Default, t.Spec.Params[j].Value = openRaw(box, p.Default), openRaw(box, p.Value)
+			}
+		}
+		for j, p := range t.Params {
+			if slices.Contains(secret, p.Name) {
+				def.Tasks[i].Params[j].Value = openRaw(box, p.Value)
+			}
+		}
+	}
+}
+
+// passwordParams names the password parameters of a catalogue task's spec.
+func passwordParams(spec *domain.Spec) []string {
+	if spec == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range spec.Params {
+		if p.Type == "password" {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// sealRaw seals a JSON value, stored as the JSON string of the sealed text; nothing stays
+// nothing.
+func sealRaw(box Sealer, raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return raw
+	}
+	out, _ := json.Marshal(seal(box, string(raw)))
+	return out
+}
+
+// openRaw reverses sealRaw; a value this key cannot open reads as the mask.
+func openRaw(box Sealer, raw json.RawMessage) json.RawMessage {
+	var sealed string
+	if json.Unmarshal(raw, &sealed) != nil || !secrets.IsSealed(sealed) {
+		return raw
+	}
+	plain := open(box, sealed)
+	if plain == sealed || !json.Valid([]byte(plain)) {
+		out, _ := json.Marshal(secrets.Mask)
+		return out
+	}
+	return json.RawMessage(plain)
+}

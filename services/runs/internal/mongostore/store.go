@@ -229,7 +229,18 @@ func insertAll(ctx context.Context, coll *mongo.Collection, docs []any, failed f
 // storeDefinition stores r's definition under a name derived from its content, so the runs
 // of one workflow version share one document and a run costs no write for it.
 func (s *Store) storeDefinition(ctx context.Context, r *domain.Run) error {
-	text := jsonText(withoutSecrets(r.Definition))
+	def := withoutSecrets(r.Definition)
+	if sealed, ok := sealTaskSecrets(s.box, def); ok {
+		// A sealed value differs at every seal, and a digest of the clear text would let
+		// its secrets be guessed offline: a definition holding secrets is the run's own.
+		r.DefinitionID = "run:" + r.ID
+		_, err := s.defs.InsertOne(ctx, bson.M{"_id": r.DefinitionID, "definition": jsonText(sealed)})
+		if err != nil && !mongox.IsDuplicateKey(err) {
+			return fmt.Errorf("insert definition of %s: %w", r.ID, err)
+		}
+		return nil
+	}
+	text := jsonText(def)
 	sum := sha256.Sum256([]byte(text))
 	r.DefinitionID = "sha256:" + hex.EncodeToString(sum[:])
 	if _, known := s.storedDefs.Load(r.DefinitionID); known {
@@ -294,6 +305,7 @@ func (s *Store) FindRun(ctx context.Context, id string, withDefinition bool) (*d
 			return nil, fmt.Errorf("definition of run %s: %w", id, err)
 		}
 		v := fromText[domain.Definition](def.Definition)
+		openTaskSecrets(s.box, &v)
 		r.Definition = &v
 	}
 	return r, nil

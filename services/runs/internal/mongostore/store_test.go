@@ -54,11 +54,22 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 	s, db := newStoreDB(t)
 	const (
 		global, team, param, result, decision = "gl0bal-pw", "t3am-pw", "par4m-pw", "resu1t-pw", "dec1sion-pw"
+		// A catalogue task's password parameters: one with a default, one given a
+		// literal by the workflow.
+		catalogue, literal = "cata1ogue-pw", "l1teral-pw"
 	)
+	spec := &domain.Spec{Script: "deploy", Params: []domain.Param{
+		// Labels as a read gives them back: the name, when none was given.
+		{Name: "key", Label: "key", Type: "password", Default: json.RawMessage(`"` + catalogue + `"`)},
+		{Name: "token", Label: "token", Type: "password"},
+		{Name: "region", Label: "region", Type: "text", Default: json.RawMessage(`"shown"`)}}}
+	deploy := domain.TaskDef{Name: "deploy", Type: "template", TaskRef: "deploy", Spec: spec,
+		Params:       []domain.TaskParam{{Name: "token", Value: json.RawMessage(`"` + literal + `"`)}},
+		Dependencies: []domain.Dependency{{TaskRef: "start"}}}
 	def := &domain.Definition{Name: "w",
 		Params: []domain.Param{{Name: "pw", Type: "password", Default: json.RawMessage(`"` + param + `"`)}},
-		Tasks: []domain.TaskDef{{Name: "start", Type: "start"}, {Name: "d", Type: "decision"},
-			{Name: "end", Type: "end", Dependencies: []domain.Dependency{{TaskRef: "d"}}}}}
+		Tasks: []domain.TaskDef{{Name: "start", Type: "start"}, {Name: "d", Type: "decision"}, deploy,
+			{Name: "end", Type: "end", Dependencies: []domain.Dependency{{TaskRef: "d"}, {TaskRef: "deploy"}}}}}
 	r, tasks, err := domain.NewRun("run-sealed", def, domain.SubmitRequest{}, "manual", domain.Initiator{}, time.Now(), domain.Limits{MaxDuration: 5})
 	require.NoError(t, err)
 	require.Equal(t, []string{"pw"}, r.SecretParams)
@@ -85,7 +96,7 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 		stored.Write(raw)
 	}
 	require.Contains(t, stored.String(), "shown", "the documents were read")
-	for _, secret := range []string{global, team, param, result, decision} {
+	for _, secret := range []string{global, team, param, result, decision, catalogue, literal} {
 		assert.NotContains(t, stored.String(), secret)
 	}
 
@@ -95,6 +106,8 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 	assert.Equal(t, r.Params, back.Params)
 	assert.Equal(t, r.Results, back.Results)
 	assert.Nil(t, back.Definition.Params[0].Default, "a password default is not kept in the definition")
+	assert.Equal(t, deploy, back.Definition.Tasks[2], "a catalogue task's secrets are kept sealed and read back opened")
+	assert.Equal(t, catalogue, string(r.Definition.Tasks[2].Spec.Params[0].Default[1:len(catalogue)+1]), "the run's own copy is left as it was")
 	all, err := s.FindTasks(ctx, back)
 	require.NoError(t, err)
 	assert.Equal(t, d.Params, all[1].Params)
