@@ -17,6 +17,7 @@ import (
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/tasks/internal/app"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
 	"github.com/baton-flow/baton/services/tasks/internal/eventsub"
@@ -33,10 +34,24 @@ type Config struct {
 	// GroupID is the consumer group of the service's replicas on the team topic; default
 	// "baton-tasks".
 	GroupID string
+	// SecretKey seals the defaults and values of password parameters at rest
+	// (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity, workflows and
+	// runs use).
+	SecretKey string
 }
 
-// ConfigFromEnv reads the service's configuration. It has no variables of its own.
-func ConfigFromEnv(func(string) string) (Config, error) { return Config{GroupID: "baton-" + Name}, nil }
+// ConfigFromEnv reads the service's configuration.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: getenv(secrets.EnvKey)}
+	if cfg.SecretKey == "" {
+		return Config{}, fmt.Errorf("%s is required: the key that seals password parameters at rest "+
+			"(32 bytes, hex or base64, e.g. `openssl rand -hex 32`), the same as identity's", secrets.EnvKey)
+	}
+	if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
+	}
+	return cfg, nil
+}
 
 // UsageChecker tells which workflows use a team task; deleting a task in use is refused.
 type UsageChecker interface {
@@ -81,7 +96,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	default:
 		return nil, errors.New("tasks: Deps.Resolver (or Deps.Usage) is required")
 	}
-	store, err := mongostore.NewTasks(ctx, deps.DB)
+	box, err := secrets.FromString(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %s: %w", secrets.EnvKey, err)
+	}
+	store, err := mongostore.NewTasks(ctx, deps.DB, box)
 	if err != nil {
 		return nil, fmt.Errorf("tasks store: %w", err)
 	}

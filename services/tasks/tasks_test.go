@@ -84,7 +84,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) start(t *testing.T) *fiber.App {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc, err := tasks.New(t.Context(), tasks.Config{}, tasks.Deps{DB: f.db, Signer: f.signer, Logger: logger, Usage: f.usage})
+	svc, err := tasks.New(t.Context(), tasks.Config{SecretKey: testSecretKey}, tasks.Deps{DB: f.db, Signer: f.signer, Logger: logger, Usage: f.usage})
 	require.NoError(t, err)
 	app := httpx.NewApp(httpx.Config{Name: "tasks", Logger: logger, NoTracing: true})
 	svc.Routes(app)
@@ -870,7 +870,7 @@ func TestTeamDeletionRemovesItsTasks(t *testing.T) {
 	require.NoError(t, kafkax.EnsureTopics(ctx, kcfg, 1, events.TeamEvents))
 	producer := kafkax.NewProducer(kcfg)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc, err := tasks.New(ctx, tasks.Config{GroupID: kcfg.TopicPrefix + "tasks"},
+	svc, err := tasks.New(ctx, tasks.Config{GroupID: kcfg.TopicPrefix + "tasks", SecretKey: testSecretKey},
 		tasks.Deps{DB: f.db, Signer: f.signer, Logger: logger, Usage: f.usage, Kafka: kcfg})
 	require.NoError(t, err)
 	var wg sync.WaitGroup

@@ -132,7 +132,17 @@ func (s *Tasks) Create(ctx context.Context, ref domain.Ref, in domain.Task) (dom
 	if err != nil {
 		return domain.Task{}, err
 	}
-	return s.create(ctx, p, t)
+	t.KeepSecrets(nil) // a new task has no stored value for the mask to stand for
+	return masked(s.create(ctx, p, t))
+}
+
+// masked hides the password parameters' values of a task answered to a client.
+func masked(t domain.Task, err error) (domain.Task, error) {
+	if err != nil {
+		return domain.Task{}, err
+	}
+	t.MaskSecrets()
+	return t, nil
 }
 
 func (s *Tasks) create(ctx context.Context, p auth.Principal, t domain.Task) (domain.Task, error) {
@@ -173,12 +183,17 @@ func (s *Tasks) Save(ctx context.Context, ref domain.Ref, in domain.Task, replac
 			if replace {
 				w.Version = cur.Version
 			}
+			// Password values sent as the mask or left out are the latest version's.
+			w.KeepSecrets(cur.Spec.Params)
 			return w, nil
 		})
 		if !errors.Is(err, domain.ErrTaskNotFound) {
+			t, err = masked(t, err)
 			return t, false, err
 		}
-		t, err = s.create(ctx, p, next)
+		first := next.Clone()
+		first.KeepSecrets(nil)
+		t, err = masked(s.create(ctx, p, first))
 		if !errors.Is(err, domain.ErrTaskAlreadyExists) {
 			return t, err == nil, err
 		}
@@ -192,7 +207,7 @@ func (s *Tasks) Task(ctx context.Context, ref domain.Ref, version int) (domain.T
 	if _, err := authorize(ctx, ref, "read"); err != nil {
 		return domain.Task{}, err
 	}
-	return s.find(ctx, ref, version)
+	return masked(s.find(ctx, ref, version))
 }
 
 func (s *Tasks) find(ctx context.Context, ref domain.Ref, version int) (domain.Task, error) {
@@ -270,6 +285,9 @@ func (s *Tasks) query(ctx context.Context, f domain.Filter, pr page.Request) (pa
 	if err != nil {
 		return page.Page[domain.Task]{}, err
 	}
+	for i := range tasks {
+		tasks[i].MaskSecrets()
+	}
 	return page.New(tasks, pr, total), nil
 }
 
@@ -299,7 +317,9 @@ func ParseRef(s string) (domain.Ref, error) {
 }
 
 // Resolve returns a version of the task ref names (the latest when version is 0), for
-// Baton's services: the workflows service pins references with it.
+// Baton's services: the workflows service pins references with it, and the runs service
+// reads the spec a run executes. Password parameters are answered unmasked: a run needs
+// their real defaults (the runs service seals them in its own store).
 func (s *Tasks) Resolve(ctx context.Context, ref domain.Ref, version int) (domain.Task, error) {
 	p, err := callerPrincipal(ctx)
 	if err != nil {

@@ -19,7 +19,8 @@
 //
 // Bodies are stored as the task's JSON text (taskjson): tasks carry clients' unknown
 // fields and annotation keys with dots or `$`, which BSON field names cannot hold, and
-// JSON text keeps numbers and key order exactly as written.
+// JSON text keeps numbers and key order exactly as written. The default and value of a
+// password parameter are sealed in that text (see Sealer), in heads and versions alike.
 package mongostore
 
 import (
@@ -37,7 +38,6 @@ import (
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
-	"github.com/baton-flow/baton/services/tasks/internal/taskjson"
 )
 
 // Collection names.
@@ -110,11 +110,17 @@ type Tasks struct {
 	heads    *mongo.Collection
 	versions *mongo.Collection
 	newID    func() string
+	box      Sealer
 }
 
-// NewTasks returns the store over db, creating its indexes.
-func NewTasks(ctx context.Context, db *mongo.Database) (*Tasks, error) {
+// NewTasks returns the store over db, creating its indexes. box seals password
+// parameters' defaults and values.
+func NewTasks(ctx context.Context, db *mongo.Database, box Sealer) (*Tasks, error) {
+	if box == nil {
+		return nil, errors.New("task store: a Sealer is required")
+	}
 	s := &Tasks{
+		box:      box,
 		heads:    db.Collection(HeadsCollection),
 		versions: db.Collection(VersionsCollection),
 		newID:    func() string { return bson.NewObjectID().Hex() },
@@ -143,11 +149,9 @@ func (s *Tasks) head(ctx context.Context, ref domain.Ref) (headDoc, error) {
 	return h, nil
 }
 
-func decode(body string) (domain.Task, error) { return taskjson.DecodeStored([]byte(body)) }
-
 // CreateTask stores t as the first version of a new task.
 func (s *Tasks) CreateTask(ctx context.Context, t domain.Task) error {
-	body, err := taskjson.Encode(t)
+	body, err := s.encode(t)
 	if err != nil {
 		return fmt.Errorf("encode task %s: %w", t.Ref(), err)
 	}
@@ -171,7 +175,7 @@ func (s *Tasks) FindTask(ctx context.Context, ref domain.Ref) (domain.Task, erro
 	if err != nil {
 		return domain.Task{}, err
 	}
-	return decode(h.Body)
+	return s.decode(h.Body)
 }
 
 // FindTaskVersion returns one version of a task: the latest from its head, older ones
@@ -183,7 +187,7 @@ func (s *Tasks) FindTaskVersion(ctx context.Context, ref domain.Ref, version int
 	}
 	switch {
 	case version == h.Latest:
-		return decode(h.Body)
+		return s.decode(h.Body)
 	case version < 1 || version > h.Latest:
 		return domain.Task{}, domain.TaskNotFound(ref, version)
 	}
@@ -194,7 +198,7 @@ func (s *Tasks) FindTaskVersion(ctx context.Context, ref domain.Ref, version int
 	if err != nil {
 		return domain.Task{}, fmt.Errorf("find version %d of task %s: %w", version, ref, err)
 	}
-	return decode(v.Body)
+	return s.decode(v.Body)
 }
 
 // FindHistory returns the changelog of every version, oldest first.
@@ -220,7 +224,7 @@ func (s *Tasks) UpdateTask(ctx context.Context, ref domain.Ref, fn func(domain.T
 		if err != nil {
 			return domain.Task{}, err
 		}
-		cur, err := decode(h.Body)
+		cur, err := s.decode(h.Body)
 		if err != nil {
 			return domain.Task{}, err
 		}
@@ -240,7 +244,7 @@ func (s *Tasks) UpdateTask(ctx context.Context, ref domain.Ref, fn func(domain.T
 		default:
 			return domain.Task{}, fmt.Errorf("update task %s: version %d follows neither replace nor add on version %d", ref, next.Version, h.Latest)
 		}
-		body, err := taskjson.Encode(next)
+		body, err := s.encode(next)
 		if err != nil {
 			return domain.Task{}, fmt.Errorf("encode task %s: %w", ref, err)
 		}
@@ -379,7 +383,7 @@ func (s *Tasks) FindTasks(ctx context.Context, f domain.Filter, p page.Request) 
 	}
 	out := make([]domain.Task, len(docs))
 	for i, d := range docs {
-		if out[i], err = decode(d.Body); err != nil {
+		if out[i], err = s.decode(d.Body); err != nil {
 			return nil, 0, err
 		}
 	}
