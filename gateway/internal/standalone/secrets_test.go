@@ -27,8 +27,8 @@ import (
 )
 
 // A workflow uses a secret of every kind — a global password parameter, a team password
-// parameter, a workflow password parameter's default and a password parameter's value given
-// at submit — in a script, in a task's params, in setwfproperty tasks and in a result that
+// parameter, a workflow password parameter's default, a password parameter's value given
+// at submit and a catalogue task's password parameter default — in a script, in a task's params, in setwfproperty tasks and in a result that
 // travels to the tasks after it. The script gets every real value; a team reader sees every
 // one masked; and no database file of the data directory and no message of the broker
 // holds any of them, in clear or in base64.
@@ -39,6 +39,12 @@ func TestIntegrationSecretsNeverInClear(t *testing.T) {
 		"team":      "te4m-Secret-value-27",
 		"default":   "def4ult-Secret-value-38",
 		"submitted": "subm1tted-Secret-value-64",
+	}
+	// The default of a team task's password parameter, which that task's own script reads.
+	const taskSecret = "t4sk-Secret-value-53"
+	everySecret := map[string]string{"task": taskSecret}
+	for k, v := range secretValues {
+		everySecret[k] = v
 	}
 	// A broker of the test's own, so that every message of the run can be read back.
 	var topics []string
@@ -61,6 +67,16 @@ func TestIntegrationSecretsNeverInClear(t *testing.T) {
 	code, out = b.call(t, http.MethodPost, "/api/v2/token", b.token, `{"type":"team","name":"reader","principal":"vault","permissions":["**/read"]}`)
 	require.Equal(t, http.StatusCreated, code, out)
 	reader := out["token"].(string)
+	code, out = b.call(t, http.MethodPost, "/api/v2/team/vault/task", b.token, mustJSON(t, map[string]any{
+		"name": "deployer", "type": "template",
+		"spec": map[string]any{
+			"image":   "alpine:3",
+			"script":  `printf '%s' "$(params.key)" | sha256sum | cut -c1-64 > $(results.key.path)`,
+			"params":  []any{map[string]any{"name": "key", "type": "password", "default": taskSecret}},
+			"results": []any{map[string]any{"name": "key"}},
+		},
+	}))
+	require.Equal(t, http.StatusCreated, code, out)
 
 	// The script prints each value's hash and writes it as a result, so the test can tell
 	// it got the real ones; it also prints them and writes one into a result that a later
@@ -91,7 +107,9 @@ printf 'carried %s' "$(params.spw)" > $(results.carried.path)`
 			prop("from-default", "defaultValue", "$(params.dpw)", "from-team"),
 			prop("from-result", "carriedValue", "$(tasks.use.results.carried)", "from-default"),
 			prop("plain", "region", "$(team.params.region)", "from-result"),
-			map[string]any{"name": "end", "type": "end", "dependencies": []any{map[string]any{"taskRef": "plain"}}},
+			map[string]any{"name": "deploy", "type": "template", "taskRef": "vault/deployer",
+				"dependencies": []any{map[string]any{"taskRef": "plain"}}},
+			map[string]any{"name": "end", "type": "end", "dependencies": []any{map[string]any{"taskRef": "deploy"}}},
 		},
 	}
 	require.Eventually(t, func() bool {
@@ -116,6 +134,15 @@ printf 'carried %s' "$(params.spw)" > $(results.carried.path)`
 		assert.Equal(t, sha256Hex(v), results[kind], "the script's %s value", kind)
 	}
 
+	var deploy map[string]any
+	for _, tr := range done["tasks"].([]any) {
+		if tr.(map[string]any)["name"] == "deploy" {
+			deploy = tr.(map[string]any)
+		}
+	}
+	require.NotNil(t, deploy, "the catalogue task ran")
+	assert.Equal(t, sha256Hex(taskSecret), byName(t, deploy["results"])["key"], "the catalogue task's default")
+
 	// A team reader sees every one masked, wherever it went.
 	assert.Equal(t, map[string]any{"teamValue": "********", "defaultValue": "********", "carriedValue": "********", "region": "eu"},
 		byName(t, done["results"]))
@@ -131,11 +158,13 @@ printf 'carried %s' "$(params.spw)" > $(results.carried.path)`
 	for _, path := range []string{
 		"/api/v2/team/vault/workflowrun/" + id, "/api/v2/team/vault/workflowrun/query",
 		"/api/v2/taskrun/" + use["id"].(string) + "/log",
+		"/api/v2/team/vault/task/deployer", "/api/v2/team/vault/task/query",
 	} {
 		answers.WriteString(readAll(t, b, path, reader))
 	}
 	assert.Contains(t, answers.String(), "global *** team ***", "the log is masked")
-	assertNoSecret(t, "the API's answers", []byte(answers.String()), secretValues)
+	assert.Contains(t, answers.String(), `"default":"********"`, "the catalogue task is answered masked")
+	assertNoSecret(t, "the API's answers", []byte(answers.String()), everySecret)
 
 	// Runs that ended are put away in the archive; wait for it, so the files hold it.
 	require.Eventually(t, func() bool {
@@ -145,14 +174,14 @@ printf 'carried %s' "$(params.spw)" > $(results.carried.path)`
 
 	messages := readTopics(t, broker.Brokers()[0])
 	assert.Contains(t, string(messages), id, "the run's messages were read")
-	assertNoSecret(t, "the broker's messages", messages, secretValues)
+	assertNoSecret(t, "the broker's messages", messages, everySecret)
 
 	files := readFiles(t, dataDir)
 	assert.Contains(t, string(files), "vaulted", "the database files were read")
-	assertNoSecret(t, "the data directory's files", files, secretValues)
+	assertNoSecret(t, "the data directory's files", files, everySecret)
 	// Stopped, the store has checkpointed its write-ahead log into the database files.
 	require.NoError(t, b.stop())
-	assertNoSecret(t, "the data directory's files after a stop", readFiles(t, dataDir), secretValues)
+	assertNoSecret(t, "the data directory's files after a stop", readFiles(t, dataDir), everySecret)
 }
 
 // prop is a setwfproperty task setting output to value, after task after.
