@@ -35,6 +35,9 @@ func TestInsights(t *testing.T) {
 	f := newFixture(t)
 	f.defs.put("infra", nap("short", 50))
 	f.defs.put("infra", nap("long", 250))
+	// A run that sleeps far longer than the test lasts, so that cancelling it never meets
+	// its end on a slow machine.
+	f.defs.put("infra", nap("held", 600_000))
 	f.defs.put("infra", chain("busy", map[string]any{"name": "build", "type": "script", "params": []map[string]any{{"name": "script", "value": "make"}}}))
 	f.defs.put("other", nap("short", 50))
 
@@ -42,7 +45,7 @@ func TestInsights(t *testing.T) {
 	for _, w := range []string{"short", "long", "short", "long", "short"} {
 		ids = append(ids, f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/"+w+"/submit?start=true", nil).body["id"].(string))
 	}
-	cancelled := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/long/submit?start=true", nil).body["id"].(string)
+	cancelled := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/held/submit?start=true", nil).body["id"].(string)
 	f.must(t, http.StatusOK, owner, http.MethodDelete, infra+"/workflowrun/"+cancelled+"/cancel", nil)
 	busy := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/busy/submit?start=true", nil).body["id"].(string)
 	f.must(t, http.StatusCreated, member("u-o", "O", "other", auth.RoleOwner), http.MethodPost, "/api/v2/team/other/workflow/short/submit?start=true", nil)
@@ -102,8 +105,8 @@ func TestInsights(t *testing.T) {
 			"status": "succeeded", "workflowName": r.workflow}, s)
 	}
 
-	long := durations(func(r run) bool { return r.workflow == "long" })
-	got = insight("?workflows=long")
+	long := durations(func(r run) bool { return r.workflow == "long" || r.workflow == "held" })
+	got = insight("?workflows=long,held")
 	assert.EqualValues(t, 3, got["totalRuns"])
 	assert.EqualValues(t, sum(long), got["totalDuration"])
 	assert.EqualValues(t, medianOf(long), got["medianDuration"])
@@ -116,7 +119,7 @@ func TestInsights(t *testing.T) {
 	assert.Greater(t, got["totalDuration"], float64(sum(durations(func(run) bool { return true }))))
 	assert.Len(t, got["runs"], 7)
 	assert.Equal(t, busy, got["runs"].([]any)[0].(map[string]any)["id"])
-	got = insight("?statuses=running,cancelled&workflows=busy,long")
+	got = insight("?statuses=running,cancelled&workflows=busy,held")
 	assert.EqualValues(t, 2, got["totalRuns"])
 	assert.EqualValues(t, 1, got["concurrentRuns"])
 
