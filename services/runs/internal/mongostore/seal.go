@@ -230,12 +230,12 @@ func openTaskSecrets(box Sealer, def *domain.Definition) {
 		}
 		for j, p := range t.Spec.Params {
 			if p.Type == "password" {
-				t.Spec.Params[j].Default, t.Spec.Params[j].Value = openRaw(box, p.Default), openRaw(box, p.Value)
+				t.Spec.Params[j].Default, t.Spec.Params[j].Value = secrets.OpenJSON(box, p.Default), secrets.OpenJSON(box, p.Value)
 			}
 		}
 		for j, p := range t.Params {
 			if slices.Contains(secret, p.Name) {
-				def.Tasks[i].Params[j].Value = openRaw(box, p.Value)
+				def.Tasks[i].Params[j].Value = secrets.OpenJSON(box, p.Value)
 			}
 		}
 	}
@@ -263,18 +263,4 @@ func sealRaw(box Sealer, raw json.RawMessage) json.RawMessage {
 	}
 	out, _ := json.Marshal(seal(box, string(raw)))
 	return out
-}
-
-// openRaw reverses sealRaw; a value this key cannot open reads as the mask.
-func openRaw(box Sealer, raw json.RawMessage) json.RawMessage {
-	var sealed string
-	if json.Unmarshal(raw, &sealed) != nil || !secrets.IsSealed(sealed) {
-		return raw
-	}
-	plain := open(box, sealed)
-	if plain == sealed || !json.Valid([]byte(plain)) {
-		out, _ := json.Marshal(secrets.Mask)
-		return out
-	}
-	return json.RawMessage(plain)
 }

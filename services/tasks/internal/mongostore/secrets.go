@@ -49,14 +49,11 @@ func sealParams(box Sealer, params []domain.Param) ([]domain.Param, error) {
 			continue
 		}
 		for _, v := range []*json.RawMessage{&out[i].Default, &out[i].Value} {
-			if domain.IsAbsent(*v) {
-				continue
-			}
-			sealed, err := box.Seal(string(*v))
+			sealed, err := secrets.SealJSON(box, *v)
 			if err != nil {
 				return nil, fmt.Errorf("seal parameter %s: %w", p.Name, err)
 			}
-			*v, _ = json.Marshal(sealed)
+			*v = sealed
 		}
 	}
 	return out, nil
@@ -71,16 +68,7 @@ func openParams(box Sealer, params []domain.Param) {
 			continue
 		}
 		for _, v := range []*json.RawMessage{&params[i].Default, &params[i].Value} {
-			var sealed string
-			if json.Unmarshal(*v, &sealed) != nil || !secrets.IsSealed(sealed) {
-				continue
-			}
-			plain, err := box.Open(sealed)
-			if err != nil || !json.Valid([]byte(plain)) {
-				*v, _ = json.Marshal(secrets.Mask)
-				continue
-			}
-			*v = json.RawMessage(plain)
+			*v = secrets.OpenJSON(box, *v)
 		}
 	}
 }

@@ -1,0 +1,46 @@
+package secrets_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/secrets"
+)
+
+func TestSealJSON(t *testing.T) {
+	t.Parallel()
+	box, err := secrets.FromString("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	require.NoError(t, err)
+	other, err := secrets.FromString("1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		give json.RawMessage
+	}{
+		{"string", json.RawMessage(`"s3cret"`)},
+		{"object", json.RawMessage(`{"user":"u","pass":"s3cret"}`)},
+		{"number", json.RawMessage(`42`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sealed, err := secrets.SealJSON(box, tt.give)
+			require.NoError(t, err)
+			assert.NotContains(t, string(sealed), "s3cret")
+			var s string
+			require.NoError(t, json.Unmarshal(sealed, &s), "stored as a JSON string")
+			assert.True(t, secrets.IsSealed(s))
+			assert.Equal(t, tt.give, secrets.OpenJSON(box, sealed))
+			assert.JSONEq(t, `"`+secrets.Mask+`"`, string(secrets.OpenJSON(other, sealed)), "another key reads the mask")
+		})
+	}
+	for _, nothing := range []string{"", "null", " null "} {
+		got, err := secrets.SealJSON(box, json.RawMessage(nothing))
+		require.NoError(t, err)
+		assert.Equal(t, nothing, string(got), "nothing stays nothing")
+	}
+	assert.Equal(t, `"plain"`, string(secrets.OpenJSON(box, json.RawMessage(`"plain"`))), "a value stored before sealing is read as it is")
+}
