@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -23,8 +22,10 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/engine"
+	"github.com/baton-flow/baton/services/runs/internal/eventsub"
 	"github.com/baton-flow/baton/services/runs/internal/httpapi"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 	"github.com/baton-flow/baton/services/runs/internal/peers"
@@ -90,24 +91,29 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // What the service asks of other services; nil takes the HTTP client through the Resolver.
 type (
 	// Definitions reads workflow versions.
-	Definitions = engine.Definitions
+	Definitions = app.Definitions
 	// Catalogue reads catalogue task specs.
-	Catalogue = engine.Catalogue
+	Catalogue = app.Catalogue
 	// Contexts reads teams' run contexts.
-	Contexts = engine.Contexts
+	Contexts = app.Contexts
 	// TeamContext is what Contexts answer.
-	TeamContext = engine.TeamContext
+	TeamContext = app.TeamContext
 	// Definition is the workflow version a run runs, as Definitions answer it.
 	Definition = domain.Definition
 	// Spec is a catalogue task's step, as Catalogue answers it.
 	Spec = domain.Spec
 )
 
+// Producer publishes events and returns once the broker has them; *kafkax.Producer is one.
+type Producer interface {
+	PublishMany(ctx context.Context, topic string, msgs ...kafkax.Message) error
+}
+
 // Deps are what the service needs from its process.
 type Deps struct {
 	DB        *mongo.Database
 	Kafka     kafkax.Config
-	Publisher engine.Publisher
+	Publisher Producer
 	Signer    *auth.Signer
 	Resolver  registry.Resolver
 	Logger    *slog.Logger
@@ -122,8 +128,7 @@ const updateConcurrency = 64
 
 // Service is the runs service.
 type Service struct {
-	engine  *engine.Engine
-	store   *mongostore.Store
+	app     *app.App
 	updates *kafkax.Consumer
 	teams   *kafkax.Consumer
 	signer  *auth.Signer
@@ -157,60 +162,61 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return nil, err
 	}
-	eng := engine.New(engine.Config{
-		Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout, Reconcile: cfg.Reconcile,
+	a := app.New(app.Config{
+		Engine: engine.Config{Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout,
+			Reconcile: cfg.Reconcile, Logger: deps.Logger},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
-	}, engine.Deps{Store: store, Publisher: deps.Publisher, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
-		Contexts: deps.Contexts, Sealer: box})
-	s := &Service{engine: eng, store: store, signer: deps.Signer}
+	}, app.Deps{
+		Stores:    app.Stores{Runs: store, Quotas: store, Keys: store, Heartbeats: store, Logs: store, Replicas: store},
+		Publisher: producer{deps.Publisher}, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
+		Contexts: deps.Contexts, Sealer: box,
+	})
+	s := &Service{app: a, signer: deps.Signer}
 	s.updates = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
-		GroupID: cfg.GroupID, Topic: events.TaskUpdates, Handler: s.handleUpdate, Logger: deps.Logger,
+		GroupID: cfg.GroupID, Topic: events.TaskUpdates, Handler: eventsub.TaskUpdates(a), Logger: deps.Logger,
 		// Reports of different runs (the key) are applied side by side: one at a time,
 		// each behind the store's writes, they fell behind the runners.
 		Concurrency: updateConcurrency,
 	})
 	s.teams = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		// A group of its own: joining the updates' group would rebalance it.
-		GroupID: cfg.GroupID + "-teams", Topic: events.TeamEvents, Handler: s.handleTeamEvent, Logger: deps.Logger,
+		GroupID: cfg.GroupID + "-teams", Topic: events.TeamEvents, Handler: eventsub.TeamEvents(a), Logger: deps.Logger,
 		// A deleted team's cancelled runs take a moment to be put away.
 		MaxAttempts: 10, MaxBackoff: 5 * time.Second,
 	})
 	return s, nil
 }
 
-// handleTeamEvent removes the runs of a team that was deleted; other team events are not
-// the runs service's.
-func (s *Service) handleTeamEvent(ctx context.Context, e event.Event) error {
-	if e.Type() != events.TypeTeamDeleted {
+// producer sends the engine's messages, those of one topic at a time, with the process's
+// Kafka producer.
+type producer struct{ p Producer }
+
+func (p producer) Publish(ctx context.Context, msgs []engine.Message) error {
+	if len(msgs) == 0 {
 		return nil
 	}
-	d, err := events.Decode[events.TeamDeleted](e)
-	if err != nil {
-		return kafkax.Permanent(err)
+	out := make([]kafkax.Message, len(msgs))
+	for i, m := range msgs {
+		if m.Topic != msgs[0].Topic {
+			return fmt.Errorf("publish: messages for %s and %s in one batch", msgs[0].Topic, m.Topic)
+		}
+		out[i] = kafkax.Message{Key: m.Key, Event: m.Event}
 	}
-	return s.engine.DeleteTeam(ctx, d.Name)
-}
-
-func (s *Service) handleUpdate(ctx context.Context, e event.Event) error {
-	u, err := events.Decode[events.TaskUpdate](e)
-	if err != nil {
-		return kafkax.Permanent(err)
-	}
-	return s.engine.HandleUpdate(ctx, u)
+	return p.p.PublishMany(ctx, msgs[0].Topic, out...)
 }
 
 // Routes registers the service's endpoints: the public ones under /api/v2 and the
 // runners' under /internal/v1, each behind a signed principal.
 func (s *Service) Routes(r fiber.Router) {
-	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.engine, s.store)
-	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.engine, s.store)
+	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.app)
+	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.app)
 }
 
 // Run moves runs, follows runners' reports and removes deleted teams' runs until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var errEngine, errUpdates, errTeams error
-	wg.Go(func() { errEngine = s.engine.Run(ctx) })
+	wg.Go(func() { errEngine = s.app.Run(ctx) })
 	wg.Go(func() { errUpdates = s.updates.Run(ctx) })
 	wg.Go(func() { errTeams = s.teams.Run(ctx) })
 	wg.Wait()

@@ -238,6 +238,12 @@ type TaskRun struct {
 	Version       int64
 }
 
+// RunsAttempt reports whether t is running attempt on runner: whether that runner's
+// heartbeat for it counts.
+func (t *TaskRun) RunsAttempt(attempt int, runner string) bool {
+	return t.Status == Running && t.Attempt == attempt && t.Runner == runner
+}
+
 // Phase is a task run's phase, derived from its status.
 func (t *TaskRun) Phase() Phase {
 	switch {

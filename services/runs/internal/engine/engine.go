@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -18,9 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/baton-flow/baton/libs/apperr"
-	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
-	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
 
 // Config tunes the engine.
@@ -36,8 +35,6 @@ type Config struct {
 	Beat           time.Duration
 	// Reconcile is how often queued runs and dead replicas' runs are looked at; default 2s.
 	Reconcile time.Duration
-	// ContextTTL is how long a team's run context is cached; default 5s.
-	ContextTTL time.Duration
 	// PublicURL is the gateway's base URL, for the callback URLs given to tasks.
 	PublicURL string
 	Logger    *slog.Logger
@@ -51,7 +48,6 @@ func (c *Config) defaults() {
 	c.ReplicaTimeout = cmp.Or(c.ReplicaTimeout, 15*time.Second)
 	c.Beat = cmp.Or(c.Beat, c.ReplicaTimeout/3)
 	c.Reconcile = cmp.Or(c.Reconcile, 2*time.Second)
-	c.ContextTTL = cmp.Or(c.ContextTTL, 5*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -59,27 +55,32 @@ func (c *Config) defaults() {
 
 // Deps are what the engine works with.
 type Deps struct {
-	Store       Store
-	Publisher   Publisher
-	Definitions Definitions
-	Catalogue   Catalogue
-	Contexts    Contexts
-	// Sealer seals the attempts that carry secrets for the runners, and opens the results
-	// they send back sealed (the shared BATON_SECRET_KEY).
-	Sealer events.Sealer
+	Runs       RunStore
+	Slots      SlotStore
+	Replicas   ReplicaStore
+	Heartbeats HeartbeatReader
+	Publisher  Publisher
+	Starter    RunStarter
+	Limits     Limits
+	// Sealer seals the attempts that carry secrets for the runners.
+	Sealer Sealer
 }
 
-// Engine runs workflow runs.
+// Engine moves workflow runs. Its surface is small: Create a run, Start a queued one,
+// apply a Step to one, Cancel one, and Run the timers and the reconciler that move them
+// on their own.
 type Engine struct {
-	cfg   Config
-	store Store
-	defs  Definitions
-	cat   Catalogue
-	box   events.Sealer
-	ctxs  *contextCache
-	pub   *publisher
-	log   *slog.Logger
-	now   func() time.Time
+	cfg      Config
+	runs     RunStore
+	slots    SlotStore
+	replicas ReplicaStore
+	beats    HeartbeatReader
+	starter  RunStarter
+	limits   Limits
+	box      Sealer
+	pub      *publisher
+	log      *slog.Logger
+	now      func() time.Time
 
 	mu     sync.Mutex
 	actors map[string]*actor
@@ -88,7 +89,6 @@ type Engine struct {
 	queueMu    sync.Mutex
 	queueLooks map[string]*bool
 	timers     *timers
-	beats      beatCache
 	// bg is the context of Run: work a request starts but must outlive it uses it.
 	bg     context.Context
 	bgOnce sync.Once
@@ -106,8 +106,8 @@ type actor struct {
 func New(cfg Config, deps Deps) *Engine {
 	cfg.defaults()
 	e := &Engine{
-		cfg: cfg, store: deps.Store, defs: deps.Definitions, cat: deps.Catalogue, box: deps.Sealer,
-		ctxs: newContextCache(deps.Contexts, cfg.ContextTTL), log: cfg.Logger, now: time.Now,
+		cfg: cfg, runs: deps.Runs, slots: deps.Slots, replicas: deps.Replicas, beats: deps.Heartbeats,
+		starter: deps.Starter, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
 		actors: map[string]*actor{}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 	}
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
@@ -149,17 +149,22 @@ func (e *Engine) release(id string) {
 	e.mu.Unlock()
 }
 
-// errStale is what a step answers when it refused an input that a fresher view of the run
-// might accept; with reloads the run once and applies the step again.
-var errStale = errors.New("refused on the state in memory")
+// ErrStale is what a step answers when it refused an input that a fresher view of the run
+// might accept: Step reloads the run once and applies the step again.
+var ErrStale = errors.New("refused on the state in memory")
+
+// ErrNoChange ends a step without storing anything; Step answers it as it is.
+var ErrNoChange = errors.New("nothing to do")
 
 // errConflictRetries bounds the reloads of a step that keeps losing to another writer.
 const errConflictRetries = 8
 
-// with applies fn to run id as one step and stores it. fn runs under the run's lock on
-// the state as it is stored; it may be called again on a fresh load when another replica
-// moved the run meanwhile, so it must decide from the state alone.
-func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine) error) error {
+// Step applies fn to run id as one step, stores it and carries out what it owes. fn runs
+// under the run's lock on the state as it is stored; it may be called again on a fresh
+// load when another replica moved the run meanwhile, so it must decide from the state
+// alone. fn answers ErrStale to have a refusal decided again on a fresh load, ErrNoChange
+// to store nothing.
+func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine) error) error {
 	a := e.actor(id)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -173,7 +178,7 @@ func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine)
 		}
 		m := domain.NewMachine(a.st, e.now())
 		if err := fn(m); err != nil {
-			if errors.Is(err, errStale) {
+			if errors.Is(err, ErrStale) {
 				if revalidated {
 					return nil
 				}
@@ -185,7 +190,7 @@ func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine)
 			return err
 		}
 		err := e.commit(ctx, id, a, m)
-		if errors.Is(err, mongostore.ErrConflict) && try < errConflictRetries {
+		if errors.Is(err, domain.ErrConflict) && try < errConflictRetries {
 			a.st = nil
 			continue
 		}
@@ -208,12 +213,15 @@ func (e *Engine) with(ctx context.Context, id string, fn func(m *domain.Machine)
 // previous holder left half done.
 func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 	for try := 0; ; try++ {
-		r, err := e.store.FindRun(ctx, id, true)
+		r, err := e.runs.FindRun(ctx, id)
+		if err == nil {
+			r.Definition, err = e.runs.FindDefinition(ctx, r)
+		}
 		if err != nil {
 			e.forget(id)
 			return err
 		}
-		tasks, err := e.store.FindTasks(ctx, r)
+		tasks, err := e.runs.FindTaskRuns(ctx, r)
 		if err != nil {
 			return err
 		}
@@ -232,7 +240,7 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 		m.Repair()
 		m.Recover()
 		err = e.commit(ctx, id, a, m)
-		if errors.Is(err, mongostore.ErrConflict) && try < errConflictRetries {
+		if errors.Is(err, domain.ErrConflict) && try < errConflictRetries {
 			continue
 		}
 		if err != nil {
@@ -256,7 +264,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 		for i := range changed {
 			idx = append(idx, i)
 		}
-		if err := e.store.SaveStep(ctx, a.st.Run, a.st.Tasks, idx, m.Stopped()); err != nil {
+		if err := e.runs.SaveStep(ctx, a.st.Run, a.st.Tasks, idx); err != nil {
 			return err
 		}
 	}
@@ -275,7 +283,7 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
-	var msgs []message
+	var msgs []Message
 	for _, i := range idx {
 		if t := st.Tasks[i]; t.Status != changed[i] {
 			msgs = append(msgs, e.taskEvent(st, t))
@@ -298,7 +306,11 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 	}
 	if runChanged && st.Run.Phase.Ended() && !prevPhase.Ended() {
 		if eff.RetryRun {
-			e.spawn(func(ctx context.Context) { e.autoRetry(ctx, st.Run.ID) })
+			e.spawn(func(ctx context.Context) {
+				if err := e.starter.RetryRun(ctx, id); err != nil && ctx.Err() == nil {
+					e.log.Warn("cannot retry run", "run", id, "error", err)
+				}
+			})
 		}
 		e.ended(st)
 		return
@@ -317,11 +329,8 @@ func (e *Engine) ended(st *domain.State) {
 	// A child its parent waited for ran in its tree's slot.
 	live := r.Owner != ""
 	holdsSlot := live && !r.SharesSlot
-	results := map[string]string{}
-	for k, v := range r.Results {
-		results[k] = domain.Text(v)
-	}
-	secretResults := r.SecretResults
+	// What the parent is told, as it is now: the run in memory may move on (a finalize).
+	done := &domain.Run{ID: id, Status: status, Results: maps.Clone(r.Results), SecretResults: slices.Clone(r.SecretResults)}
 	e.timers.set(id, time.Time{})
 	if r.Stopped() {
 		e.spawn(func(ctx context.Context) { e.cancelDescendants(ctx, id, status) })
@@ -332,13 +341,13 @@ func (e *Engine) ended(st *domain.State) {
 	e.pub.enqueue(nil, func() {
 		e.spawn(func(ctx context.Context) {
 			if holdsSlot {
-				if err := e.store.ReleaseSlot(ctx, team, id); err != nil {
+				if err := e.slots.ReleaseSlot(ctx, team, id); err != nil {
 					e.log.Warn("cannot release slot", "run", id, "error", err)
 					return
 				}
 			}
 			if parent != "" {
-				if err := e.childEnded(ctx, parent, parentTask, id, status, results, secretResults); err != nil {
+				if err := e.childEnded(ctx, parent, parentTask, done); err != nil {
 					e.log.Warn("cannot tell the parent run", "run", parent, "child", id, "error", err)
 					return
 				}
@@ -378,7 +387,7 @@ func (e *Engine) archive(ctx context.Context, id string) error {
 		c := *t
 		tasks[i] = &c
 	}
-	if err := e.store.Archive(ctx, &r, tasks); err != nil {
+	if err := e.runs.Archive(ctx, &r, tasks); err != nil {
 		a.st = nil
 		return err
 	}
@@ -410,3 +419,26 @@ func phaseError(err error) error {
 	}
 	return err
 }
+
+// TryStep applies fn to run id in memory, without storing anything and without waiting: it
+// answers false, fn not called, when the run is not held here or a step holds it. owned
+// tells fn whether the run is this replica's. A heartbeat moves a lease this way and does
+// not wait behind a step.
+func (e *Engine) TryStep(id string, fn func(m *domain.Machine, owned bool) bool) bool {
+	a, held := e.cached(id)
+	if !held || !a.mu.TryLock() {
+		return false
+	}
+	defer a.mu.Unlock()
+	if a.st == nil {
+		return false
+	}
+	return fn(domain.NewMachine(a.st, e.now()), a.st.Run.Owner == e.cfg.Replica)
+}
+
+// IsPhaseError reports whether err refuses a move for the phase the run is in.
+func IsPhaseError(err error) bool { return isPhase(err) }
+
+// PhaseError turns a domain phase error into the contract's 409; other errors are
+// returned as they are.
+func PhaseError(err error) error { return phaseError(err) }

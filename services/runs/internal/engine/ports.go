@@ -6,107 +6,130 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/baton-flow/baton/libs/kafkax"
-	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
-	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
 
-// What the engine asks of other services, declared here where it is used.
+// What the engine asks of its stores, split by what each stores and declared here where
+// it is used; every type they speak is the domain's. Each write is conditional where a
+// concurrent writer could have moved first, and then fails with domain.ErrConflict.
 type (
-	// Definitions reads a workflow version, secrets unmasked (the workflows service).
-	Definitions interface {
-		Snapshot(ctx context.Context, team, workflow string, version int) (*domain.Definition, error)
+	// RunStore keeps runs and their task runs: those in flight, and the archive of those
+	// that ended.
+	RunStore interface {
+		// CreateRun stores a new run with its task runs and definition: in flight, or
+		// straight in the archive when it ended within its first step (no Owner).
+		CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
+		// FindRun reads a run without its definition; WorkflowRunNotFound when there is none.
+		FindRun(ctx context.Context, id string) (*domain.Run, error)
+		// FindDefinition reads the workflow version r runs.
+		FindDefinition(ctx context.Context, r *domain.Run) (*domain.Definition, error)
+		// FindTaskRuns reads the task runs of r, in definition order.
+		FindTaskRuns(ctx context.Context, r *domain.Run) ([]*domain.TaskRun, error)
+		// SaveStep stores a step of a run in flight: the changed task runs (indexes into
+		// tasks), each on the version it was read at, and the run on its version. It moves
+		// the versions in memory as the writes succeed.
+		SaveStep(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, changed []int) error
+		// Archive moves a run that ended from the runs in flight to the archive; repeating
+		// it completes an archive a crash cut short.
+		Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
+
+		// ListInFlight lists every run in flight.
+		ListInFlight(ctx context.Context) ([]domain.InFlight, error)
+		// SetQueued marks whether a run in flight waits for a slot, moving its version.
+		SetQueued(ctx context.Context, id string, queued bool) error
+		// TakeOver moves a run in flight from replica from to owner; false when it is not
+		// from's any more.
+		TakeOver(ctx context.Context, id, from, owner string) (bool, error)
+		// FindDescendants lists the runs in flight, not completed, below run id.
+		FindDescendants(ctx context.Context, id string) ([]string, error)
+		// FindStopped answers which of ids ended cancelled or timed out.
+		FindStopped(ctx context.Context, ids []string) (map[string]bool, error)
 	}
-	// Catalogue reads a catalogue task's version (the tasks service).
-	Catalogue interface {
-		TaskSpec(ctx context.Context, ref string, version int) (*domain.Spec, int, error)
+
+	// SlotStore keeps each team's concurrency slots: the runs holding one.
+	SlotStore interface {
+		// AcquireSlot gives run one of team's max slots; false when all are taken. Holding
+		// a slot is membership of a set: acquiring or releasing twice is harmless.
+		AcquireSlot(ctx context.Context, team, run string, max int) (bool, error)
+		ReleaseSlot(ctx context.Context, team, run string) error
+		SlotsTaken(ctx context.Context, team string) (int, error)
 	}
-	// Contexts reads what a team's runs resolve against and are limited by (identity).
-	Contexts interface {
-		RunContext(ctx context.Context, team string) (TeamContext, error)
+
+	// ReplicaStore keeps the replicas of the runs service that are alive.
+	ReplicaStore interface {
+		// MarkAlive records that replica was alive at.
+		MarkAlive(ctx context.Context, replica string, at time.Time) error
+		// Replicas answers when each replica was last alive.
+		Replicas(ctx context.Context) (map[string]time.Time, error)
+		ForgetReplica(ctx context.Context, replica string) error
 	}
-	// Publisher publishes events and returns once the broker has them.
-	Publisher interface {
-		PublishMany(ctx context.Context, topic string, msgs ...kafkax.Message) error
+
+	// HeartbeatReader reads the runners' heartbeats stored for task runs (through any
+	// replica).
+	HeartbeatReader interface {
+		// LastHeartbeat reads the last heartbeat of a task run; false when there is none.
+		LastHeartbeat(ctx context.Context, taskRunID string) (domain.Heartbeat, bool, error)
 	}
 )
 
-// TeamContext is a team's parameters, limits and settings, as runs need them.
-type TeamContext struct {
-	Global             map[string]any
-	Team               map[string]any
-	Secrets            []string
-	MaxMonthly         int
-	MaxDuration        int
-	MaxConcurrent      int
-	TaskDefaultTimeout int
-	// MaxDepth is how deep child runs may nest (the runs.maxDepth setting); 0 is
-	// domain.DefaultMaxDepth.
-	MaxDepth int
-	// MaxTreeRuns is how many runs one run may start below it, at every depth together
-	// (the runs.maxTreeRuns setting); 0 is domain.DefaultMaxTreeRuns.
-	MaxTreeRuns int
-}
-
-// maxDepth is the depth limit of the team's child runs.
-func (tc TeamContext) maxDepth() int {
-	if tc.MaxDepth <= 0 {
-		return domain.DefaultMaxDepth
+// What the engine asks of the rest of the service, which makes runs the engine cannot make
+// itself and knows the teams' limits.
+type (
+	// RunStarter starts the runs a run's steps ask for: child runs of runworkflow tasks and
+	// automatic retries of failed runs.
+	RunStarter interface {
+		// StartChild submits a child run and answers its id. An error that is a
+		// *ChildRefused ends the task invalid; any other, failed.
+		StartChild(ctx context.Context, c ChildRequest) (string, error)
+		// RetryRun submits the automatic retry of run id, once however often it is asked.
+		RetryRun(ctx context.Context, id string) error
 	}
-	return tc.MaxDepth
-}
 
-// maxTreeRuns is the limit of runs below one run of the team.
-func (tc TeamContext) maxTreeRuns() int {
-	if tc.MaxTreeRuns <= 0 {
-		return domain.DefaultMaxTreeRuns
+	// Limits tells a team's concurrency limit.
+	Limits interface {
+		MaxConcurrent(ctx context.Context, team string) (int, error)
 	}
-	return tc.MaxTreeRuns
+
+	// Publisher publishes messages and returns once the broker has them all.
+	Publisher interface {
+		Publish(ctx context.Context, msgs []Message) error
+	}
+)
+
+// Message is one event owed to a topic (unprefixed), with its partition key.
+type Message struct {
+	Topic string
+	Key   string
+	Event event.Event
 }
 
-// Store is the runs database as the engine uses it.
-type Store interface {
-	CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
-	FindRun(ctx context.Context, id string, withDefinition bool) (*domain.Run, error)
-	FindTasks(ctx context.Context, r *domain.Run) ([]*domain.TaskRun, error)
-	FindTask(ctx context.Context, id string) (*domain.TaskRun, error)
-	SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int, runFirst bool) error
-	Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
-	Finalize(ctx context.Context, id string) (bool, error)
-	Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (*domain.TaskRun, bool, error)
-	FindRuns(ctx context.Context, f mongostore.Filter, p page.Request) ([]*domain.Run, int64, error)
-	CountRuns(ctx context.Context, f mongostore.Filter) (map[string]int64, error)
+// Sealer seals the attempts that carry secrets for the runners (the shared
+// BATON_SECRET_KEY); *secrets.Box is one.
+type Sealer = events.Sealer
 
-	SetQueued(ctx context.Context, id string, queued bool) error
-	ListActive(ctx context.Context) ([]mongostore.Active, error)
-	FindActive(ctx context.Context, team, workflow string) ([]string, error)
-	FindDescendants(ctx context.Context, id string) ([]string, error)
-	CountDescendants(ctx context.Context, id string) (int64, error)
-	FindStopped(ctx context.Context, ids []string) (map[string]bool, error)
-	HasLiveRuns(ctx context.Context, team string) (bool, error)
-	DeleteTeam(ctx context.Context, team string) error
-	TakeOver(ctx context.Context, id, from, owner string) (bool, error)
-	Beat(ctx context.Context, replica string, at time.Time) error
-	Replicas(ctx context.Context) (map[string]time.Time, error)
-	ForgetReplica(ctx context.Context, replica string) error
-	AcquireSlot(ctx context.Context, team, run string, max int) (bool, error)
-	SlotsTaken(ctx context.Context, team string) (int, error)
-	ReleaseSlot(ctx context.Context, team, run string) error
-	Usage(ctx context.Context, team, month string) (mongostore.Usage, error)
-	CountMonthly(ctx context.Context, team, month string, max int) (bool, error)
-	Claim(ctx context.Context, key, run string, now time.Time) (string, error)
-	PurgeKeys(ctx context.Context, now time.Time) error
-	LastBeat(ctx context.Context, taskRunID string) (mongostore.Beat, bool, error)
-	SaveBeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) error
-	PurgeBeats(ctx context.Context, now time.Time) error
-
-	AppendLog(ctx context.Context, taskRunID string, attempt, seq int, text string) error
+// ChildRequest is what a runworkflow task asks to be started.
+type ChildRequest struct {
+	Team, Workflow string
+	// Version pins a workflow version; 0 is the latest.
+	Version int
+	Params  map[string]any
+	// Secret names the params that came from a secret.
+	Secret []string
+	// Key makes the submit idempotent: one child per task run attempt.
+	Key string
+	// Wait is set when the task waits for the child: the child then runs in its tree's
+	// concurrency slot and starts at once.
+	Wait bool
+	By   domain.Initiator
+	// ParentRun and ParentTask name the task run; Ancestors and Depth place the child in
+	// its parent's tree.
+	ParentRun, ParentTask string
+	Ancestors             []string
+	Depth                 int
 }
 
-// message is one event owed to a topic.
-type message struct {
-	topic string
-	key   string
-	event event.Event
-}
+// ChildRefused is a child run that a limit forbids: its task ends invalid.
+type ChildRefused struct{ Reason string }
+
+func (e *ChildRefused) Error() string { return e.Reason }

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/baton-flow/baton/libs/kafkax"
 )
 
 // publisher sends the events steps owe, in the order steps made them, in batches, and
@@ -21,7 +19,7 @@ type publisher struct {
 }
 
 type pending struct {
-	msgs []message
+	msgs []Message
 	done func()
 }
 
@@ -29,7 +27,7 @@ func newPublisher(p Publisher, log *slog.Logger) *publisher {
 	return &publisher{pub: p, log: log, wake: make(chan struct{}, 1)}
 }
 
-func (p *publisher) enqueue(msgs []message, done func()) {
+func (p *publisher) enqueue(msgs []Message, done func()) {
 	if len(msgs) == 0 && done == nil {
 		return
 	}
@@ -66,19 +64,20 @@ func (p *publisher) flush(ctx context.Context) {
 		if len(batch) == 0 {
 			return
 		}
-		byTopic := map[string][]kafkax.Message{}
+		// One topic at a time, in the order the steps made them, each retried alone.
+		byTopic := map[string][]Message{}
 		var order []string
 		for _, b := range batch {
 			for _, m := range b.msgs {
-				if _, ok := byTopic[m.topic]; !ok {
-					order = append(order, m.topic)
+				if _, ok := byTopic[m.Topic]; !ok {
+					order = append(order, m.Topic)
 				}
-				byTopic[m.topic] = append(byTopic[m.topic], kafkax.Message{Key: m.key, Event: m.event})
+				byTopic[m.Topic] = append(byTopic[m.Topic], m)
 			}
 		}
 		for _, topic := range order {
 			for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
-				err := p.pub.PublishMany(ctx, topic, byTopic[topic]...)
+				err := p.pub.Publish(ctx, byTopic[topic])
 				if err == nil {
 					break
 				}

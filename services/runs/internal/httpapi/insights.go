@@ -9,9 +9,8 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/runusage"
+	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
-	"github.com/baton-flow/baton/services/runs/internal/engine"
-	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
 
 // insightWindow is the window of an insight without fromDate.
@@ -46,7 +45,7 @@ func (h *handlers) insights(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := mongostore.Filter{Team: team}
+	f := domain.RunFilter{Team: team}
 	if f.From, err = httpx.EpochMillis(c, "fromDate"); err != nil {
 		return err
 	}
@@ -70,14 +69,14 @@ func (h *handlers) insights(c *fiber.Ctx) error {
 		f.None = len(f.Workflows) > 0 && !slices.Contains(f.Workflows, p.Workflow)
 		f.Workflows = []string{p.Workflow}
 	}
-	in, err := h.store.Insight(c.UserContext(), f, now, insightRuns)
+	in, err := h.app.Insight(c.UserContext(), f, now, insightRuns)
 	if err != nil {
 		return err
 	}
 	out := Insight{TotalRuns: in.Total, ConcurrentRuns: in.Running, TotalDuration: in.TotalDuration,
 		MedianDuration: in.MedianDuration, Runs: make([]RunSummary, len(in.Runs))}
 	for i, r := range in.Runs {
-		out.Runs[i] = RunSummary{ID: r.ID, CreationDate: r.CreationDate.UTC().Format(engine.TimeFormat),
+		out.Runs[i] = RunSummary{ID: r.ID, CreationDate: r.CreationDate.UTC().Format(app.TimeFormat),
 			Duration: r.Duration, Status: r.Status, WorkflowName: r.Workflow}
 	}
 	return c.JSON(out)
@@ -87,17 +86,12 @@ func (h *handlers) insights(c *fiber.Ctx) error {
 // enforces, and the durations of the month's runs.
 func (h *handlers) usage(c *fiber.Ctx) error {
 	team := c.Params("team")
-	now := time.Now().UTC()
-	month := runusage.MonthStart(now)
-	u, err := h.store.Usage(c.UserContext(), team, month.Format("2006-01"))
-	if err != nil {
-		return err
-	}
-	in, err := h.store.Insight(c.UserContext(), mongostore.Filter{Team: team, From: &month}, now, 0)
+	month := runusage.MonthStart(time.Now().UTC())
+	u, err := h.app.Usage(c.UserContext(), team, month)
 	if err != nil {
 		return err
 	}
 	return c.JSON(runusage.Usage{CurrentRuns: u.Monthly, CurrentConcurrentRuns: u.Concurrent,
-		CurrentRunTotalDuration: in.TotalDuration, CurrentRunMedianDuration: in.MedianDuration,
+		CurrentRunTotalDuration: u.TotalDuration, CurrentRunMedianDuration: u.MedianDuration,
 		MonthlyResetDate: month.AddDate(0, 1, 0)})
 }

@@ -20,20 +20,12 @@ import (
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/libs/workflowid"
+	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
-	"github.com/baton-flow/baton/services/runs/internal/engine"
-	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
 
-// Logs reads task-run logs.
-type Logs interface {
-	ReadLog(ctx context.Context, taskRunID string, attempts int, from mongostore.LogCursor) (string, mongostore.LogCursor, error)
-}
-
 type handlers struct {
-	engine *engine.Engine
-	store  *mongostore.Store
-	logs   Logs
+	app *app.App
 	// poll is how often a followed log looks for more.
 	poll time.Duration
 }
@@ -46,8 +38,8 @@ type handlers struct {
 //	DELETE /team/{team}/workflowrun/{id}/cancel
 //	GET    /taskrun/{id}/log
 //	GET    /team/{team}/insights
-func Routes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
-	h := &handlers{engine: e, store: store, logs: store, poll: 250 * time.Millisecond}
+func Routes(r fiber.Router, a *app.App) {
+	h := &handlers{app: a, poll: 250 * time.Millisecond}
 	r.Post("/team/:team/workflow/:name/submit", h.submit)
 	r.Get("/team/:team/workflowrun/query", h.query)
 	r.Get("/team/:team/workflowrun/count", h.count)
@@ -70,8 +62,8 @@ func Routes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
 //
 //	POST /taskruns/{id}/claim      {"attempt", "runner"} → 200 {"claimed": true} | 409
 //	POST /taskruns/{id}/heartbeat  {"attempt", "runner"} → 200 {"cancel": bool} | 409
-func InternalRoutes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
-	h := &handlers{engine: e, store: store}
+func InternalRoutes(r fiber.Router, a *app.App) {
+	h := &handlers{app: a}
 	r.Use(requireService)
 	r.Post("/taskruns/:id/claim", h.claim)
 	r.Post("/taskruns/:id/heartbeat", h.heartbeat)
@@ -81,7 +73,7 @@ func InternalRoutes(r fiber.Router, e *engine.Engine, store *mongostore.Store) {
 }
 
 func (h *handlers) activeRuns(c *fiber.Ctx) error {
-	n, err := h.engine.ActiveRuns(c.UserContext(), c.Params("team"), c.Query("workflow"))
+	n, err := h.app.ActiveRuns(c.UserContext(), c.Params("team"), c.Query("workflow"))
 	if err != nil {
 		return err
 	}
@@ -94,7 +86,7 @@ func (h *handlers) cancelActiveRuns(c *fiber.Ctx) error {
 	if workflow != "" {
 		why = "cancelled: workflow " + workflow + " is being deleted"
 	}
-	n, err := h.engine.CancelActiveRuns(c.UserContext(), team, workflow, why)
+	n, err := h.app.CancelActiveRuns(c.UserContext(), team, workflow, why)
 	if err != nil {
 		return err
 	}
@@ -125,7 +117,7 @@ func requireTeamRuns(c *fiber.Ctx, team, action string) (auth.Principal, error) 
 }
 
 // inScope hides the runs of other workflows from a workflow's token.
-func inScope(p auth.Principal, v engine.RunView) error {
+func inScope(p auth.Principal, v app.RunView) error {
 	if p.Workflow != "" && p.Workflow != v.WorkflowRef {
 		return apperr.New(apperr.WorkflowRunNotFound, "Workflow run '%s' was not found.", v.ID)
 	}
@@ -204,7 +196,7 @@ func (h *handlers) submit(c *fiber.Ctx) error {
 		return err
 	}
 	idem := cmp.Or(b.IdempotencyKey, c.Get("Idempotency-Key"))
-	v, created, err := h.engine.Submit(c.UserContext(), engine.Submission{
+	v, created, err := h.app.Submit(c.UserContext(), app.Submission{
 		Team: team, Workflow: name, Version: b.WorkflowVersion, Request: req, Key: idem, Start: start,
 		Trigger: "manual", By: initiator(p),
 	})
@@ -227,7 +219,7 @@ func (h *handlers) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.engine.GetTeamRun(c.UserContext(), team, c.Params("id"), withTasks)
+	v, err := h.app.GetTeamRun(c.UserContext(), team, c.Params("id"), withTasks)
 	if err != nil {
 		return err
 	}
@@ -239,19 +231,19 @@ func (h *handlers) get(c *fiber.Ctx) error {
 
 // actOn reads the run of the path a caller acts on, once the caller may act in its team
 // and sees the run.
-func (h *handlers) actOn(c *fiber.Ctx) (p auth.Principal, team, id string, cur engine.RunView, err error) {
+func (h *handlers) actOn(c *fiber.Ctx) (p auth.Principal, team, id string, cur app.RunView, err error) {
 	team, id = c.Params("team"), c.Params("id")
 	if p, err = requireTeamRuns(c, team, "action"); err != nil {
 		return p, team, id, cur, err
 	}
-	if cur, err = h.engine.GetTeamRun(c.UserContext(), team, id, false); err != nil {
+	if cur, err = h.app.GetTeamRun(c.UserContext(), team, id, false); err != nil {
 		return p, team, id, cur, err
 	}
 	return p, team, id, cur, inScope(p, cur)
 }
 
 // runMove checks the caller may act on the run, then calls move.
-func (h *handlers) runMove(c *fiber.Ctx, move func(p auth.Principal, team, id string) (engine.RunView, error)) error {
+func (h *handlers) runMove(c *fiber.Ctx, move func(p auth.Principal, team, id string) (app.RunView, error)) error {
 	p, team, id, cur, err := h.actOn(c)
 	if err != nil {
 		return err
@@ -271,20 +263,20 @@ func (h *handlers) start(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.runMove(c, func(_ auth.Principal, team, id string) (engine.RunView, error) {
-		return h.engine.Start(c.UserContext(), team, id, req)
+	return h.runMove(c, func(_ auth.Principal, team, id string) (app.RunView, error) {
+		return h.app.Start(c.UserContext(), team, id, req)
 	})
 }
 
 func (h *handlers) cancel(c *fiber.Ctx) error {
-	return h.runMove(c, func(p auth.Principal, team, id string) (engine.RunView, error) {
-		return h.engine.CancelTeamRun(c.UserContext(), team, id, initiator(p).Name)
+	return h.runMove(c, func(p auth.Principal, team, id string) (app.RunView, error) {
+		return h.app.Cancel(c.UserContext(), team, id, initiator(p).Name)
 	})
 }
 
 func (h *handlers) finalize(c *fiber.Ctx) error {
-	return h.runMove(c, func(_ auth.Principal, team, id string) (engine.RunView, error) {
-		return h.engine.Finalize(c.UserContext(), team, id)
+	return h.runMove(c, func(_ auth.Principal, team, id string) (app.RunView, error) {
+		return h.app.Finalize(c.UserContext(), team, id)
 	})
 }
 
@@ -298,7 +290,7 @@ func (h *handlers) retry(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.engine.Retry(c.UserContext(), team, id, req, fromFailure, initiator(p))
+	v, err := h.app.Retry(c.UserContext(), team, id, req, fromFailure, initiator(p))
 	if err != nil {
 		return err
 	}
@@ -306,8 +298,8 @@ func (h *handlers) retry(c *fiber.Ctx) error {
 }
 
 // filter reads the query filters shared by query and count.
-func filter(c *fiber.Ctx, p auth.Principal, team string) (mongostore.Filter, error) {
-	f := mongostore.Filter{Team: team}
+func filter(c *fiber.Ctx, p auth.Principal, team string) (domain.RunFilter, error) {
+	f := domain.RunFilter{Team: team}
 	var err error
 	if f.Labels, err = httpx.Labels(c); err != nil {
 		return f, err
@@ -369,20 +361,11 @@ func (h *handlers) query(c *fiber.Ctx) error {
 		return err
 	}
 	f.IDs = httpx.List(c, "workflowruns")
-	runs, total, err := h.store.FindRuns(c.UserContext(), f, pr)
+	runs, total, err := h.app.FindRuns(c.UserContext(), f, pr)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	return c.JSON(page.New(mapRuns(runs, now), pr, total))
-}
-
-func mapRuns(runs []*domain.Run, now time.Time) []engine.RunView {
-	out := make([]engine.RunView, len(runs))
-	for i, r := range runs {
-		out[i] = engine.ViewRun(r, nil, now)
-	}
-	return out
+	return c.JSON(page.New(runs, pr, total))
 }
 
 func (h *handlers) count(c *fiber.Ctx) error {
@@ -395,16 +378,11 @@ func (h *handlers) count(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	counts, err := h.store.CountRuns(c.UserContext(), f)
+	counts, err := h.app.CountRuns(c.UserContext(), f)
 	if err != nil {
 		return err
 	}
-	out := map[string]int64{"all": 0}
-	for _, s := range domain.Statuses {
-		out[string(s)] = counts[string(s)]
-		out["all"] += counts[string(s)]
-	}
-	return c.JSON(fiber.Map{"status": out})
+	return c.JSON(fiber.Map{"status": counts})
 }
 
 // log answers a task run's log as text; follow streams it until the task ends.
@@ -414,24 +392,20 @@ func (h *handlers) log(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.store.FindTask(c.UserContext(), id)
+	src, err := h.app.TaskLog(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
-	r, err := h.store.FindRun(c.UserContext(), t.RunID, false)
-	if err != nil {
-		return err
-	}
-	p, err := require(c, r.Team, r.Workflow, "read")
+	p, err := require(c, src.Team, src.Workflow, "read")
 	if err != nil {
 		return apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", id)
 	}
-	if p.Workflow != "" && p.Workflow != r.Workflow {
+	if p.Workflow != "" && p.Workflow != src.Workflow {
 		return apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", id)
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
-	if !follow || t.Status.Terminal() {
-		text, _, err := h.logs.ReadLog(c.UserContext(), id, t.Attempt, mongostore.LogCursor{})
+	if !follow || src.Ended {
+		text, _, err := h.app.ReadLog(c.UserContext(), id, src.Attempts, domain.LogCursor{})
 		if err != nil {
 			return err
 		}
@@ -439,11 +413,11 @@ func (h *handlers) log(c *fiber.Ctx) error {
 	}
 	ctx := context.WithoutCancel(c.UserContext())
 	c.Context().SetBodyStreamWriter(fasthttp.StreamWriter(func(w *bufio.Writer) {
-		var after mongostore.LogCursor
-		attempts := t.Attempt
+		var after domain.LogCursor
+		attempts := src.Attempts
 		deadline := time.Now().Add(24 * time.Hour)
 		for time.Now().Before(deadline) {
-			text, next, err := h.logs.ReadLog(ctx, id, attempts, after)
+			text, next, err := h.app.ReadLog(ctx, id, attempts, after)
 			if err != nil {
 				return
 			}
@@ -456,14 +430,14 @@ func (h *handlers) log(c *fiber.Ctx) error {
 			if err := w.Flush(); err != nil {
 				return // the client left
 			}
-			cur, err := h.store.FindTask(ctx, id)
+			n, ended, err := h.app.TaskProgress(ctx, id)
 			if err != nil {
 				return
 			}
-			attempts = cur.Attempt
-			if cur.Status.Terminal() {
+			attempts = n
+			if ended {
 				// One last read: chunks stored before the end was.
-				if text, _, err := h.logs.ReadLog(ctx, id, attempts, after); err == nil && text != "" {
+				if text, _, err := h.app.ReadLog(ctx, id, attempts, after); err == nil && text != "" {
 					_, _ = w.WriteString(text)
 					_ = w.Flush()
 				}
@@ -485,7 +459,7 @@ func (h *handlers) claim(c *fiber.Ctx) error {
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
-	ok, err := h.engine.Claim(c.UserContext(), c.Params("id"), b.Attempt, b.Runner)
+	ok, err := h.app.Claim(c.UserContext(), c.Params("id"), b.Attempt, b.Runner)
 	if err != nil {
 		return err
 	}
@@ -500,7 +474,7 @@ func (h *handlers) heartbeat(c *fiber.Ctx) error {
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
-	cancel, ok, err := h.engine.Heartbeat(c.UserContext(), c.Params("id"), b.Attempt, b.Runner)
+	cancel, ok, err := h.app.Heartbeat(c.UserContext(), c.Params("id"), b.Attempt, b.Runner)
 	if err != nil {
 		return err
 	}

@@ -22,17 +22,15 @@ import (
 //   - counters: per team, the runs holding a concurrency slot and the month's run count;
 //   - idempotency: submit keys, expiring after 24 hours.
 
-// Active is a run in flight.
-type Active struct {
-	ID      string    `bson:"_id"`
-	Team    string    `bson:"team"`
-	Owner   string    `bson:"owner"`
-	Created time.Time `bson:"creationDate"`
-	// Queued marks a run waiting for a concurrency slot.
-	Queued bool   `bson:"queued"`
-	Phase  string `bson:"phase"`
-	// Ancestors are the runs above a child run in its tree, root first.
-	Ancestors []string `bson:"ancestors"`
+// inFlightDoc is the part of a run in flight that ListInFlight reads.
+type inFlightDoc struct {
+	ID        string    `bson:"_id"`
+	Team      string    `bson:"team"`
+	Owner     string    `bson:"owner"`
+	Created   time.Time `bson:"creationDate"`
+	Queued    bool      `bson:"queued"`
+	Phase     string    `bson:"phase"`
+	Ancestors []string  `bson:"ancestors"`
 }
 
 // SetQueued marks whether a run in flight waits for a slot. Like a takeover it moves the
@@ -44,24 +42,29 @@ func (s *Store) SetQueued(ctx context.Context, id string, queued bool) error {
 	return nil
 }
 
-// ListActive lists every run in flight.
-func (s *Store) ListActive(ctx context.Context) ([]Active, error) {
+// ListInFlight lists every run in flight.
+func (s *Store) ListInFlight(ctx context.Context) ([]domain.InFlight, error) {
 	cur, err := s.live.Find(ctx, bson.M{}, options.Find().SetProjection(bson.M{
 		"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1, "ancestors": 1,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("list active runs: %w", err)
 	}
-	var out []Active
-	if err := cur.All(ctx, &out); err != nil {
+	var docs []inFlightDoc
+	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fmt.Errorf("read active runs: %w", err)
+	}
+	out := make([]domain.InFlight, len(docs))
+	for i, d := range docs {
+		out[i] = domain.InFlight{ID: d.ID, Team: d.Team, Owner: d.Owner, Created: d.Created, Queued: d.Queued,
+			Phase: domain.Phase(d.Phase), Ancestors: d.Ancestors}
 	}
 	return out, nil
 }
 
-// FindActive lists the ids of team's runs that are not completed, of workflow when it is
-// not empty. (A run that completed stays in flight until it is put away.)
-func (s *Store) FindActive(ctx context.Context, team, workflow string) ([]string, error) {
+// FindUnfinished lists the ids of team's runs that are not completed, of workflow when it
+// is not empty. (A run that completed stays in flight until it is put away.)
+func (s *Store) FindUnfinished(ctx context.Context, team, workflow string) ([]string, error) {
 	filter := bson.M{"team": team, "phase": notEnded}
 	if workflow != "" {
 		filter["workflow"] = workflow
@@ -132,8 +135,8 @@ func (s *Store) TakeOver(ctx context.Context, id, from, owner string) (bool, err
 	return res.MatchedCount == 1, nil
 }
 
-// Beat records that replica is alive.
-func (s *Store) Beat(ctx context.Context, replica string, at time.Time) error {
+// MarkAlive records that replica was alive at.
+func (s *Store) MarkAlive(ctx context.Context, replica string, at time.Time) error {
 	_, err := s.replicas.UpdateOne(ctx, bson.M{"_id": replica}, bson.M{"$set": bson.M{"seen": at}}, options.UpdateOne().SetUpsert(true))
 	if err != nil {
 		return fmt.Errorf("beat replica %s: %w", replica, err)
@@ -214,15 +217,9 @@ func (s *Store) SlotsTaken(ctx context.Context, team string) (int, error) {
 	return slots.N, nil
 }
 
-// Usage is a team's run counters.
-type Usage struct {
-	Concurrent int
-	Monthly    int
-}
-
 // Usage reads team's counters for month ("2006-01").
-func (s *Store) Usage(ctx context.Context, team, month string) (Usage, error) {
-	var u Usage
+func (s *Store) Usage(ctx context.Context, team, month string) (domain.QuotaUsage, error) {
+	var u domain.QuotaUsage
 	concurrent, err := s.SlotsTaken(ctx, team)
 	if err != nil {
 		return u, err
@@ -300,15 +297,15 @@ func (s *Store) countRuns(ctx context.Context, m monthly, n int) (bool, error) {
 // KeyTTL is how long an idempotency key names its run.
 const KeyTTL = 24 * time.Hour
 
-// Claim reserves an idempotency key for run; it returns the run that holds the key, which
-// is run unless the key was used in the last KeyTTL.
-func (s *Store) Claim(ctx context.Context, key, run string, now time.Time) (string, error) {
+// HoldKey reserves an idempotency key for run; it returns the run that holds the key,
+// which is run unless the key was used in the last KeyTTL.
+func (s *Store) HoldKey(ctx context.Context, key, run string, now time.Time) (string, error) {
 	_, err := s.idem.InsertOne(ctx, bson.M{"_id": key, "run": run, "created": now})
 	if err == nil {
 		return run, nil
 	}
 	if !mongox.IsDuplicateKey(err) {
-		return "", fmt.Errorf("claim idempotency key: %w", err)
+		return "", fmt.Errorf("hold idempotency key: %w", err)
 	}
 	// An expired key is taken over, conditionally, so two late submits still agree.
 	res, err := s.idem.UpdateOne(ctx, bson.M{"_id": key, "created": bson.M{"$lt": now.Add(-KeyTTL)}},

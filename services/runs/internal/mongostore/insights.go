@@ -14,25 +14,6 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
-// Insight aggregates the runs a filter selects.
-type Insight struct {
-	// Total is how many runs match; Running how many of them are in phase running.
-	Total, Running int64
-	// TotalDuration and MedianDuration are in milliseconds; a run in flight counts what it
-	// has taken so far, one not started 0.
-	TotalDuration, MedianDuration int64
-	// Runs are the newest matches, newest first.
-	Runs []RunSummary
-}
-
-// RunSummary is one run of an Insight.
-type RunSummary struct {
-	ID, Workflow string
-	Status       domain.Status
-	CreationDate time.Time
-	Duration     int64
-}
-
 // summaryDoc is the part of a runDoc an insight reads.
 type summaryDoc struct {
 	ID           string    `bson:"_id"`
@@ -48,9 +29,9 @@ type summaryDoc struct {
 var summaryFields = bson.M{"_id": 1, "workflow": 1, "status": 1, "phase": 1,
 	"creationDate": 1, "startTime": 1, "endTime": 1, "duration": 1}
 
-func (d summaryDoc) summary(now time.Time) RunSummary {
+func (d summaryDoc) summary(now time.Time) domain.RunSummary {
 	r := domain.Run{StartTime: utc(d.StartTime), EndTime: utc(d.EndTime)}
-	return RunSummary{ID: d.ID, Workflow: d.Workflow,
+	return domain.RunSummary{ID: d.ID, Workflow: d.Workflow,
 		Status: domain.Status(d.Status), CreationDate: d.CreationDate.UTC(), Duration: r.Duration(now)}
 }
 
@@ -66,8 +47,8 @@ func (d summaryDoc) summary(now time.Time) RunSummary {
 // A run moves to the archive while this reads (inserted there, then removed from the live
 // collection), so the archive's queries leave out every run read from the live one: a run
 // is counted once, from whichever collection held it when the live one was read.
-func (s *Store) Insight(ctx context.Context, f Filter, now time.Time, maxRuns int) (Insight, error) {
-	var in Insight
+func (s *Store) Insight(ctx context.Context, f domain.RunFilter, now time.Time, maxRuns int) (domain.Insight, error) {
+	var in domain.Insight
 	flight, err := s.inFlight(ctx, f, now)
 	if err != nil {
 		return in, err
@@ -99,7 +80,7 @@ func (s *Store) Insight(ctx context.Context, f Filter, now time.Time, maxRuns in
 	for _, d := range flight {
 		newest = append(newest, d.sum)
 	}
-	slices.SortFunc(newest, func(a, b RunSummary) int {
+	slices.SortFunc(newest, func(a, b domain.RunSummary) int {
 		return cmp.Or(b.CreationDate.Compare(a.CreationDate), cmp.Compare(b.ID, a.ID))
 	})
 	in.Runs = newest[:min(len(newest), maxRuns)]
@@ -107,13 +88,13 @@ func (s *Store) Insight(ctx context.Context, f Filter, now time.Time, maxRuns in
 }
 
 type flightRun struct {
-	sum   RunSummary
+	sum   domain.RunSummary
 	phase string
 }
 
 // inFlight reads the runs f selects in the live collection.
-func (s *Store) inFlight(ctx context.Context, f Filter, now time.Time) ([]flightRun, error) {
-	cur, err := s.live.Find(ctx, f.bson(), options.Find().SetProjection(summaryFields))
+func (s *Store) inFlight(ctx context.Context, f domain.RunFilter, now time.Time) ([]flightRun, error) {
+	cur, err := s.live.Find(ctx, filterDoc(f), options.Find().SetProjection(summaryFields))
 	if err != nil {
 		return nil, fmt.Errorf("find runs in flight: %w", err)
 	}
@@ -131,15 +112,15 @@ func (s *Store) inFlight(ctx context.Context, f Filter, now time.Time) ([]flight
 // endedTotals counts the archived runs f selects and sums their durations, in the database.
 // The sum is a $group of its own: FerretDB v1 computes only the first of several
 // accumulators of one $group and answers 0 for the others.
-func (s *Store) endedTotals(ctx context.Context, f Filter) (n, total int64, err error) {
-	if n, err = s.runs.CountDocuments(ctx, f.bson()); err != nil {
+func (s *Store) endedTotals(ctx context.Context, f domain.RunFilter) (n, total int64, err error) {
+	if n, err = s.runs.CountDocuments(ctx, filterDoc(f)); err != nil {
 		return 0, 0, fmt.Errorf("count ended runs: %w", err)
 	}
 	if n == 0 {
 		return 0, 0, nil
 	}
 	cur, err := s.runs.Aggregate(ctx, mongo.Pipeline{
-		{{Key: "$match", Value: f.bson()}},
+		{{Key: "$match", Value: filterDoc(f)}},
 		{{Key: "$group", Value: bson.M{"_id": nil, "total": bson.M{"$sum": "$duration"}}}},
 	})
 	if err != nil {
@@ -164,7 +145,7 @@ func (s *Store) endedTotals(ctx context.Context, f Filter) (n, total int64, err 
 // below lo-m is below the middle whatever the runs in flight are, and none ranked above hi
 // can reach it: the archive's ranks lo-m to hi, merged with the runs in flight, hold the
 // middle, so one find sorted by duration reads at most m+2 archived runs.
-func (s *Store) median(ctx context.Context, f Filter, n int64, flight []int64) (int64, error) {
+func (s *Store) median(ctx context.Context, f domain.RunFilter, n int64, flight []int64) (int64, error) {
 	m := int64(len(flight))
 	all := n + m
 	if all == 0 {
@@ -174,7 +155,7 @@ func (s *Store) median(ctx context.Context, f Filter, n int64, flight []int64) (
 	skip := max(0, lo-m)
 	var window []int64
 	if n > 0 {
-		cur, err := s.runs.Find(ctx, f.bson(), options.Find().
+		cur, err := s.runs.Find(ctx, filterDoc(f), options.Find().
 			SetSort(bson.D{{Key: "duration", Value: 1}, {Key: "_id", Value: 1}}).
 			SetSkip(skip).SetLimit(hi-skip+1).SetProjection(bson.M{"duration": 1}))
 		if err != nil {
@@ -197,11 +178,11 @@ func (s *Store) median(ctx context.Context, f Filter, n int64, flight []int64) (
 }
 
 // newestEnded lists the newest limit archived runs f selects.
-func (s *Store) newestEnded(ctx context.Context, f Filter, limit int) ([]RunSummary, error) {
+func (s *Store) newestEnded(ctx context.Context, f domain.RunFilter, limit int) ([]domain.RunSummary, error) {
 	if limit <= 0 {
 		return nil, nil // a limit of 0 would be none
 	}
-	cur, err := s.runs.Find(ctx, f.bson(), options.Find().
+	cur, err := s.runs.Find(ctx, filterDoc(f), options.Find().
 		SetSort(bson.D{{Key: "creationDate", Value: -1}, {Key: "_id", Value: -1}}).
 		SetLimit(int64(limit)).SetProjection(summaryFields))
 	if err != nil {
@@ -211,10 +192,10 @@ func (s *Store) newestEnded(ctx context.Context, f Filter, limit int) ([]RunSumm
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fmt.Errorf("read newest runs: %w", err)
 	}
-	out := make([]RunSummary, len(docs))
+	out := make([]domain.RunSummary, len(docs))
 	for i, d := range docs {
 		// An archived run's duration is the one stored when it ended.
-		out[i] = RunSummary{ID: d.ID, Workflow: d.Workflow,
+		out[i] = domain.RunSummary{ID: d.ID, Workflow: d.Workflow,
 			Status: domain.Status(d.Status), CreationDate: d.CreationDate.UTC(), Duration: d.Duration}
 	}
 	return out, nil

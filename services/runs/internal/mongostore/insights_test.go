@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/services/runs/internal/domain"
-	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 )
 
 // insightRun is a run of known duration for the insight tests.
@@ -62,7 +61,7 @@ func TestInsight(t *testing.T) {
 	sec := int64(time.Second / time.Millisecond)
 	tests := []struct {
 		name    string
-		filter  mongostore.Filter
+		filter  domain.RunFilter
 		max     int
 		total   int64
 		running int64
@@ -71,15 +70,15 @@ func TestInsight(t *testing.T) {
 		ids     []string
 	}{
 		// Durations 0 (e), 0 (g), 10, 20, 30, 40, 90: median 20.
-		{"window", mongostore.Filter{Team: "infra", From: &from}, 1000, 7, 1, 190 * sec, 20 * sec, []string{"g", "f", "a", "b", "c", "d", "e"}},
+		{"window", domain.RunFilter{Team: "infra", From: &from}, 1000, 7, 1, 190 * sec, 20 * sec, []string{"g", "f", "a", "b", "c", "d", "e"}},
 		// With "old" (3600): 0 0 10 20 30 40 90 3600, median (20+30)/2.
-		{"all time", mongostore.Filter{Team: "infra"}, 1000, 8, 1, 3790 * sec, 25 * sec, []string{"g", "f", "a", "b", "c", "d", "e", "old"}},
-		{"newest two", mongostore.Filter{Team: "infra", From: &from}, 2, 7, 1, 190 * sec, 20 * sec, []string{"g", "f"}},
+		{"all time", domain.RunFilter{Team: "infra"}, 1000, 8, 1, 3790 * sec, 25 * sec, []string{"g", "f", "a", "b", "c", "d", "e", "old"}},
+		{"newest two", domain.RunFilter{Team: "infra", From: &from}, 2, 7, 1, 190 * sec, 20 * sec, []string{"g", "f"}},
 		// build: 0 (e), 10, 30, 40: median 20.
-		{"one workflow", mongostore.Filter{Team: "infra", From: &from, Workflows: []string{"build"}}, 1000, 4, 1, 80 * sec, 20 * sec, []string{"f", "a", "b", "e"}},
-		{"statuses", mongostore.Filter{Team: "infra", From: &from, Statuses: []string{"succeeded", "cancelled"}}, 1000, 3, 0, 120 * sec, 20 * sec, []string{"a", "c", "d"}},
-		{"in flight only", mongostore.Filter{Team: "infra", Statuses: []string{"running", "ready"}}, 1000, 2, 1, 30 * sec, 15 * sec, []string{"g", "f"}},
-		{"nothing", mongostore.Filter{Team: "nobody"}, 1000, 0, 0, 0, 0, nil},
+		{"one workflow", domain.RunFilter{Team: "infra", From: &from, Workflows: []string{"build"}}, 1000, 4, 1, 80 * sec, 20 * sec, []string{"f", "a", "b", "e"}},
+		{"statuses", domain.RunFilter{Team: "infra", From: &from, Statuses: []string{"succeeded", "cancelled"}}, 1000, 3, 0, 120 * sec, 20 * sec, []string{"a", "c", "d"}},
+		{"in flight only", domain.RunFilter{Team: "infra", Statuses: []string{"running", "ready"}}, 1000, 2, 1, 30 * sec, 15 * sec, []string{"g", "f"}},
+		{"nothing", domain.RunFilter{Team: "nobody"}, 1000, 0, 0, 0, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,10 +96,10 @@ func TestInsight(t *testing.T) {
 		})
 	}
 
-	in, err := s.Insight(ctx, mongostore.Filter{Team: "infra", IDs: []string{"b", "f"}}, now, 10)
+	in, err := s.Insight(ctx, domain.RunFilter{Team: "infra", IDs: []string{"b", "f"}}, now, 10)
 	require.NoError(t, err)
 	require.Len(t, in.Runs, 2)
-	assert.Equal(t, mongostore.RunSummary{ID: "b", Workflow: "build", Status: domain.Failed,
+	assert.Equal(t, domain.RunSummary{ID: "b", Workflow: "build", Status: domain.Failed,
 		CreationDate: now.Add(-2 * time.Hour), Duration: 40 * sec}, in.Runs[1])
 	assert.Equal(t, 30*sec, in.Runs[0].Duration, "a run in flight counts its time so far")
 }
@@ -143,7 +142,7 @@ func TestInsightMedianIsTrue(t *testing.T) {
 		slices.Sort(all)
 		want := (all[(len(all)-1)/2] + all[len(all)/2]) / 2
 		t.Run(tt.name, func(t *testing.T) {
-			in, err := s.Insight(ctx, mongostore.Filter{Team: team}, now, 1000)
+			in, err := s.Insight(ctx, domain.RunFilter{Team: team}, now, 1000)
 			require.NoError(t, err)
 			assert.Equal(t, want, in.MedianDuration)
 			assert.EqualValues(t, len(all), in.Total)
@@ -168,9 +167,9 @@ func TestInsightCountsARunBeingPutAwayOnce(t *testing.T) {
 	archived.Phase = domain.Completed
 	require.NoError(t, s.CreateRun(ctx, &archived, nil))
 	live.Phase = domain.Completed
-	require.NoError(t, s.SaveStep(ctx, live, nil, nil, true))
+	require.NoError(t, s.SaveStep(ctx, live, nil, nil))
 
-	in, err := s.Insight(ctx, mongostore.Filter{Team: "infra"}, now, 10)
+	in, err := s.Insight(ctx, domain.RunFilter{Team: "infra"}, now, 10)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, in.Total)
 	assert.EqualValues(t, 5000, in.TotalDuration)

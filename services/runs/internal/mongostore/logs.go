@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/mongox"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
 // A task run's log is kept as chunks, one document each, whose ids sort in order:
@@ -28,19 +29,14 @@ func (s *Store) AppendLog(ctx context.Context, taskRunID string, attempt, seq in
 	return nil
 }
 
-// LogCursor is where a read of a log stopped: the next chunk to read.
-type LogCursor struct {
-	Attempt, Seq int
-}
-
 // ReadLog returns the chunks of a task run's log from cursor on, through attempt
 // attempts, and the cursor after them. Chunks are read one by one by id, which stays fast
 // however many logs are kept.
-func (s *Store) ReadLog(ctx context.Context, taskRunID string, attempts int, from LogCursor) (string, LogCursor, error) {
+func (s *Store) ReadLog(ctx context.Context, taskRunID string, attempts int, from domain.LogCursor) (string, domain.LogCursor, error) {
 	var b strings.Builder
 	cur := from
 	if cur.Attempt < 1 {
-		cur = LogCursor{Attempt: 1}
+		cur = domain.LogCursor{Attempt: 1}
 	}
 	for cur.Attempt <= attempts {
 		var d struct {
@@ -51,7 +47,7 @@ func (s *Store) ReadLog(ctx context.Context, taskRunID string, attempts int, fro
 			if cur.Attempt == attempts {
 				break // the current attempt may write more
 			}
-			cur = LogCursor{Attempt: cur.Attempt + 1}
+			cur = domain.LogCursor{Attempt: cur.Attempt + 1}
 			continue
 		}
 		if err != nil {

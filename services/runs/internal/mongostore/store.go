@@ -40,9 +40,6 @@ import (
 // PageSize is how many task runs share a page.
 const PageSize = 64
 
-// ErrConflict is returned when a document changed since it was read.
-var ErrConflict = mongox.ErrConflict
-
 // Store is the runs database.
 type Store struct {
 	live, runs, archivedPages            *mongo.Collection
@@ -194,7 +191,7 @@ func createRuns(ctx context.Context, coll *mongo.Collection, cs []creation) []er
 	}
 	insertAll(ctx, coll, docs, func(k int, err error, dup bool) {
 		if dup {
-			err = ErrConflict
+			err = domain.ErrConflict
 		}
 		errs[of[k]] = fmt.Errorf("insert run %s: %w", cs[of[k]].run.ID, err)
 	})
@@ -290,25 +287,26 @@ func (s *Store) findRunDoc(ctx context.Context, id string) (runDoc, bool, error)
 	return runDoc{}, false, notFound(id)
 }
 
-// FindRun reads a run, with its definition when withDefinition.
-func (s *Store) FindRun(ctx context.Context, id string, withDefinition bool) (*domain.Run, error) {
+// FindRun reads a run, without its definition.
+func (s *Store) FindRun(ctx context.Context, id string) (*domain.Run, error) {
 	d, _, err := s.findRunDoc(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	r := d.run(s.box)
-	if withDefinition {
-		def, err := mongox.FindOne[struct {
-			Definition string `bson:"definition"`
-		}](ctx, s.defs, bson.M{"_id": cmp.Or(d.DefinitionID, id)})
-		if err != nil {
-			return nil, fmt.Errorf("definition of run %s: %w", id, err)
-		}
-		v := fromText[domain.Definition](def.Definition)
-		openTaskSecrets(s.box, &v)
-		r.Definition = &v
+	return d.run(s.box), nil
+}
+
+// FindDefinition reads the workflow version r runs.
+func (s *Store) FindDefinition(ctx context.Context, r *domain.Run) (*domain.Definition, error) {
+	def, err := mongox.FindOne[struct {
+		Definition string `bson:"definition"`
+	}](ctx, s.defs, bson.M{"_id": cmp.Or(r.DefinitionID, r.ID)})
+	if err != nil {
+		return nil, fmt.Errorf("definition of run %s: %w", r.ID, err)
 	}
-	return r, nil
+	v := fromText[domain.Definition](def.Definition)
+	openTaskSecrets(s.box, &v)
+	return &v, nil
 }
 
 // findPage reads a page of run, live or archived, as the run is.
@@ -329,8 +327,8 @@ func (s *Store) findPage(ctx context.Context, r *domain.Run, p int) (pageDoc, er
 	return pageDoc{}, fmt.Errorf("run %s misses task-run page %d", r.ID, p)
 }
 
-// FindTasks reads the task runs of r, in definition order.
-func (s *Store) FindTasks(ctx context.Context, r *domain.Run) ([]*domain.TaskRun, error) {
+// FindTaskRuns reads the task runs of r, in definition order.
+func (s *Store) FindTaskRuns(ctx context.Context, r *domain.Run) ([]*domain.TaskRun, error) {
 	out := make([]*domain.TaskRun, 0, r.Tasks)
 	for p := range pageCount(r.Tasks) {
 		d, err := s.findPage(ctx, r, p)
@@ -349,14 +347,14 @@ func (s *Store) FindTasks(ctx context.Context, r *domain.Run) ([]*domain.TaskRun
 	return out, nil
 }
 
-// FindTask reads one task run.
-func (s *Store) FindTask(ctx context.Context, id string) (*domain.TaskRun, error) {
+// FindTaskRun reads one task run.
+func (s *Store) FindTaskRun(ctx context.Context, id string) (*domain.TaskRun, error) {
 	run, i, ok := domain.ParseTaskRunID(id)
 	missing := apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", id)
 	if !ok {
 		return nil, missing
 	}
-	r, err := s.FindRun(ctx, run, false)
+	r, err := s.FindRun(ctx, run)
 	if apperr.HasReason(err, apperr.WorkflowRunNotFound) || (err == nil && i >= r.Tasks) {
 		return nil, missing
 	}
@@ -386,11 +384,11 @@ func (s *Store) FindTask(ctx context.Context, id string) (*domain.TaskRun, error
 // ended, which no newer view would undo. What an outdated view misses is a decision, and
 // the replica learns of it when the run's version refuses it: it reloads, and loading
 // derives the decisions a run still owes. Versions advance in memory as writes succeed;
-// ErrConflict means another writer moved first and the caller must reload. runFirst
-// turns the order around for a step that stopped the run: its tasks' ends alone would
-// read as a failure, while the run's end alone says how to end them (see Recover).
-func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int, runFirst bool) error {
-	if runFirst {
+// domain.ErrConflict means another writer moved first and the caller must reload. The
+// order is turned around once the run has stopped: its tasks' ends alone would read as a
+// failure, while the run's end alone says how to end them (see Recover).
+func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error {
+	if r.Stopped() {
 		if err := s.saveRun(ctx, r); err != nil {
 			return err
 		}
@@ -422,7 +420,7 @@ func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.Task
 			return fmt.Errorf("save task runs of %s: %w", r.ID, err)
 		}
 		if matched != len(pages) {
-			return fmt.Errorf("save task runs of %s: %w", r.ID, ErrConflict)
+			return fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
 		}
 		for _, p := range pages {
 			for _, t := range all[p*PageSize : min(len(all), (p+1)*PageSize)] {
@@ -442,7 +440,7 @@ func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
 		return fmt.Errorf("save run %s: %w", r.ID, err)
 	}
 	if res.MatchedCount == 0 {
-		return fmt.Errorf("save run %s: %w", r.ID, ErrConflict)
+		return fmt.Errorf("save run %s: %w", r.ID, domain.ErrConflict)
 	}
 	r.Version++
 	return nil
@@ -478,9 +476,9 @@ func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.Task
 	return nil
 }
 
-// Finalize moves an archived run from completed to finalized; false when it is not
-// completed.
-func (s *Store) Finalize(ctx context.Context, id string) (bool, error) {
+// FinalizeArchived moves an archived run from completed to finalized; false when it is
+// not completed.
+func (s *Store) FinalizeArchived(ctx context.Context, id string) (bool, error) {
 	res, err := s.runs.UpdateOne(ctx, bson.M{"_id": id, "phase": string(domain.Completed)},
 		bson.M{"$set": bson.M{"phase": string(domain.Finalized)}, "$inc": bson.M{"version": 1}})
 	if err != nil {
@@ -489,84 +487,50 @@ func (s *Store) Finalize(ctx context.Context, id string) (bool, error) {
 	return res.MatchedCount == 1, nil
 }
 
-// Heartbeat stores a runner's heartbeat when the stored task run is running the attempt on
-// that runner (matched). It answers the stored task run either way, for the caller to tell
-// why a beat did not match; a task run that is gone is a TaskRunNotFound error.
-func (s *Store) Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) (t *domain.TaskRun, matched bool, err error) {
-	if t, err = s.FindTask(ctx, taskRunID); err != nil {
-		return nil, false, err
-	}
-	if t.Status != domain.Running || t.Attempt != attempt || t.Runner != runner {
-		return t, false, nil
-	}
-	if err := s.SaveBeat(ctx, taskRunID, attempt, runner, at); err != nil {
-		return t, false, err
-	}
-	return t, true, nil
-}
-
-// SaveBeat stores a heartbeat of a task run's attempt, unchecked.
+// SaveHeartbeat stores a heartbeat of a task run's attempt, unchecked.
 //
 // Beats live apart from the task run, written by _id alone: a write that names other
 // fields reads the whole collection on the embedded FerretDB, and beats are the engine's
 // most frequent write. A beat counts only for the attempt and runner it names, so one that
 // lands after the attempt moved on is ignored.
-func (s *Store) SaveBeat(ctx context.Context, taskRunID string, attempt int, runner string, at time.Time) error {
+func (s *Store) SaveHeartbeat(ctx context.Context, taskRunID string, b domain.Heartbeat) error {
 	_, err := s.beats.UpdateOne(ctx, bson.M{"_id": taskRunID},
-		bson.M{"$set": bson.M{"attempt": attempt, "runner": runner, "at": at}}, options.UpdateOne().SetUpsert(true))
+		bson.M{"$set": bson.M{"attempt": b.Attempt, "runner": b.Runner, "at": b.At}}, options.UpdateOne().SetUpsert(true))
 	if err != nil {
 		return fmt.Errorf("heartbeat %s: %w", taskRunID, err)
 	}
 	return nil
 }
 
-// Beat is the last heartbeat stored for a task run.
-type Beat struct {
+// beatDoc is the last heartbeat stored for a task run.
+type beatDoc struct {
 	Attempt int       `bson:"attempt"`
 	Runner  string    `bson:"runner"`
 	At      time.Time `bson:"at"`
 }
 
-// LastBeat reads the last heartbeat of a task run; ok is false when there is none.
-func (s *Store) LastBeat(ctx context.Context, taskRunID string) (b Beat, ok bool, err error) {
-	b, err = mongox.FindOne[Beat](ctx, s.beats, bson.M{"_id": taskRunID})
+// LastHeartbeat reads the last heartbeat of a task run; ok is false when there is none.
+func (s *Store) LastHeartbeat(ctx context.Context, taskRunID string) (domain.Heartbeat, bool, error) {
+	b, err := mongox.FindOne[beatDoc](ctx, s.beats, bson.M{"_id": taskRunID})
 	if errors.Is(err, mongox.ErrNotFound) {
-		return Beat{}, false, nil
+		return domain.Heartbeat{}, false, nil
 	}
 	if err != nil {
-		return Beat{}, false, fmt.Errorf("heartbeat of %s: %w", taskRunID, err)
+		return domain.Heartbeat{}, false, fmt.Errorf("heartbeat of %s: %w", taskRunID, err)
 	}
-	return b, true, nil
+	return domain.Heartbeat(b), true, nil
 }
 
-// beatTTL is how long a heartbeat is kept: far longer than any runner lease.
-const beatTTL = 24 * time.Hour
-
-// PurgeBeats deletes heartbeats older than beatTTL.
-func (s *Store) PurgeBeats(ctx context.Context, now time.Time) error {
-	if _, err := s.beats.DeleteMany(ctx, bson.M{"at": bson.M{"$lt": now.Add(-beatTTL)}}); err != nil {
+// PurgeHeartbeats deletes heartbeats older than before.
+func (s *Store) PurgeHeartbeats(ctx context.Context, before time.Time) error {
+	if _, err := s.beats.DeleteMany(ctx, bson.M{"at": bson.M{"$lt": before}}); err != nil {
 		return fmt.Errorf("purge heartbeats: %w", err)
 	}
 	return nil
 }
 
-// Filter selects runs of a team.
-type Filter struct {
-	Team      string
-	Labels    map[string]string
-	Statuses  []string
-	Phases    []string
-	IDs       []string
-	Workflows []string
-	Triggers  []string
-	From, To  *time.Time
-	// None selects nothing.
-	None bool
-	// Exclude lists runs not to select.
-	Exclude []string
-}
-
-func (f Filter) bson() bson.M {
+// filterDoc is the query of the runs f selects.
+func filterDoc(f domain.RunFilter) bson.M {
 	m := bson.M{"team": f.Team}
 	if len(f.Labels) > 0 {
 		m["labelPairs"] = bson.M{"$all": labelPairs(f.Labels)}
@@ -613,7 +577,7 @@ func (f Filter) bson() bson.M {
 // matches, and the archive's queries leave out every run it held: a run is counted and
 // listed once, from whichever collection held it then. A run of the page that left the
 // live collection since is read from the archive.
-func (s *Store) FindRuns(ctx context.Context, f Filter, p page.Request) ([]*domain.Run, int64, error) {
+func (s *Store) FindRuns(ctx context.Context, f domain.RunFilter, p page.Request) ([]*domain.Run, int64, error) {
 	sort := mongox.Sort{Field: "creationDate", Tiebreak: "_id", Desc: p.Desc}
 	inLive, err := s.liveKeys(ctx, f)
 	if err != nil {
@@ -624,7 +588,7 @@ func (s *Store) FindRuns(ctx context.Context, f Filter, p page.Request) ([]*doma
 	// The archive gives its first offset+size matches; the page is cut from their merge
 	// with the live keys.
 	upto := p.Offset() + int64(p.Size)
-	ended, endedTotal, err := mongox.FindPage[runDoc](ctx, s.runs, archived.bson(), sort, 0, upto)
+	ended, endedTotal, err := mongox.FindPage[runDoc](ctx, s.runs, filterDoc(archived), sort, 0, upto)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -681,8 +645,8 @@ type runKey struct {
 
 // liveKeys reads the keys of the runs f selects in the live collection: runs in flight and
 // those being put away, few next to the archive.
-func (s *Store) liveKeys(ctx context.Context, f Filter) ([]runKey, error) {
-	cur, err := s.live.Find(ctx, f.bson(), options.Find().SetProjection(bson.M{"_id": 1, "creationDate": 1, "status": 1}))
+func (s *Store) liveKeys(ctx context.Context, f domain.RunFilter) ([]runKey, error) {
+	cur, err := s.live.Find(ctx, filterDoc(f), options.Find().SetProjection(bson.M{"_id": 1, "creationDate": 1, "status": 1}))
 	if err != nil {
 		return nil, fmt.Errorf("find runs in flight: %w", err)
 	}
@@ -757,7 +721,7 @@ func findIDs(ctx context.Context, coll *mongo.Collection, filter bson.M) ([]stri
 // CountRuns counts a team's runs by status. As in FindRuns, the live collection is read
 // first and the archive's count leaves out the runs it held, so a run being put away is
 // counted once.
-func (s *Store) CountRuns(ctx context.Context, f Filter) (map[string]int64, error) {
+func (s *Store) CountRuns(ctx context.Context, f domain.RunFilter) (map[string]int64, error) {
 	out := map[string]int64{}
 	inLive, err := s.liveKeys(ctx, f)
 	if err != nil {
@@ -769,7 +733,7 @@ func (s *Store) CountRuns(ctx context.Context, f Filter) (map[string]int64, erro
 	archived := f
 	archived.Exclude = append(slices.Clone(f.Exclude), keyIDs(inLive)...)
 	cur, err := s.runs.Aggregate(ctx, mongo.Pipeline{
-		{{Key: "$match", Value: archived.bson()}},
+		{{Key: "$match", Value: filterDoc(archived)}},
 		{{Key: "$group", Value: bson.M{"_id": "$status", "n": bson.M{"$sum": 1}}}},
 	})
 	if err != nil {

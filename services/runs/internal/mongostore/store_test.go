@@ -100,7 +100,9 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 		assert.NotContains(t, stored.String(), secret)
 	}
 
-	back, err := s.FindRun(ctx, r.ID, true)
+	back, err := s.FindRun(ctx, r.ID)
+	require.NoError(t, err)
+	back.Definition, err = s.FindDefinition(ctx, back)
 	require.NoError(t, err)
 	assert.Equal(t, r.Context, back.Context)
 	assert.Equal(t, r.Params, back.Params)
@@ -108,7 +110,7 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 	assert.Nil(t, back.Definition.Params[0].Default, "a password default is not kept in the definition")
 	assert.Equal(t, deploy, back.Definition.Tasks[2], "a catalogue task's secrets are kept sealed and read back opened")
 	assert.Equal(t, catalogue, string(r.Definition.Tasks[2].Spec.Params[0].Default[1:len(catalogue)+1]), "the run's own copy is left as it was")
-	all, err := s.FindTasks(ctx, back)
+	all, err := s.FindTaskRuns(ctx, back)
 	require.NoError(t, err)
 	assert.Equal(t, d.Params, all[1].Params)
 	assert.Equal(t, d.Results, all[1].Results)
@@ -157,13 +159,13 @@ func TestMonthlyCountAndKeys(t *testing.T) {
 		assert.Equal(t, want, ok, "run %d", i)
 	}
 	now := time.Now()
-	held, err := s.Claim(ctx, "k", "r1", now)
+	held, err := s.HoldKey(ctx, "k", "r1", now)
 	require.NoError(t, err)
 	assert.Equal(t, "r1", held)
-	held, err = s.Claim(ctx, "k", "r2", now)
+	held, err = s.HoldKey(ctx, "k", "r2", now)
 	require.NoError(t, err)
 	assert.Equal(t, "r1", held)
-	held, err = s.Claim(ctx, "k", "r3", now.Add(mongostore.KeyTTL+time.Minute))
+	held, err = s.HoldKey(ctx, "k", "r3", now.Add(mongostore.KeyTTL+time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, "r3", held, "an expired key names the new run")
 }
@@ -182,47 +184,46 @@ func TestSaveStepIsConditionalAndArchiveMovesTheRun(t *testing.T) {
 	r.Owner = "replica-a"
 	require.NoError(t, s.CreateRun(ctx, r, tasks))
 
-	stale, err := s.FindTasks(ctx, r)
+	stale, err := s.FindTaskRuns(ctx, r)
 	require.NoError(t, err)
 	staleRun := *r
 	tasks[65].Status = domain.Ready
-	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{65}, false))
+	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{65}))
 	assert.EqualValues(t, 2, tasks[65].Version)
 	assert.EqualValues(t, 2, r.Version)
 	assert.EqualValues(t, 1, tasks[0].Version, "only the changed page moves")
 
 	stale[65].Status = domain.Running
-	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{65}, false), mongostore.ErrConflict, "a stale page must not be written")
+	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{65}), domain.ErrConflict, "a stale page must not be written")
 	stale[1].Status = domain.Running
-	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{1}, false), mongostore.ErrConflict, "a stale run must not be written")
-	got, err := s.FindTask(ctx, tasks[65].ID)
+	assert.ErrorIs(t, s.SaveStep(ctx, &staleRun, stale, []int{1}), domain.ErrConflict, "a stale run must not be written")
+	got, err := s.FindTaskRun(ctx, tasks[65].ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.Ready, got.Status)
-	got, err = s.FindTask(ctx, tasks[1].ID)
+	got, err = s.FindTaskRun(ctx, tasks[1].ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.Running, got.Status, "a page no one else moved keeps the facts of a step that lost the run")
 
-	_, ok, err := s.Heartbeat(ctx, tasks[65].ID, 0, "", time.Now())
+	stored, err := s.FindTaskRun(ctx, tasks[65].ID)
 	require.NoError(t, err)
-	assert.False(t, ok, "a heartbeat for a task run that is not running")
+	assert.False(t, stored.RunsAttempt(0, ""), "a heartbeat for a task run that is not running")
 	tasks[66].Status, tasks[66].Attempt, tasks[66].Runner = domain.Running, 2, "r1"
-	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{66}, false))
+	require.NoError(t, s.SaveStep(ctx, r, tasks, []int{66}))
 	beat := time.Now().UTC().Truncate(time.Millisecond)
-	_, ok, err = s.Heartbeat(ctx, tasks[66].ID, 2, "r1", beat)
+	stored, err = s.FindTaskRun(ctx, tasks[66].ID)
 	require.NoError(t, err)
-	assert.True(t, ok, "the running attempt's heartbeat")
-	last, found, err := s.LastBeat(ctx, tasks[66].ID)
+	assert.True(t, stored.RunsAttempt(2, "r1"), "the running attempt's heartbeat")
+	require.NoError(t, s.SaveHeartbeat(ctx, tasks[66].ID, domain.Heartbeat{Attempt: 2, Runner: "r1", At: beat}))
+	last, found, err := s.LastHeartbeat(ctx, tasks[66].ID)
 	require.NoError(t, err)
 	require.True(t, found)
-	assert.Equal(t, mongostore.Beat{Attempt: 2, Runner: "r1", At: beat}, mongostore.Beat{Attempt: last.Attempt, Runner: last.Runner, At: last.At.UTC()})
-	_, ok, err = s.Heartbeat(ctx, tasks[66].ID, 1, "r1", beat)
-	require.NoError(t, err)
-	assert.False(t, ok, "an earlier attempt's heartbeat")
-	_, found, err = s.LastBeat(ctx, tasks[65].ID)
+	assert.Equal(t, domain.Heartbeat{Attempt: 2, Runner: "r1", At: beat}, domain.Heartbeat{Attempt: last.Attempt, Runner: last.Runner, At: last.At.UTC()})
+	assert.False(t, stored.RunsAttempt(1, "r1"), "an earlier attempt's heartbeat")
+	_, found, err = s.LastHeartbeat(ctx, tasks[65].ID)
 	require.NoError(t, err)
 	assert.False(t, found)
 
-	active, err := s.ListActive(ctx)
+	active, err := s.ListInFlight(ctx)
 	require.NoError(t, err)
 	require.Len(t, active, 1)
 	assert.Equal(t, "replica-a", active[0].Owner)
@@ -230,18 +231,18 @@ func TestSaveStepIsConditionalAndArchiveMovesTheRun(t *testing.T) {
 	r.Status, r.Phase = domain.Succeeded, domain.Completed
 	require.NoError(t, s.Archive(ctx, r, tasks))
 	require.NoError(t, s.Archive(ctx, r, tasks), "archiving again is harmless")
-	active, err = s.ListActive(ctx)
+	active, err = s.ListInFlight(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, active)
-	back, err := s.FindRun(ctx, r.ID, true)
+	back, err := s.FindRun(ctx, r.ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.Succeeded, back.Status)
 	assert.Empty(t, back.Owner)
-	all, err := s.FindTasks(ctx, back)
+	all, err := s.FindTaskRuns(ctx, back)
 	require.NoError(t, err)
 	assert.Len(t, all, 72)
 	assert.Equal(t, domain.Ready, all[65].Status)
-	done, err := s.Finalize(ctx, r.ID)
+	done, err := s.FinalizeArchived(ctx, r.ID)
 	require.NoError(t, err)
 	assert.True(t, done)
 }
@@ -281,10 +282,10 @@ func TestConcurrentCreates(t *testing.T) {
 		if a == nil {
 			conflict = b
 		}
-		assert.ErrorIs(t, conflict, mongostore.ErrConflict, "run-%d created twice", i)
-		r, err := s.FindRun(ctx, fmt.Sprintf("run-%d", i), true)
+		assert.ErrorIs(t, conflict, domain.ErrConflict, "run-%d created twice", i)
+		r, err := s.FindRun(ctx, fmt.Sprintf("run-%d", i))
 		require.NoError(t, err)
-		tasks, err := s.FindTasks(ctx, r)
+		tasks, err := s.FindTaskRuns(ctx, r)
 		require.NoError(t, err)
 		assert.Len(t, tasks, 2)
 		assert.Equal(t, i%2 == 0, r.Owner != "", "run-%d live or archived", i)
@@ -333,7 +334,7 @@ func TestSearchesCountARunBeingPutAwayOnce(t *testing.T) {
 	require.NoError(t, s.CreateRun(ctx, &archived, nil))
 
 	for _, desc := range []bool{false, true} {
-		runs, total, err := s.FindRuns(ctx, mongostore.Filter{Team: "infra"}, page.Request{Size: 10, Desc: desc})
+		runs, total, err := s.FindRuns(ctx, domain.RunFilter{Team: "infra"}, page.Request{Size: 10, Desc: desc})
 		require.NoError(t, err)
 		assert.EqualValues(t, 2, total)
 		var ids []string
@@ -346,7 +347,7 @@ func TestSearchesCountARunBeingPutAwayOnce(t *testing.T) {
 		}
 		assert.Equal(t, want, ids)
 	}
-	counts, err := s.CountRuns(ctx, mongostore.Filter{Team: "infra"})
+	counts, err := s.CountRuns(ctx, domain.RunFilter{Team: "infra"})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"running": 2}, counts)
 }

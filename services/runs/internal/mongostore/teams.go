@@ -21,10 +21,10 @@ func (s *Store) HasLiveRuns(ctx context.Context, team string) (bool, error) {
 	return n > 0, nil
 }
 
-// DeleteTeam removes everything of team's that ended: its runs with their task runs and
-// logs, its counters and its idempotency keys. A run's parts go before the run, so a
-// delete cut short is completed by the next one, which still finds the run.
-func (s *Store) DeleteTeam(ctx context.Context, team string) error {
+// DeleteTeamRuns removes team's runs that ended, with their task runs, logs and
+// heartbeats. A run's parts go before the run, so a delete cut short is completed by the
+// next one, which still finds the run.
+func (s *Store) DeleteTeamRuns(ctx context.Context, team string) error {
 	all, err := findIDs(ctx, s.runs, bson.M{"team": team})
 	if err != nil {
 		return fmt.Errorf("list runs of %s: %w", team, err)
@@ -51,18 +51,23 @@ func (s *Store) DeleteTeam(ctx context.Context, team string) error {
 			}
 		}
 	}
-	prefix := regexp.QuoteMeta(team)
-	for _, del := range []struct {
-		coll   *mongo.Collection
-		filter bson.M
-	}{
-		{s.counters, bson.M{"_id": bson.M{"$regex": "^(slots|month)/" + prefix + "($|/)"}}},
-		{s.idem, bson.M{"_id": bson.M{"$regex": "^" + prefix + "/"}}},
-	} {
-		if _, err := del.coll.DeleteMany(ctx, del.filter); err != nil {
-			return fmt.Errorf("delete %s of %s: %w", del.coll.Name(), team, err)
-		}
+	return nil
+}
+
+// DeleteTeamQuotas forgets team's concurrency slots and monthly counts.
+func (s *Store) DeleteTeamQuotas(ctx context.Context, team string) error {
+	filter := bson.M{"_id": bson.M{"$regex": "^(slots|month)/" + regexp.QuoteMeta(team) + "($|/)"}}
+	if _, err := s.counters.DeleteMany(ctx, filter); err != nil {
+		return fmt.Errorf("delete the counters of %s: %w", team, err)
 	}
 	s.slotDocs.Delete("slots/" + team)
+	return nil
+}
+
+// DeleteTeamKeys forgets team's idempotency keys.
+func (s *Store) DeleteTeamKeys(ctx context.Context, team string) error {
+	if _, err := s.idem.DeleteMany(ctx, bson.M{"_id": bson.M{"$regex": "^" + regexp.QuoteMeta(team) + "/"}}); err != nil {
+		return fmt.Errorf("delete the idempotency keys of %s: %w", team, err)
+	}
 	return nil
 }

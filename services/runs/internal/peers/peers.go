@@ -13,8 +13,8 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/peer"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
-	"github.com/baton-flow/baton/services/runs/internal/engine"
 )
 
 // Self is the principal the runs service acts as.
@@ -31,7 +31,7 @@ func NewWorkflows(r registry.Resolver, s *auth.Signer) *Workflows {
 	return &Workflows{c: peer.New("workflows", r, s, timeout)}
 }
 
-// Snapshot implements engine.Definitions with
+// Snapshot implements app.Definitions with
 // GET /internal/v1/teams/{team}/workflows/{name}?version=n.
 func (w *Workflows) Snapshot(ctx context.Context, team, workflow string, version int) (*domain.Definition, error) {
 	q := url.Values{}
@@ -64,7 +64,7 @@ func NewTasks(r registry.Resolver, s *auth.Signer) *Tasks {
 	return &Tasks{c: peer.New("tasks", r, s, timeout), cache: map[string]taskAnswer{}}
 }
 
-// TaskSpec implements engine.Catalogue with GET /internal/v1/tasks/resolve?ref=&version=.
+// TaskSpec implements app.Catalogue with GET /internal/v1/tasks/resolve?ref=&version=.
 func (t *Tasks) TaskSpec(ctx context.Context, ref string, version int) (*domain.Spec, int, error) {
 	key := ref + "@" + strconv.Itoa(version)
 	t.mu.Lock()
@@ -96,8 +96,8 @@ func NewIdentity(r registry.Resolver, s *auth.Signer) *Identity {
 	return &Identity{c: peer.New("identity", r, s, timeout)}
 }
 
-// RunContext implements engine.Contexts with GET /internal/v1/teams/{team}/run-context.
-func (i *Identity) RunContext(ctx context.Context, team string) (engine.TeamContext, error) {
+// RunContext implements app.Contexts with GET /internal/v1/teams/{team}/run-context.
+func (i *Identity) RunContext(ctx context.Context, team string) (app.TeamContext, error) {
 	var a struct {
 		GlobalParams map[string]any `json:"globalParams"`
 		TeamParams   map[string]any `json:"teamParams"`
@@ -112,9 +112,9 @@ func (i *Identity) RunContext(ctx context.Context, team string) (engine.TeamCont
 		MaxTreeRuns        int `json:"maxTreeRuns"`
 	}
 	if err := i.c.Get(ctx, Self, "/internal/v1/teams/"+url.PathEscape(team)+"/run-context", nil, &a); err != nil {
-		return engine.TeamContext{}, err
+		return app.TeamContext{}, err
 	}
-	return engine.TeamContext{
+	return app.TeamContext{
 		Global: a.GlobalParams, Team: a.TeamParams, Secrets: a.Secrets,
 		MaxMonthly: a.Quotas.MaxWorkflowRunMonthly, MaxDuration: a.Quotas.MaxWorkflowRunDuration,
 		MaxConcurrent: a.Quotas.MaxConcurrentRuns, TaskDefaultTimeout: a.TaskDefaultTimeout, MaxDepth: a.MaxDepth,

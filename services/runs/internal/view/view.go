@@ -1,15 +1,13 @@
-package engine
+// Package view renders runs and task runs as the contract shows them (WorkflowRun and
+// TaskRun), in answers and in status events alike, with every secret masked.
+package view
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
-	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/secrets"
-	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
@@ -19,8 +17,8 @@ const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 // mask is what a secret value reads as in answers and events.
 const mask = secrets.Mask
 
-// RunView is the contract's WorkflowRun.
-type RunView struct {
+// Run is the contract's WorkflowRun.
+type Run struct {
 	ID                  string           `json:"id"`
 	WorkflowRef         string           `json:"workflowRef"`
 	WorkflowName        string           `json:"workflowName"`
@@ -51,11 +49,11 @@ type RunView struct {
 	ParentRun           string             `json:"parentRun,omitempty"`
 	RootRun             string             `json:"rootRun"` // the top of its tree of child runs
 	Depth               int                `json:"depth"`   // how far below RootRun
-	Tasks               []TaskRunView      `json:"tasks,omitempty"`
+	Tasks               []TaskRun          `json:"tasks,omitempty"`
 }
 
-// TaskRunView is the contract's TaskRun.
-type TaskRunView struct {
+// TaskRun is the contract's TaskRun.
+type TaskRun struct {
 	ID             string             `json:"id"`
 	Name           string             `json:"name"`
 	Type           string             `json:"type"`
@@ -86,9 +84,9 @@ func fmtTime(t time.Time) string {
 }
 
 // ViewRun renders a run, secrets masked, with tasks when given.
-func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
+func OfRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) Run {
 	known := r.Context.Secrets
-	v := RunView{
+	v := Run{
 		ID: r.ID, WorkflowRef: r.Workflow, WorkflowName: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
 		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: r.Status, Phase: r.Phase, StatusMessage: r.Scrub(r.StatusMessage),
 		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, InitiatedByRef: r.InitiatedBy.ID,
@@ -100,18 +98,18 @@ func ViewRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) RunView {
 		RootRun: r.Root(), Depth: r.Depth,
 	}
 	if tasks != nil {
-		v.Tasks = make([]TaskRunView, len(tasks))
+		v.Tasks = make([]TaskRun, len(tasks))
 		for i, t := range tasks {
-			v.Tasks[i] = ViewTask(r, t, now)
+			v.Tasks[i] = OfTask(r, t, now)
 		}
 	}
 	return v
 }
 
 // ViewTask renders a task run, secrets masked.
-func ViewTask(r *domain.Run, t *domain.TaskRun, now time.Time) TaskRunView {
+func OfTask(r *domain.Run, t *domain.TaskRun, now time.Time) TaskRun {
 	known := r.Context.Secrets
-	return TaskRunView{
+	return TaskRun{
 		ID: t.ID, Name: t.Name, Type: t.Type, Status: t.Status, Phase: t.Phase(), StatusMessage: r.Scrub(t.StatusMessage),
 		WorkflowRunRef: t.RunID, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion,
 		Params:       domain.NameValues(maskValues(t.Params, t.SecretParams, known)),
@@ -191,80 +189,4 @@ func orEmptyAny(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return m
-}
-
-// runEvent is the status event of the run's current status (API.md §7). Its id names the
-// run, status and phase, so a re-publish after a takeover is dropped as a duplicate.
-func (e *Engine) runEvent(st *domain.State) message {
-	r := st.Run
-	v := ViewRun(r, nil, e.now())
-	id := r.ID + "/" + string(r.Status) + "/" + string(r.Phase)
-	ev, err := events.New(id, events.Source("runs"), events.TypeStatusWorkflowRun,
-		"/workflowrun/"+r.ID+"/status/"+string(r.Status), v)
-	if err != nil {
-		e.log.Error("cannot build run event", "run", r.ID, "error", err)
-	}
-	return message{topic: events.RunEvents, key: r.ID, event: ev}
-}
-
-func (e *Engine) taskEvent(st *domain.State, t *domain.TaskRun) message {
-	v := ViewTask(st.Run, t, e.now())
-	id := t.ID + "/" + strconv.Itoa(t.Attempt) + "/" + string(t.Status)
-	ev, err := events.New(id, events.Source("runs"), events.TypeStatusTaskRun,
-		"/workflowrun/"+t.RunID+"/taskrun/"+t.ID+"/status/"+string(t.Status), v)
-	if err != nil {
-		e.log.Error("cannot build task run event", "taskRun", t.ID, "error", err)
-	}
-	return message{topic: events.RunEvents, key: t.RunID, event: ev}
-}
-
-// attempt is the dispatch of task i's current attempt.
-func (e *Engine) attempt(st *domain.State, i int) (message, error) {
-	m := domain.NewMachine(st, e.now())
-	step, err := m.Step(i)
-	if err != nil {
-		return message{}, err
-	}
-	t := st.Tasks[i]
-	r := st.Run
-	a := events.TaskAttempt{
-		TaskRunID: t.ID, RunID: r.ID, Team: r.Team, Workflow: r.Workflow, Name: t.Name, Type: t.Type,
-		Attempt: t.Attempt, Deadline: t.Deadline, Results: step.Results, Secrets: r.Context.Secrets,
-		Spec: events.TaskSpec{Image: step.Image, Command: step.Command, Args: step.Args, Script: step.Script,
-			Shell: step.Shell, WorkingDir: step.WorkingDir},
-	}
-	// A value given to a catalogue task's password parameter is masked in its log too.
-	if spec := st.G.Tasks[i].Spec; spec != nil {
-		for _, p := range spec.Params {
-			if s := domain.Text(t.Params[p.Name]); p.Type == "password" && s != "" && !slices.Contains(a.Secrets, s) {
-				a.Secrets = append(slices.Clip(a.Secrets), s)
-			}
-		}
-	}
-	for _, env := range step.Env {
-		a.Spec.Env = append(a.Spec.Env, events.EnvVar{Name: env.Name, Value: env.Value})
-	}
-	topic := events.TaskDispatch
-	if t.Type == tasktype.Generic {
-		a.Queue, a.Params = step.Queue, step.Params
-		topic = events.QueueTopic(step.Queue)
-	}
-	if t.Type == tasktype.Generic && len(t.SecretParams) == 0 {
-		// A queue's worker is given no secret, so it needs none of them to mask.
-		a.Secrets = nil
-	}
-	// An attempt that carries anything from a secret crosses the broker sealed.
-	if len(a.Secrets) > 0 || len(t.SecretParams) > 0 {
-		if e.box == nil {
-			return message{}, fmt.Errorf("task run %s carries secrets and the runs service has no secret key", t.ID)
-		}
-		if err := a.Seal(e.box); err != nil {
-			return message{}, err
-		}
-	}
-	ev, err := events.New(t.ID+"/"+strconv.Itoa(t.Attempt), events.Source("runs"), events.TypeTaskDispatch, "", a)
-	if err != nil {
-		return message{}, err
-	}
-	return message{topic: topic, key: r.ID, event: ev}, nil
 }

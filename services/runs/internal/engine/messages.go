@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/tasktype"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/view"
+)
+
+// The messages a step owes: status events of the run and its task runs (API.md §7), and
+// the dispatch of task attempts to runners.
+
+// runEvent is the status event of the run's current status (API.md §7). Its id names the
+// run, status and phase, so a re-publish after a takeover is dropped as a duplicate.
+func (e *Engine) runEvent(st *domain.State) Message {
+	r := st.Run
+	v := view.OfRun(r, nil, e.now())
+	id := r.ID + "/" + string(r.Status) + "/" + string(r.Phase)
+	ev, err := events.New(id, events.Source("runs"), events.TypeStatusWorkflowRun,
+		"/workflowrun/"+r.ID+"/status/"+string(r.Status), v)
+	if err != nil {
+		e.log.Error("cannot build run event", "run", r.ID, "error", err)
+	}
+	return Message{Topic: events.RunEvents, Key: r.ID, Event: ev}
+}
+
+func (e *Engine) taskEvent(st *domain.State, t *domain.TaskRun) Message {
+	v := view.OfTask(st.Run, t, e.now())
+	id := t.ID + "/" + strconv.Itoa(t.Attempt) + "/" + string(t.Status)
+	ev, err := events.New(id, events.Source("runs"), events.TypeStatusTaskRun,
+		"/workflowrun/"+t.RunID+"/taskrun/"+t.ID+"/status/"+string(t.Status), v)
+	if err != nil {
+		e.log.Error("cannot build task run event", "taskRun", t.ID, "error", err)
+	}
+	return Message{Topic: events.RunEvents, Key: t.RunID, Event: ev}
+}
+
+// attempt is the dispatch of task i's current attempt.
+func (e *Engine) attempt(st *domain.State, i int) (Message, error) {
+	m := domain.NewMachine(st, e.now())
+	step, err := m.Step(i)
+	if err != nil {
+		return Message{}, err
+	}
+	t := st.Tasks[i]
+	r := st.Run
+	a := events.TaskAttempt{
+		TaskRunID: t.ID, RunID: r.ID, Team: r.Team, Workflow: r.Workflow, Name: t.Name, Type: t.Type,
+		Attempt: t.Attempt, Deadline: t.Deadline, Results: step.Results, Secrets: r.Context.Secrets,
+		Spec: events.TaskSpec{Image: step.Image, Command: step.Command, Args: step.Args, Script: step.Script,
+			Shell: step.Shell, WorkingDir: step.WorkingDir},
+	}
+	// A value given to a catalogue task's password parameter is masked in its log too.
+	if spec := st.G.Tasks[i].Spec; spec != nil {
+		for _, p := range spec.Params {
+			if s := domain.Text(t.Params[p.Name]); p.Type == "password" && s != "" && !slices.Contains(a.Secrets, s) {
+				a.Secrets = append(slices.Clip(a.Secrets), s)
+			}
+		}
+	}
+	for _, env := range step.Env {
+		a.Spec.Env = append(a.Spec.Env, events.EnvVar{Name: env.Name, Value: env.Value})
+	}
+	topic := events.TaskDispatch
+	if t.Type == tasktype.Generic {
+		a.Queue, a.Params = step.Queue, step.Params
+		topic = events.QueueTopic(step.Queue)
+	}
+	if t.Type == tasktype.Generic && len(t.SecretParams) == 0 {
+		// A queue's worker is given no secret, so it needs none of them to mask.
+		a.Secrets = nil
+	}
+	// An attempt that carries anything from a secret crosses the broker sealed.
+	if len(a.Secrets) > 0 || len(t.SecretParams) > 0 {
+		if e.box == nil {
+			return Message{}, fmt.Errorf("task run %s carries secrets and the runs service has no secret key", t.ID)
+		}
+		if err := a.Seal(e.box); err != nil {
+			return Message{}, err
+		}
+	}
+	ev, err := events.New(t.ID+"/"+strconv.Itoa(t.Attempt), events.Source("runs"), events.TypeTaskDispatch, "", a)
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{Topic: topic, Key: r.ID, Event: ev}, nil
+}

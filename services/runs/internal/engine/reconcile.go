@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// Run moves runs until ctx ends: timers, the publisher, this replica's beat, queued runs
+// and the runs of replicas that died.
+func (e *Engine) Run(ctx context.Context) error {
+	e.bgOnce.Do(func() {
+		e.bg = ctx
+		close(e.ready)
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() { e.pub.run(ctx) })
+	wg.Go(func() {
+		e.timers.run(ctx, e.now, func(run string) {
+			e.spawn(func(ctx context.Context) {
+				e.refresh(ctx, run)
+				err := e.Step(ctx, run, func(m *domain.Machine) error {
+					e.refreshHeartbeats(ctx, m)
+					m.Tick(e.cfg.Lease)
+					return nil
+				})
+				if err != nil && ctx.Err() == nil && !apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+					e.log.Warn("timer step failed", "run", run, "error", err)
+					e.timers.set(run, e.now().Add(time.Second))
+				}
+			})
+		})
+	})
+	wg.Go(func() { e.beatLoop(ctx) })
+	wg.Go(func() { e.reconcileLoop(ctx) })
+	wg.Wait()
+	e.wg.Wait()
+	return nil
+}
+
+// beatLoop says this replica is alive every Beat, on its own: a beat that waited behind a
+// long reconcile would have the other replicas take this one's runs over.
+func (e *Engine) beatLoop(ctx context.Context) {
+	beat := time.NewTicker(e.cfg.Beat)
+	defer beat.Stop()
+	for {
+		if err := e.replicas.MarkAlive(ctx, e.cfg.Replica, e.now()); err != nil && ctx.Err() == nil {
+			e.log.Warn("replica beat failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+		}
+	}
+}
+
+func (e *Engine) reconcileLoop(ctx context.Context) {
+	rec := time.NewTicker(e.cfg.Reconcile)
+	defer rec.Stop()
+	e.reconcile(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-rec.C:
+			e.reconcile(ctx)
+		}
+	}
+}
+
+// reconcile takes over the runs of dead replicas, starts queued runs and cancels the
+// children of stopped runs that a cascade missed.
+func (e *Engine) reconcile(ctx context.Context) {
+	all, err := e.runs.ListInFlight(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot list active runs", "error", err)
+		}
+		return
+	}
+	seen, err := e.replicas.Replicas(ctx)
+	if err != nil {
+		return
+	}
+	now := e.now()
+	alive := func(r string) bool {
+		t, ok := seen[r]
+		return r == e.cfg.Replica || (ok && now.Sub(t) < e.cfg.ReplicaTimeout)
+	}
+	dead := map[string]bool{}
+	var mine []domain.InFlight
+	for _, a := range all {
+		if a.Owner == e.cfg.Replica {
+			mine = append(mine, a)
+		}
+		if a.Owner == e.cfg.Replica && !a.Queued {
+			// A run of ours whose last step failed to store is reloaded from the truth.
+			if !e.inMemory(a.ID) {
+				e.adopt(ctx, a)
+			}
+			continue
+		}
+		if alive(a.Owner) {
+			continue
+		}
+		dead[a.Owner] = true
+		took, err := e.runs.TakeOver(ctx, a.ID, a.Owner, e.cfg.Replica)
+		if err != nil || !took {
+			continue
+		}
+		e.log.Info("took over run", "run", a.ID, "from", a.Owner)
+		mine = append(mine, a)
+		if !a.Queued {
+			// Held here already, it was loaded as another replica's run: load it again as
+			// this one's, which settles what the dead replica left owed.
+			e.drop(a.ID)
+			e.adopt(ctx, a)
+		}
+	}
+	for r := range dead {
+		if _, ok := seen[r]; ok {
+			_ = e.replicas.ForgetReplica(ctx, r)
+		}
+	}
+	teams := map[string]bool{}
+	for _, a := range all {
+		if a.Queued {
+			teams[a.Team] = true
+		}
+	}
+	for team := range teams {
+		e.kickQueued(team)
+	}
+	e.cancelOrphans(ctx, mine)
+}
+
+// cancelOrphans cancels the child runs among held that a run above them was stopped
+// for: the cancels of a cascade that a crash interrupted, or that could not be stored.
+func (e *Engine) cancelOrphans(ctx context.Context, held []domain.InFlight) {
+	var above []string
+	for _, a := range held {
+		if !a.Phase.Ended() {
+			above = append(above, a.Ancestors...)
+		}
+	}
+	if len(above) == 0 {
+		return
+	}
+	slices.Sort(above)
+	stopped, err := e.runs.FindStopped(ctx, slices.Compact(above))
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot look at the runs above child runs", "error", err)
+		}
+		return
+	}
+	for _, a := range held {
+		if a.Phase.Ended() {
+			continue
+		}
+		for _, up := range a.Ancestors {
+			if stopped[up] {
+				e.cancelRun(ctx, a.ID, "cancelled: run "+up+" above it was stopped")
+				break
+			}
+		}
+	}
+}
+
+// refresh drops a run held in memory when the stored run has moved on: another replica
+// applied a claim or a report to it. A timer's step must see that, since its own moves
+// (sending a dispatch again, calling a runner lost) may write nothing that a stale copy
+// would be refused on.
+func (e *Engine) refresh(ctx context.Context, id string) {
+	a, ok := e.cached(id)
+	if !ok {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.st == nil {
+		return
+	}
+	if r, err := e.runs.FindRun(ctx, id); err != nil || r.Version != a.st.Run.Version {
+		a.st = nil
+	}
+}
+
+// drop makes the next step of a run held in memory load it first.
+func (e *Engine) drop(id string) {
+	if a, ok := e.cached(id); ok {
+		a.mu.Lock()
+		a.st = nil
+		a.mu.Unlock()
+	}
+}
+
+// inMemory reports whether a run is held in memory, or being worked on.
+func (e *Engine) inMemory(id string) bool {
+	a, ok := e.cached(id)
+	if !ok {
+		return false
+	}
+	if !a.mu.TryLock() {
+		return true
+	}
+	defer a.mu.Unlock()
+	return a.st != nil
+}
+
+// refreshHeartbeats reads the stored heartbeats of runners this replica has not heard
+// from within the lease: they may beat through another replica.
+func (e *Engine) refreshHeartbeats(ctx context.Context, m *domain.Machine) {
+	for _, t := range m.S.Tasks {
+		if t.Status != domain.Running || t.Runner == "" || m.Now.Sub(t.Heartbeat) <= e.cfg.Lease {
+			continue
+		}
+		b, ok, err := e.beats.LastHeartbeat(ctx, t.ID)
+		if err == nil && ok && b.Runner == t.Runner && b.Attempt == t.Attempt && b.At.After(t.Heartbeat) {
+			t.Heartbeat = b.At
+		}
+	}
+}
+
+// adopt loads a run this replica holds but does not have in memory. Loading recovers it:
+// undecided tasks, dispatches, timers, an unfinished end. A run stored but never started
+// is queued instead.
+func (e *Engine) adopt(ctx context.Context, a domain.InFlight) {
+	if a.Phase == domain.Queued {
+		_ = e.runs.SetQueued(ctx, a.ID, true)
+		return
+	}
+	if err := e.Step(ctx, a.ID, func(*domain.Machine) error { return nil }); err != nil && ctx.Err() == nil {
+		e.log.Warn("cannot recover run", "run", a.ID, "error", err)
+	}
+}
