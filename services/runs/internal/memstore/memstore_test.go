@@ -1,0 +1,17 @@
+package memstore_test
+
+import (
+	"testing"
+
+	"github.com/baton-flow/baton/services/runs/internal/app"
+	"github.com/baton-flow/baton/services/runs/internal/memstore"
+	"github.com/baton-flow/baton/services/runs/internal/storetest"
+)
+
+func TestStoreContract(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(*testing.T) app.Stores {
+		s := memstore.New()
+		return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s}
+	})
+}

@@ -1,0 +1,540 @@
+// Package storetest is the contract every store of the runs service keeps, as one suite of
+// tests run against each implementation (the Mongo store and the in-memory one): what the
+// engine and the use cases rely on, whatever keeps the data.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/services/runs/internal/app"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// NewStores returns empty stores, of one implementation, for one test.
+type NewStores func(t *testing.T) app.Stores
+
+// Run runs the whole contract against the stores newStores makes.
+func Run(t *testing.T, newStores NewStores) {
+	tests := []struct {
+		name string
+		test func(t *testing.T, s app.Stores)
+	}{
+		{"runs are created once and read back whole", createAndFind},
+		{"a run that ended within its first step is created in the archive", createEnded},
+		{"a step is stored on the versions it was read at, or not at all", saveStepIsConditional},
+		{"archiving moves a run out of flight, and a run in the archive is finalized once", archiveAndFinalize},
+		{"runs in flight are listed, queued, taken over and found by their tree", inFlight},
+		{"searches page and filter runs in flight and ended together", searches},
+		{"insights count, sum and rank the runs a filter selects", insights},
+		{"slots are a set with a limit", slots},
+		{"monthly counts stop at their limit and read as usage", monthly},
+		{"an idempotency key names its run for its life", keys},
+		{"replicas say when they were last alive", replicas},
+		{"heartbeats are kept by task run", heartbeats},
+		{"logs are read in order from a cursor, across attempts", logs},
+		{"a deleted team leaves nothing behind", deleteTeam},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.test(t, newStores(t))
+		})
+	}
+}
+
+// at is a time the stores keep exactly: UTC, to the millisecond.
+var at = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+
+// newRun builds a run of n script tasks, in flight on replica-a.
+func newRun(id, team string, n int) (*domain.Run, []*domain.TaskRun) {
+	def := &domain.Definition{Name: "build", Team: team, Version: 1}
+	r := &domain.Run{ID: id, Team: team, Workflow: "build", WorkflowVersion: 1, Status: domain.Running, Phase: domain.PhaseRunning,
+		Trigger: "manual", CreationDate: at, StartTime: at, Params: map[string]any{"who": "world"},
+		Labels: map[string]string{"env": "prod"}, Definition: def, Tasks: n, Owner: "replica-a"}
+	tasks := make([]*domain.TaskRun, n)
+	for i := range tasks {
+		def.Tasks = append(def.Tasks, domain.TaskDef{Name: fmt.Sprintf("t%d", i), Type: "script"})
+		tasks[i] = &domain.TaskRun{ID: domain.TaskRunID(id, i), RunID: id, Index: i, Name: fmt.Sprintf("t%d", i),
+			Type: "script", Status: domain.Ready, CreationDate: at}
+	}
+	return r, tasks
+}
+
+func create(t *testing.T, s app.Stores, r *domain.Run, tasks []*domain.TaskRun) {
+	t.Helper()
+	require.NoError(t, s.Runs.CreateRun(context.Background(), r, tasks))
+}
+
+func createAndFind(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	r, tasks := newRun("run-1", "infra", 3)
+	create(t, s, r, tasks)
+
+	got, err := s.Runs.FindRun(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, "infra", got.Team)
+	assert.Equal(t, domain.Running, got.Status)
+	assert.Equal(t, map[string]any{"who": "world"}, got.Params)
+	assert.Equal(t, "replica-a", got.Owner)
+	assert.Nil(t, got.Definition, "FindRun reads the run alone")
+	def, err := s.Runs.FindDefinition(ctx, got)
+	require.NoError(t, err)
+	assert.Len(t, def.Tasks, 3)
+
+	all, err := s.Runs.FindTaskRuns(ctx, got)
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+	for i, tr := range all {
+		assert.Equal(t, domain.TaskRunID("run-1", i), tr.ID, "in definition order")
+	}
+	one, err := s.Runs.FindTaskRun(ctx, domain.TaskRunID("run-1", 2))
+	require.NoError(t, err)
+	assert.Equal(t, "t2", one.Name)
+
+	_, err = s.Runs.FindRun(ctx, "nope")
+	assert.True(t, apperr.HasReason(err, apperr.WorkflowRunNotFound), "%v", err)
+	for _, id := range []string{"run-1.3", "nope.0", "garbage"} {
+		_, err = s.Runs.FindTaskRun(ctx, id)
+		assert.True(t, apperr.HasReason(err, apperr.TaskRunNotFound), "%s: %v", id, err)
+	}
+	again, againTasks := newRun("run-1", "infra", 3)
+	assert.ErrorIs(t, s.Runs.CreateRun(ctx, again, againTasks), domain.ErrConflict, "a run is created once")
+}
+
+func createEnded(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	r, tasks := newRun("quick", "infra", 2)
+	r.Status, r.Phase, r.EndTime = domain.Succeeded, domain.Completed, at.Add(time.Second)
+	create(t, s, r, tasks)
+	assert.Empty(t, r.Owner, "a run stored in the archive has no owner")
+
+	inFlight, err := s.Runs.ListInFlight(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, inFlight)
+	got, err := s.Runs.FindRun(ctx, "quick")
+	require.NoError(t, err)
+	assert.Equal(t, domain.Completed, got.Phase)
+	assert.Empty(t, got.Owner)
+	all, err := s.Runs.FindTaskRuns(ctx, got)
+	require.NoError(t, err)
+	assert.Len(t, all, 2)
+}
+
+func saveStepIsConditional(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	r, tasks := newRun("run-1", "infra", 3)
+	create(t, s, r, tasks)
+	staleRun, err := s.Runs.FindRun(ctx, "run-1")
+	require.NoError(t, err)
+	stale, err := s.Runs.FindTaskRuns(ctx, staleRun)
+	require.NoError(t, err)
+
+	tasks[1].Status, tasks[1].Attempt, tasks[1].Runner = domain.Running, 1, "r1"
+	require.NoError(t, s.Runs.SaveStep(ctx, r, tasks, []int{1}))
+
+	stale[1].Status = domain.Failed
+	assert.ErrorIs(t, s.Runs.SaveStep(ctx, staleRun, stale, []int{1}), domain.ErrConflict, "a stale task run must not be written")
+	assert.ErrorIs(t, s.Runs.SaveStep(ctx, staleRun, stale, nil), domain.ErrConflict, "a stale run must not be written")
+	got, err := s.Runs.FindTaskRun(ctx, tasks[1].ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.Running, got.Status)
+	assert.True(t, got.RunsAttempt(1, "r1"))
+
+	// The versions moved in memory: the next step from the same copy is stored.
+	r.StatusMessage = "half way"
+	tasks[1].Status = domain.Succeeded
+	tasks[2].Status = domain.Running
+	require.NoError(t, s.Runs.SaveStep(ctx, r, tasks, []int{1, 2}))
+	back, err := s.Runs.FindRun(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, "half way", back.StatusMessage)
+	assert.Equal(t, r.Version, back.Version)
+	all, err := s.Runs.FindTaskRuns(ctx, back)
+	require.NoError(t, err)
+	assert.Equal(t, []domain.Status{domain.Ready, domain.Succeeded, domain.Running}, []domain.Status{all[0].Status, all[1].Status, all[2].Status})
+
+	// A stopped run's step is stored too (its run first).
+	r.Status, r.Phase, r.EndTime = domain.Cancelled, domain.Completed, at.Add(time.Minute)
+	tasks[2].Status = domain.Cancelled
+	require.NoError(t, s.Runs.SaveStep(ctx, r, tasks, []int{2}))
+	got, err = s.Runs.FindTaskRun(ctx, tasks[2].ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.Cancelled, got.Status)
+}
+
+func archiveAndFinalize(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	r, tasks := newRun("run-1", "infra", 3)
+	create(t, s, r, tasks)
+	done, err := s.Runs.FinalizeArchived(ctx, "run-1")
+	require.NoError(t, err)
+	assert.False(t, done, "a run in flight is not in the archive")
+
+	r.Status, r.Phase, r.EndTime = domain.Succeeded, domain.Completed, at.Add(time.Minute)
+	require.NoError(t, s.Runs.Archive(ctx, r, tasks))
+	require.NoError(t, s.Runs.Archive(ctx, r, tasks), "archiving again is harmless")
+	inFlight, err := s.Runs.ListInFlight(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, inFlight)
+	back, err := s.Runs.FindRun(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, domain.Succeeded, back.Status)
+	assert.Empty(t, back.Owner)
+	all, err := s.Runs.FindTaskRuns(ctx, back)
+	require.NoError(t, err)
+	assert.Len(t, all, 3)
+	_, err = s.Runs.FindDefinition(ctx, back)
+	require.NoError(t, err, "the definition stays with the archived run")
+
+	done, err = s.Runs.FinalizeArchived(ctx, "run-1")
+	require.NoError(t, err)
+	assert.True(t, done)
+	done, err = s.Runs.FinalizeArchived(ctx, "run-1")
+	require.NoError(t, err)
+	assert.False(t, done, "finalized once")
+	back, err = s.Runs.FindRun(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, domain.Finalized, back.Phase)
+}
+
+func inFlight(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	root, rootTasks := newRun("root", "infra", 1)
+	create(t, s, root, rootTasks)
+	child, childTasks := newRun("child", "infra", 1)
+	child.Ancestors, child.Depth, child.Workflow = []string{"root"}, 1, "deploy"
+	create(t, s, child, childTasks)
+	grandchild, gcTasks := newRun("grandchild", "infra", 1)
+	grandchild.Ancestors, grandchild.Depth = []string{"root", "child"}, 2
+	grandchild.Status, grandchild.Phase = domain.Cancelled, domain.Completed
+	create(t, s, grandchild, gcTasks) // ended at once: in the archive
+	queued, queuedTasks := newRun("queued", "infra", 1)
+	queued.Status, queued.Phase, queued.Queued = domain.NotStarted, domain.Queued, true
+	create(t, s, queued, queuedTasks)
+
+	list, err := s.Runs.ListInFlight(ctx)
+	require.NoError(t, err)
+	byID := map[string]domain.InFlight{}
+	for _, f := range list {
+		byID[f.ID] = f
+	}
+	require.Len(t, byID, 3)
+	assert.Equal(t, []string{"root"}, byID["child"].Ancestors)
+	assert.True(t, byID["queued"].Queued)
+	assert.Equal(t, domain.Queued, byID["queued"].Phase)
+	assert.Equal(t, "replica-a", byID["root"].Owner)
+	assert.True(t, byID["root"].Created.Equal(at))
+
+	require.NoError(t, s.Runs.SetQueued(ctx, "queued", false))
+	took, err := s.Runs.TakeOver(ctx, "queued", "replica-b", "replica-c")
+	require.NoError(t, err)
+	assert.False(t, took, "only from the replica that holds it")
+	took, err = s.Runs.TakeOver(ctx, "queued", "replica-a", "replica-c")
+	require.NoError(t, err)
+	assert.True(t, took)
+	back, err := s.Runs.FindRun(ctx, "queued")
+	require.NoError(t, err)
+	assert.Equal(t, "replica-c", back.Owner)
+	assert.False(t, back.Queued)
+	assert.Greater(t, back.Version, queued.Version, "a takeover moves the version: a stale holder reloads")
+
+	below, err := s.Runs.FindDescendants(ctx, "root")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"child"}, below, "in flight and not completed")
+	n, err := s.Runs.CountDescendants(ctx, "root")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, n, "in flight or ended")
+	stopped, err := s.Runs.FindStopped(ctx, []string{"root", "child", "grandchild", "nope"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"grandchild": true}, stopped)
+
+	unfinished, err := s.Runs.FindUnfinished(ctx, "infra", "")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"root", "child", "queued"}, unfinished)
+	unfinished, err = s.Runs.FindUnfinished(ctx, "infra", "deploy")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"child"}, unfinished)
+	live, err := s.Runs.HasLiveRuns(ctx, "infra")
+	require.NoError(t, err)
+	assert.True(t, live)
+	live, err = s.Runs.HasLiveRuns(ctx, "other")
+	require.NoError(t, err)
+	assert.False(t, live)
+}
+
+// searchRuns creates runs a..f of team infra, a minute apart: a, c, e in flight; b, d, f
+// ended; and one run of another team.
+func searchRuns(t *testing.T, s app.Stores) {
+	for i, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		r, tasks := newRun(id, "infra", 1)
+		r.CreationDate = at.Add(time.Duration(i) * time.Minute)
+		r.StartTime = r.CreationDate
+		if i%2 == 1 {
+			r.Status, r.Phase, r.EndTime = domain.Succeeded, domain.Completed, r.StartTime.Add(time.Duration(i)*10*time.Second)
+		}
+		if id == "f" {
+			r.Status, r.Workflow, r.Labels = domain.Failed, "deploy", map[string]string{"env": "dev"}
+		}
+		create(t, s, r, tasks)
+	}
+	other, tasks := newRun("x", "other", 1)
+	create(t, s, other, tasks)
+}
+
+func ids(runs []*domain.Run) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func searches(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	searchRuns(t, s)
+	from, to := at.Add(time.Minute), at.Add(4*time.Minute)
+	tests := []struct {
+		name  string
+		f     domain.RunFilter
+		p     page.Request
+		want  []string
+		total int64
+	}{
+		{"all, oldest first", domain.RunFilter{Team: "infra"}, page.Request{Size: 10}, []string{"a", "b", "c", "d", "e", "f"}, 6},
+		{"all, newest first", domain.RunFilter{Team: "infra"}, page.Request{Size: 10, Desc: true}, []string{"f", "e", "d", "c", "b", "a"}, 6},
+		{"second page", domain.RunFilter{Team: "infra"}, page.Request{Number: 1, Size: 4}, []string{"e", "f"}, 6},
+		{"past the end", domain.RunFilter{Team: "infra"}, page.Request{Number: 5, Size: 4}, []string{}, 6},
+		{"statuses", domain.RunFilter{Team: "infra", Statuses: []string{"succeeded"}}, page.Request{Size: 10}, []string{"b", "d"}, 2},
+		{"phases", domain.RunFilter{Team: "infra", Phases: []string{"running"}}, page.Request{Size: 10}, []string{"a", "c", "e"}, 3},
+		{"workflows", domain.RunFilter{Team: "infra", Workflows: []string{"deploy"}}, page.Request{Size: 10}, []string{"f"}, 1},
+		{"labels", domain.RunFilter{Team: "infra", Labels: map[string]string{"env": "prod"}}, page.Request{Size: 10}, []string{"a", "b", "c", "d", "e"}, 5},
+		{"ids", domain.RunFilter{Team: "infra", IDs: []string{"c", "x"}}, page.Request{Size: 10}, []string{"c"}, 1},
+		{"dates, both ends in", domain.RunFilter{Team: "infra", From: &from, To: &to}, page.Request{Size: 10}, []string{"b", "c", "d", "e"}, 4},
+		{"excluded", domain.RunFilter{Team: "infra", Exclude: []string{"a", "f"}}, page.Request{Size: 10}, []string{"b", "c", "d", "e"}, 4},
+		{"none", domain.RunFilter{Team: "infra", None: true}, page.Request{Size: 10}, []string{}, 0},
+		{"triggers", domain.RunFilter{Team: "infra", Triggers: []string{"schedule"}}, page.Request{Size: 10}, []string{}, 0},
+	}
+	for _, tt := range tests {
+		runs, total, err := s.Runs.FindRuns(ctx, tt.f, tt.p)
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, tt.want, append([]string{}, ids(runs)...), tt.name)
+		assert.Equal(t, tt.total, total, tt.name)
+	}
+	counts, err := s.Runs.CountRuns(ctx, domain.RunFilter{Team: "infra"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"running": 3, "succeeded": 2, "failed": 1}, nonZero(counts))
+}
+
+func nonZero(m map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func insights(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	searchRuns(t, s)
+	now := at.Add(10 * time.Minute)
+	in, err := s.Runs.Insight(ctx, domain.RunFilter{Team: "infra"}, now, 4)
+	require.NoError(t, err)
+	assert.EqualValues(t, 6, in.Total)
+	assert.EqualValues(t, 3, in.Running)
+	// Ended: 10 s, 30 s, 50 s; in flight since 0, 2 and 4 minutes: 600 s, 480 s, 360 s.
+	assert.EqualValues(t, (10+30+50+600+480+360)*1000, in.TotalDuration)
+	assert.EqualValues(t, (50+360)*1000/2, in.MedianDuration)
+	got := make([]string, len(in.Runs))
+	for i, r := range in.Runs {
+		got[i] = r.ID
+	}
+	assert.Equal(t, []string{"f", "e", "d", "c"}, got, "the newest, newest first")
+	assert.EqualValues(t, 50_000, in.Runs[0].Duration)
+	assert.Equal(t, "deploy", in.Runs[0].Workflow)
+
+	in, err = s.Runs.Insight(ctx, domain.RunFilter{Team: "infra", Statuses: []string{"succeeded"}}, now, 0)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, in.Total)
+	assert.EqualValues(t, 20_000, in.MedianDuration)
+	assert.Empty(t, in.Runs)
+}
+
+func slots(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	for _, step := range []struct {
+		run  string
+		want bool
+	}{{"r1", true}, {"r1", true}, {"r2", true}, {"r3", false}} {
+		ok, err := s.Quotas.AcquireSlot(ctx, "infra", step.run, 2)
+		require.NoError(t, err)
+		assert.Equal(t, step.want, ok, step.run)
+	}
+	n, err := s.Quotas.SlotsTaken(ctx, "infra")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "acquiring twice holds one slot")
+	require.NoError(t, s.Quotas.ReleaseSlot(ctx, "infra", "r1"))
+	require.NoError(t, s.Quotas.ReleaseSlot(ctx, "infra", "r1"), "releasing twice is harmless")
+	n, err = s.Quotas.SlotsTaken(ctx, "infra")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	ok, err := s.Quotas.AcquireSlot(ctx, "infra", "r3", 2)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	n, err = s.Quotas.SlotsTaken(ctx, "other")
+	require.NoError(t, err)
+	assert.Zero(t, n)
+}
+
+func monthly(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	for i, want := range []bool{true, true, false} {
+		ok, err := s.Quotas.CountMonthly(ctx, "infra", "2026-11", 2)
+		require.NoError(t, err)
+		assert.Equal(t, want, ok, "run %d", i)
+	}
+	ok, err := s.Quotas.CountMonthly(ctx, "infra", "2026-12", 2)
+	require.NoError(t, err)
+	assert.True(t, ok, "each month counts anew")
+	_, err = s.Quotas.AcquireSlot(ctx, "infra", "r1", 5)
+	require.NoError(t, err)
+	u, err := s.Quotas.Usage(ctx, "infra", "2026-11")
+	require.NoError(t, err)
+	assert.Equal(t, domain.QuotaUsage{Concurrent: 1, Monthly: 2}, u)
+	u, err = s.Quotas.Usage(ctx, "other", "2026-11")
+	require.NoError(t, err)
+	assert.Equal(t, domain.QuotaUsage{}, u)
+}
+
+func keys(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	held, err := s.Keys.HoldKey(ctx, "infra/build/k", "r1", at)
+	require.NoError(t, err)
+	assert.Equal(t, "r1", held)
+	held, err = s.Keys.HoldKey(ctx, "infra/build/k", "r2", at.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, "r1", held, "the key names its first run")
+	late := at.Add(25 * time.Hour)
+	held, err = s.Keys.HoldKey(ctx, "infra/build/k", "r3", late)
+	require.NoError(t, err)
+	assert.Equal(t, "r3", held, "an expired key is taken over")
+
+	_, err = s.Keys.HoldKey(ctx, "infra/build/old", "r4", at)
+	require.NoError(t, err)
+	require.NoError(t, s.Keys.PurgeKeys(ctx, late))
+	held, err = s.Keys.HoldKey(ctx, "infra/build/old", "r5", late)
+	require.NoError(t, err)
+	assert.Equal(t, "r5", held)
+	held, err = s.Keys.HoldKey(ctx, "infra/build/k", "r6", late)
+	require.NoError(t, err)
+	assert.Equal(t, "r3", held, "a key in its life is not purged")
+}
+
+func replicas(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	require.NoError(t, s.Replicas.MarkAlive(ctx, "a", at))
+	require.NoError(t, s.Replicas.MarkAlive(ctx, "b", at))
+	require.NoError(t, s.Replicas.MarkAlive(ctx, "a", at.Add(time.Second)))
+	seen, err := s.Replicas.Replicas(ctx)
+	require.NoError(t, err)
+	require.Len(t, seen, 2)
+	assert.True(t, seen["a"].Equal(at.Add(time.Second)))
+	require.NoError(t, s.Replicas.ForgetReplica(ctx, "b"))
+	seen, err = s.Replicas.Replicas(ctx)
+	require.NoError(t, err)
+	assert.Len(t, seen, 1)
+}
+
+func heartbeats(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	_, found, err := s.Heartbeats.LastHeartbeat(ctx, "run-1.0")
+	require.NoError(t, err)
+	assert.False(t, found)
+	require.NoError(t, s.Heartbeats.SaveHeartbeat(ctx, "run-1.0", domain.Heartbeat{Attempt: 1, Runner: "r1", At: at}))
+	require.NoError(t, s.Heartbeats.SaveHeartbeat(ctx, "run-1.0", domain.Heartbeat{Attempt: 2, Runner: "r2", At: at.Add(time.Second)}))
+	require.NoError(t, s.Heartbeats.SaveHeartbeat(ctx, "run-1.1", domain.Heartbeat{Attempt: 1, Runner: "r1", At: at.Add(-time.Hour)}))
+	b, found, err := s.Heartbeats.LastHeartbeat(ctx, "run-1.0")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, 2, b.Attempt)
+	assert.Equal(t, "r2", b.Runner)
+	assert.True(t, b.At.Equal(at.Add(time.Second)))
+	require.NoError(t, s.Heartbeats.PurgeHeartbeats(ctx, at.Add(-time.Minute)))
+	_, found, err = s.Heartbeats.LastHeartbeat(ctx, "run-1.1")
+	require.NoError(t, err)
+	assert.False(t, found, "purged")
+	_, found, err = s.Heartbeats.LastHeartbeat(ctx, "run-1.0")
+	require.NoError(t, err)
+	assert.True(t, found, "kept")
+}
+
+func logs(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		attempt, seq int
+		text         string
+	}{{1, 0, "a"}, {1, 1, "b"}, {1, 1, "B"}, {2, 0, "c"}} {
+		require.NoError(t, s.Logs.AppendLog(ctx, "run-1.0", c.attempt, c.seq, c.text))
+	}
+	text, cur, err := s.Logs.ReadLog(ctx, "run-1.0", 1, domain.LogCursor{})
+	require.NoError(t, err)
+	assert.Equal(t, "ab", text, "a chunk stored twice is kept once")
+	assert.Equal(t, domain.LogCursor{Attempt: 1, Seq: 2}, cur)
+	text, cur, err = s.Logs.ReadLog(ctx, "run-1.0", 2, cur)
+	require.NoError(t, err)
+	assert.Equal(t, "c", text, "the next attempt, from where the last read stopped")
+	require.NoError(t, s.Logs.AppendLog(ctx, "run-1.0", 2, 1, "d"))
+	text, _, err = s.Logs.ReadLog(ctx, "run-1.0", 2, cur)
+	require.NoError(t, err)
+	assert.Equal(t, "d", text)
+	text, _, err = s.Logs.ReadLog(ctx, "run-1.1", 1, domain.LogCursor{})
+	require.NoError(t, err)
+	assert.Empty(t, text)
+}
+
+func deleteTeam(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	for _, team := range []string{"infra", "other"} {
+		r, tasks := newRun(team+"-run", team, 1)
+		r.Status, r.Phase, r.EndTime = domain.Succeeded, domain.Completed, at.Add(time.Second)
+		create(t, s, r, tasks)
+		require.NoError(t, s.Logs.AppendLog(ctx, domain.TaskRunID(r.ID, 0), 1, 0, "out"))
+		_, err := s.Quotas.CountMonthly(ctx, team, "2026-11", 10)
+		require.NoError(t, err)
+		_, err = s.Keys.HoldKey(ctx, team+"/build/k", r.ID, at)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Runs.DeleteTeamRuns(ctx, "infra"))
+	require.NoError(t, s.Quotas.DeleteTeamQuotas(ctx, "infra"))
+	require.NoError(t, s.Keys.DeleteTeamKeys(ctx, "infra"))
+
+	_, err := s.Runs.FindRun(ctx, "infra-run")
+	assert.True(t, apperr.HasReason(err, apperr.WorkflowRunNotFound), "%v", err)
+	text, _, err := s.Logs.ReadLog(ctx, "infra-run.0", 1, domain.LogCursor{})
+	require.NoError(t, err)
+	assert.Empty(t, text)
+	u, err := s.Quotas.Usage(ctx, "infra", "2026-11")
+	require.NoError(t, err)
+	assert.Zero(t, u.Monthly)
+	held, err := s.Keys.HoldKey(ctx, "infra/build/k", "new", at)
+	require.NoError(t, err)
+	assert.Equal(t, "new", held)
+
+	_, err = s.Runs.FindRun(ctx, "other-run")
+	require.NoError(t, err, "another team's runs are kept")
+	text, _, err = s.Logs.ReadLog(ctx, "other-run.0", 1, domain.LogCursor{})
+	require.NoError(t, err)
+	assert.Equal(t, "out", text)
+	held, err = s.Keys.HoldKey(ctx, "other/build/k", "new", at)
+	require.NoError(t, err)
+	assert.Equal(t, "other-run", held)
+}
