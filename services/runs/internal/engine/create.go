@@ -66,7 +66,7 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	if err != nil {
 		return false, err
 	}
-	a := e.actor(r.ID)
+	a := e.held.get(r.ID)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	m := domain.NewMachine(st, e.now())

@@ -82,8 +82,7 @@ type Engine struct {
 	log      *slog.Logger
 	now      func() time.Time
 
-	mu     sync.Mutex
-	actors map[string]*actor
+	held actors
 	// queueLooks has a team's entry while its queued runs are being looked at, true when
 	// another look is wanted after (see kickQueued).
 	queueMu    sync.Mutex
@@ -96,19 +95,13 @@ type Engine struct {
 	wg     sync.WaitGroup
 }
 
-// actor is one run held in memory; its mutex orders the run's steps.
-type actor struct {
-	mu sync.Mutex
-	st *domain.State
-}
-
 // New returns an engine; Run must be running for it to move runs.
 func New(cfg Config, deps Deps) *Engine {
 	cfg.defaults()
 	e := &Engine{
 		cfg: cfg, runs: deps.Runs, slots: deps.Slots, replicas: deps.Replicas, beats: deps.Heartbeats,
 		starter: deps.Starter, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
-		actors: map[string]*actor{}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
+		held: actors{m: map[string]*actor{}}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 	}
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
 	e.timers = newTimers()
@@ -118,35 +111,10 @@ func New(cfg Config, deps Deps) *Engine {
 // Replica is this replica's name.
 func (e *Engine) Replica() string { return e.cfg.Replica }
 
-func (e *Engine) actor(id string) *actor {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	a, ok := e.actors[id]
-	if !ok {
-		a = &actor{}
-		e.actors[id] = a
-	}
-	return a
-}
-
-func (e *Engine) cached(id string) (*actor, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	a, ok := e.actors[id]
-	return a, ok
-}
-
 // forget drops a run from memory, and its timer; the caller may hold the run's own lock.
 func (e *Engine) forget(id string) {
-	e.release(id)
+	e.held.release(id)
 	e.timers.set(id, time.Time{})
-}
-
-// release drops a run from memory, keeping its timer; the caller may hold the run's lock.
-func (e *Engine) release(id string) {
-	e.mu.Lock()
-	delete(e.actors, id)
-	e.mu.Unlock()
 }
 
 // ErrStale is what a step answers when it refused an input that a fresher view of the run
@@ -165,7 +133,7 @@ const errConflictRetries = 8
 // alone. fn answers ErrStale to have a refusal decided again on a fresh load, ErrNoChange
 // to store nothing.
 func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine) error) error {
-	a := e.actor(id)
+	a := e.held.get(id)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	revalidated := false
@@ -203,7 +171,7 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 			// timer is, so that what this step set going (a sleep, a retry) happens even
 			// when the owner does not know of it yet.
 			a.st = nil
-			e.release(id)
+			e.held.release(id)
 		}
 		return nil
 	}
@@ -286,14 +254,14 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 	var msgs []Message
 	for _, i := range idx {
 		if t := st.Tasks[i]; t.Status != changed[i] {
-			msgs = append(msgs, e.taskEvent(st, t))
+			msgs = append(msgs, e.logged(taskEvent(st, t, e.now()))...)
 		}
 	}
 	if runChanged && (st.Run.Status != prevRun || st.Run.Phase != prevPhase) {
-		msgs = append(msgs, e.runEvent(st))
+		msgs = append(msgs, e.logged(runEvent(st, e.now()))...)
 	}
 	for _, i := range eff.Dispatch {
-		msg, err := e.attempt(st, i)
+		msg, err := dispatch(st, i, e.now(), e.box)
 		if err != nil {
 			e.log.Error("cannot dispatch task run", "taskRun", st.Tasks[i].ID, "error", err)
 			continue
@@ -369,7 +337,7 @@ func (e *Engine) ended(st *domain.State) {
 // archive puts an ended run away, as it is in memory (a finalize may have moved it since
 // it ended), and lets go of it.
 func (e *Engine) archive(ctx context.Context, id string) error {
-	a := e.actor(id)
+	a := e.held.get(id)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.st == nil {
@@ -394,6 +362,16 @@ func (e *Engine) archive(ctx context.Context, id string) error {
 	a.st.Run.Owner, a.st.Run.Queued = "", false
 	e.forget(id)
 	return nil
+}
+
+// logged answers a status event, or none when it could not be built: a step is not undone
+// for an event.
+func (e *Engine) logged(m Message, err error) []Message {
+	if err != nil {
+		e.log.Error("cannot build a status event", "error", err)
+		return nil
+	}
+	return []Message{m}
 }
 
 // spawn runs fn in the background under Run's context.
@@ -425,7 +403,7 @@ func phaseError(err error) error {
 // tells fn whether the run is this replica's. A heartbeat moves a lease this way and does
 // not wait behind a step.
 func (e *Engine) TryStep(id string, fn func(m *domain.Machine, owned bool) bool) bool {
-	a, held := e.cached(id)
+	a, held := e.held.cached(id)
 	if !held || !a.mu.TryLock() {
 		return false
 	}

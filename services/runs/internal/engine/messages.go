@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/tasktype"
@@ -16,32 +17,32 @@ import (
 
 // runEvent is the status event of the run's current status (API.md §7). Its id names the
 // run, status and phase, so a re-publish after a takeover is dropped as a duplicate.
-func (e *Engine) runEvent(st *domain.State) Message {
+func runEvent(st *domain.State, now time.Time) (Message, error) {
 	r := st.Run
-	v := view.OfRun(r, nil, e.now())
+	v := view.OfRun(r, nil, now)
 	id := r.ID + "/" + string(r.Status) + "/" + string(r.Phase)
 	ev, err := events.New(id, events.Source("runs"), events.TypeStatusWorkflowRun,
 		"/workflowrun/"+r.ID+"/status/"+string(r.Status), v)
 	if err != nil {
-		e.log.Error("cannot build run event", "run", r.ID, "error", err)
+		return Message{}, fmt.Errorf("status event of run %s: %w", r.ID, err)
 	}
-	return Message{Topic: events.RunEvents, Key: r.ID, Event: ev}
+	return Message{Topic: events.RunEvents, Key: r.ID, Event: ev}, nil
 }
 
-func (e *Engine) taskEvent(st *domain.State, t *domain.TaskRun) Message {
-	v := view.OfTask(st.Run, t, e.now())
+func taskEvent(st *domain.State, t *domain.TaskRun, now time.Time) (Message, error) {
+	v := view.OfTask(st.Run, t, now)
 	id := t.ID + "/" + strconv.Itoa(t.Attempt) + "/" + string(t.Status)
 	ev, err := events.New(id, events.Source("runs"), events.TypeStatusTaskRun,
 		"/workflowrun/"+t.RunID+"/taskrun/"+t.ID+"/status/"+string(t.Status), v)
 	if err != nil {
-		e.log.Error("cannot build task run event", "taskRun", t.ID, "error", err)
+		return Message{}, fmt.Errorf("status event of task run %s: %w", t.ID, err)
 	}
-	return Message{Topic: events.RunEvents, Key: t.RunID, Event: ev}
+	return Message{Topic: events.RunEvents, Key: t.RunID, Event: ev}, nil
 }
 
 // attempt is the dispatch of task i's current attempt.
-func (e *Engine) attempt(st *domain.State, i int) (Message, error) {
-	m := domain.NewMachine(st, e.now())
+func dispatch(st *domain.State, i int, now time.Time, box Sealer) (Message, error) {
+	m := domain.NewMachine(st, now)
 	step, err := m.Step(i)
 	if err != nil {
 		return Message{}, err
@@ -76,10 +77,10 @@ func (e *Engine) attempt(st *domain.State, i int) (Message, error) {
 	}
 	// An attempt that carries anything from a secret crosses the broker sealed.
 	if len(a.Secrets) > 0 || len(t.SecretParams) > 0 {
-		if e.box == nil {
+		if box == nil {
 			return Message{}, fmt.Errorf("task run %s carries secrets and the runs service has no secret key", t.ID)
 		}
-		if err := a.Seal(e.box); err != nil {
+		if err := a.Seal(box); err != nil {
 			return Message{}, err
 		}
 	}

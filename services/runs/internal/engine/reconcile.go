@@ -100,7 +100,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 		}
 		if a.Owner == e.cfg.Replica && !a.Queued {
 			// A run of ours whose last step failed to store is reloaded from the truth.
-			if !e.inMemory(a.ID) {
+			if !e.held.holds(a.ID) {
 				e.adopt(ctx, a)
 			}
 			continue
@@ -118,7 +118,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 		if !a.Queued {
 			// Held here already, it was loaded as another replica's run: load it again as
 			// this one's, which settles what the dead replica left owed.
-			e.drop(a.ID)
+			e.held.drop(a.ID)
 			e.adopt(ctx, a)
 		}
 	}
@@ -177,7 +177,7 @@ func (e *Engine) cancelOrphans(ctx context.Context, held []domain.InFlight) {
 // (sending a dispatch again, calling a runner lost) may write nothing that a stale copy
 // would be refused on.
 func (e *Engine) refresh(ctx context.Context, id string) {
-	a, ok := e.cached(id)
+	a, ok := e.held.cached(id)
 	if !ok {
 		return
 	}
@@ -189,28 +189,6 @@ func (e *Engine) refresh(ctx context.Context, id string) {
 	if r, err := e.runs.FindRun(ctx, id); err != nil || r.Version != a.st.Run.Version {
 		a.st = nil
 	}
-}
-
-// drop makes the next step of a run held in memory load it first.
-func (e *Engine) drop(id string) {
-	if a, ok := e.cached(id); ok {
-		a.mu.Lock()
-		a.st = nil
-		a.mu.Unlock()
-	}
-}
-
-// inMemory reports whether a run is held in memory, or being worked on.
-func (e *Engine) inMemory(id string) bool {
-	a, ok := e.cached(id)
-	if !ok {
-		return false
-	}
-	if !a.mu.TryLock() {
-		return true
-	}
-	defer a.mu.Unlock()
-	return a.st != nil
 }
 
 // refreshHeartbeats reads the stored heartbeats of runners this replica has not heard

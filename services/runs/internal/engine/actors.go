@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// actor is one run held in memory; its mutex orders the run's steps.
+type actor struct {
+	mu sync.Mutex
+	st *domain.State
+}
+
+// actors holds the runs in memory, one actor each.
+type actors struct {
+	mu sync.Mutex
+	m  map[string]*actor
+}
+
+// get answers run id's actor, made if there is none.
+func (h *actors) get(id string) *actor {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a, ok := h.m[id]
+	if !ok {
+		a = &actor{}
+		h.m[id] = a
+	}
+	return a
+}
+
+// cached answers run id's actor if there is one.
+func (h *actors) cached(id string) (*actor, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a, ok := h.m[id]
+	return a, ok
+}
+
+// release drops a run from memory; the caller may hold the run's lock.
+func (h *actors) release(id string) {
+	h.mu.Lock()
+	delete(h.m, id)
+	h.mu.Unlock()
+}
+
+// drop makes the next step of a run held in memory load it first.
+func (h *actors) drop(id string) {
+	if a, ok := h.cached(id); ok {
+		a.mu.Lock()
+		a.st = nil
+		a.mu.Unlock()
+	}
+}
+
+// holds reports whether a run is held in memory, or being worked on.
+func (h *actors) holds(id string) bool {
+	a, ok := h.cached(id)
+	if !ok {
+		return false
+	}
+	if !a.mu.TryLock() {
+		return true
+	}
+	defer a.mu.Unlock()
+	return a.st != nil
+}
