@@ -16,6 +16,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/activeruns"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/registry"
@@ -197,13 +198,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 func (s *Service) Routes(r fiber.Router) {
 	// Open routes first: the authenticated group's middleware below refuses the anonymous
 	// principal, and routes registered before it are matched before it runs.
-	httpapi.ActivationRoutes(r.Group("/api/v2"), s.signer.OpenMiddleware(), s.activation)
-	api := r.Group("/api/v2", s.signer.Middleware())
+	httpapi.ActivationRoutes(r.Group("/api/v2"), fiberauth.OpenMiddleware(s.signer), s.activation)
+	api := r.Group("/api/v2", fiberauth.Middleware(s.signer))
 	httpapi.Routes(api, s.teams, s.users)
 	httpapi.ParamRoutes(api, s.params)
 	httpapi.SystemRoutes(api, s.system)
 	httpapi.TokenRoutes(api, s.tokens)
-	internal := r.Group("/internal/v1", s.signer.Middleware(), httpapi.RequireService)
+	internal := r.Group("/internal/v1", fiberauth.Middleware(s.signer), httpapi.RequireService)
 	httpapi.ActivationInternalRoutes(internal, s.activation)
 	httpapi.InternalRoutes(internal, s.tokens, s.principals, s.runContexts)
 	httpapi.TeamInternalRoutes(internal, s.teams)

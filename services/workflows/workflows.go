@@ -15,6 +15,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/activeruns"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/httpx"
@@ -168,8 +169,8 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 // Routes registers the service's endpoints under /api/v2; every one needs a signed
 // principal.
 func (s *Service) Routes(r fiber.Router) {
-	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.workflows, s.templates)
-	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.workflows)
+	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.workflows, s.templates)
+	httpapi.InternalRoutes(r.Group("/internal/v1", fiberauth.Middleware(s.signer)), s.workflows)
 }
 
 // Run follows the team topic, publishes owed workflow events and collects revisions no
