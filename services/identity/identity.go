@@ -18,7 +18,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/host"
-	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/outbox/mongorelay"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/runusage"
 	"github.com/baton-flow/baton/libs/secrets"
@@ -35,7 +35,7 @@ const Name = "identity"
 // Config is identity's own configuration.
 type Config struct {
 	// Outbox tunes the relay publishing team events.
-	Outbox outbox.Config
+	Outbox mongorelay.Config
 	// SecretKey seals password parameters and secured settings at rest (BATON_SECRET_KEY,
 	// 32 bytes hex or base64; required by ConfigFromEnv). Empty (tests only): storing or
 	// reading a secret fails.
@@ -100,7 +100,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // Deps are what identity needs from its process.
 type Deps struct {
 	DB        *mongo.Database
-	Publisher outbox.Publisher
+	Publisher mongorelay.Publisher
 	Signer    *auth.Signer
 	Logger    *slog.Logger
 	// Resolver finds the workflows service, which reports teams' workflow counts, and the
@@ -116,7 +116,7 @@ type Service struct {
 	// principals builds the principals of users, for token introspection and sign-ins.
 	principals *app.Principals
 	tokens     *app.Tokens // mints, lists and revokes tokens; authenticates their secrets
-	relay      *outbox.Relay
+	relay      *mongorelay.Relay
 	signer     *auth.Signer
 	// params, system and activation: global parameters; settings, features, context and
 	// navigation; the installation's lock.
@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	rcfg := cfg.Outbox
 	rcfg.Purge = mongostore.TombstoneFilter
 	rcfg.Logger = deps.Logger
-	relay := outbox.NewRelay(store.Collection(), deps.Publisher, rcfg)
+	relay := mongorelay.NewRelay(store.Collection(), deps.Publisher, rcfg)
 	userStore, err := mongostore.NewUsers(ctx, deps.DB)
 	if err != nil {
 		return nil, fmt.Errorf("identity user store: %w", err)
