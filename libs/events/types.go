@@ -2,18 +2,13 @@ package events
 
 import "time"
 
-// CloudEvent types. Each payload type below names the type it travels under.
+// Team event types, published by the identity service on TeamEvents with the team's name
+// as key. Each payload type below names the type it travels under.
 const (
 	// TypeTeamCreated is a team being created; data is TeamCreated.
 	TypeTeamCreated = "io.baton.team.created"
 	// TypeTeamDeleted is a team being deleted; data is TeamDeleted.
 	TypeTeamDeleted = "io.baton.team.deleted"
-	// TypeWorkflowRunStatus is a run's status change, also delivered to outgoing HTTP sinks
-	// (API contract §7); subject is "/workflowrun/<id>/status/<status>", data the run.
-	TypeWorkflowRunStatus = "io.baton.event.status.workflowrun"
-	// TypeTaskRunStatus is a task run's status change, delivered like TypeWorkflowRunStatus;
-	// data is the task run.
-	TypeTaskRunStatus = "io.baton.event.status.taskrun"
 )
 
 // TeamCreated is the data of TypeTeamCreated.
