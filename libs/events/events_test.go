@@ -2,10 +2,13 @@ package events_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,11 +24,14 @@ var update = flag.Bool("update", false, "rewrite the golden fixtures under testd
 // sampleTime is fixed so fixtures do not change from run to run.
 var sampleTime = time.Date(2025, 3, 14, 15, 9, 26, 535000000, time.UTC)
 
-// goldenCase is one payload type pinned by a fixture. decode reads the fixture's data back
-// into the payload type so it can be compared with the sample.
+// goldenCase is one sample of a payload type pinned by a fixture. decode reads the fixture's
+// data back into the payload type so it can be compared with the sample.
 type goldenCase struct {
 	// service emits the event; identity when empty.
 	service string
+	// variant names a further sample of a type that has several shapes worth pinning; the
+	// first sample of each type has none.
+	variant string
 	id      string
 	typ     string
 	subject string
@@ -33,9 +39,74 @@ type goldenCase struct {
 	decode  func(event.Event) (any, error)
 }
 
+// name is the case's fixture name without its extension: the type, then "--" and the
+// variant if any (types never hold "--").
+func (tc goldenCase) name() string {
+	if tc.variant == "" {
+		return tc.typ
+	}
+	return tc.typ + "--" + tc.variant
+}
+
+func (tc goldenCase) path() string { return filepath.Join("testdata", tc.name()+".json") }
+
 func decodeAs[T any](e event.Event) (any, error) { return events.Decode[T](e) }
 
-func goldenCases() []goldenCase {
+// fakeSealer seals by encoding, so that a sealed fixture is the same on every run (the real
+// box, libs/secrets, seals under a random nonce).
+type fakeSealer struct{}
+
+const fakeSealed = "sealed:"
+
+func (fakeSealer) Seal(plain string) (string, error) {
+	return fakeSealed + base64.StdEncoding.EncodeToString([]byte(plain)), nil
+}
+
+func (fakeSealer) Open(sealed string) (string, error) {
+	enc, ok := strings.CutPrefix(sealed, fakeSealed)
+	if !ok {
+		return "", errors.New("not sealed by fakeSealer")
+	}
+	plain, err := base64.StdEncoding.DecodeString(enc)
+	return string(plain), err
+}
+
+// sampleAttempt is a script task's attempt, as the runs service dispatches it to runners.
+func sampleAttempt() events.TaskAttempt {
+	return events.TaskAttempt{
+		TaskRunID: "6650c0ffee00000000000b01",
+		RunID:     "6650c0ffee00000000000b00",
+		Team:      "platform",
+		Workflow:  "build",
+		Name:      "compile",
+		Type:      "script",
+		Attempt:   1,
+		Deadline:  sampleTime.Add(time.Hour),
+		Spec: events.TaskSpec{
+			Image:      "golang:1.26",
+			Script:     "go build -o bin/app ./cmd/app\necho -n bin/app > $(results.artifact.path)",
+			Shell:      "/bin/sh",
+			WorkingDir: "src",
+			Env:        []events.EnvVar{{Name: "GOFLAGS", Value: "-mod=mod"}},
+		},
+		Results: []string{"artifact"},
+	}
+}
+
+// sampleSecretAttempt is sampleAttempt carrying a secret, before it is sealed.
+func sampleSecretAttempt() events.TaskAttempt {
+	a := sampleAttempt()
+	a.Spec.Env = append(a.Spec.Env, events.EnvVar{Name: "REGISTRY_TOKEN", Value: "s3cr3t-t0ken"})
+	a.Secrets = []string{"s3cr3t-t0ken"}
+	return a
+}
+
+func goldenCases(t *testing.T) []goldenCase {
+	t.Helper()
+	sealed := sampleSecretAttempt()
+	require.NoError(t, sealed.Seal(fakeSealer{}))
+	exitCode := 0
+
 	return []goldenCase{
 		{
 			id:      "0b8f6f0e-3d2c-4b61-9a2e-5f1d2c3b4a01",
@@ -89,15 +160,84 @@ func goldenCases() []goldenCase {
 			},
 			decode: decodeAs[events.WorkflowDeleted],
 		},
+		{
+			service: "runs",
+			id:      "6650c0ffee00000000000b01/1",
+			typ:     events.TypeTaskDispatch,
+			data:    sampleAttempt(),
+			decode:  decodeAs[events.TaskAttempt],
+		},
+		{
+			service: "runs",
+			variant: "sealed",
+			id:      "6650c0ffee00000000000b01/1",
+			typ:     events.TypeTaskDispatch,
+			data:    sealed,
+			decode:  decodeAs[events.TaskAttempt],
+		},
+		{
+			// A `generic` task's attempt, on its queue's topic, for the queue's workers.
+			service: "runs",
+			variant: "generic",
+			id:      "6650c0ffee00000000000b02/2",
+			typ:     events.TypeTaskDispatch,
+			data: events.TaskAttempt{
+				TaskRunID: "6650c0ffee00000000000b02",
+				RunID:     "6650c0ffee00000000000b00",
+				Team:      "platform",
+				Workflow:  "build",
+				Name:      "notify",
+				Type:      "generic",
+				Attempt:   2,
+				Deadline:  sampleTime.Add(30 * time.Minute),
+				Queue:     "mail",
+				Params:    map[string]any{"to": "team@example.com", "retries": 3.0, "tags": []any{"build", "nightly"}},
+			},
+			decode: decodeAs[events.TaskAttempt],
+		},
+		{
+			service: "runner",
+			id:      "6650c0ffee00000000000b01/1/ended",
+			typ:     events.TypeTaskUpdate,
+			data: events.TaskUpdate{
+				TaskRunID: "6650c0ffee00000000000b01",
+				RunID:     "6650c0ffee00000000000b00",
+				Attempt:   1,
+				Kind:      events.UpdateEnded,
+				Runner:    "runner-0",
+				Status:    "succeeded",
+				ExitCode:  &exitCode,
+				Results:   map[string]string{"artifact": "bin/app"},
+				Time:      sampleTime,
+			},
+			decode: decodeAs[events.TaskUpdate],
+		},
+		{
+			service: "runner",
+			variant: "log",
+			id:      "6650c0ffee00000000000b01/1/log/1",
+			typ:     events.TypeTaskUpdate,
+			data: events.TaskUpdate{
+				TaskRunID: "6650c0ffee00000000000b01",
+				RunID:     "6650c0ffee00000000000b00",
+				Attempt:   1,
+				Kind:      events.UpdateLog,
+				Runner:    "runner-0",
+				Seq:       1,
+				Log:       "pushing with token ********\n",
+				Time:      sampleTime,
+			},
+			decode: decodeAs[events.TaskUpdate],
+		},
 	}
 }
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	for _, tc := range goldenCases() {
-		t.Run(tc.typ, func(t *testing.T) {
+	for _, tc := range goldenCases(t) {
+		t.Run(tc.name(), func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join("testdata", tc.typ+".json")
+			path := tc.path()
 
 			service := tc.service
 			if service == "" {
@@ -130,8 +270,36 @@ func TestGolden(t *testing.T) {
 			data, err := tc.decode(got)
 			require.NoError(t, err)
 			assert.Equal(t, tc.data, data)
+
+			// The payload type holds every field of the fixture: what it decoded encodes
+			// back to the same bytes.
+			var wantData bytes.Buffer
+			require.NoError(t, json.Compact(&wantData, got.Data()))
+			again, err := json.Marshal(data)
+			require.NoError(t, err)
+			assert.Equal(t, wantData.String(), string(again), "data does not survive a decode and encode")
 		})
 	}
+}
+
+// TestSealedAttemptFixture checks that the sealed attempt's fixture carries nothing in
+// clear and opens into the attempt that was sealed.
+func TestSealedAttemptFixture(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("testdata", events.TypeTaskDispatch+"--sealed.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "s3cr3t-t0ken")
+	e, err := events.Unmarshal(raw)
+	require.NoError(t, err)
+	a, err := events.Decode[events.TaskAttempt](e)
+	require.NoError(t, err)
+	require.NotEmpty(t, a.Sealed)
+
+	opened, err := a.Opened(fakeSealer{})
+	require.NoError(t, err)
+	assert.Equal(t, sampleSecretAttempt(), opened)
+	_, err = a.Opened(nil)
+	assert.Error(t, err, "a sealed attempt needs a key")
 }
 
 // TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
@@ -139,8 +307,8 @@ func TestGolden(t *testing.T) {
 func TestNoStaleFixtures(t *testing.T) {
 	t.Parallel()
 	covered := map[string]bool{}
-	for _, tc := range goldenCases() {
-		covered[tc.typ+".json"] = true
+	for _, tc := range goldenCases(t) {
+		covered[filepath.Base(tc.path())] = true
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
