@@ -162,6 +162,61 @@ func goldenCases(t *testing.T) []goldenCase {
 		},
 		{
 			service: "runs",
+			id:      "6650c0ffee00000000000b00/succeeded/completed",
+			typ:     events.TypeStatusWorkflowRun,
+			subject: "/workflowrun/6650c0ffee00000000000b00/status/succeeded",
+			data: events.WorkflowRun{
+				ID:                  "6650c0ffee00000000000b00",
+				WorkflowRef:         "build",
+				WorkflowName:        "build",
+				WorkflowDisplayName: "Build",
+				WorkflowVersion:     3,
+				Team:                "platform",
+				Status:              "succeeded",
+				Phase:               "completed",
+				Trigger:             "manual",
+				InitiatedBy:         events.Initiator{Type: "user", ID: "6650c0ffee00000000000a01", Name: "Ada Lovelace"},
+				InitiatedByRef:      "6650c0ffee00000000000a01",
+				InitiatedByUserName: "Ada Lovelace",
+				Labels:              map[string]string{"env": "staging"},
+				Annotations:         map[string]any{},
+				Params: []events.NameValue{
+					{Name: "branch", Value: "main"},
+					{Name: "registryToken", Value: "********"},
+				},
+				Results:      []events.NameValue{{Name: "artifact", Value: "bin/app"}},
+				CreationDate: sampleTime.Format(events.TimeFormat),
+				StartTime:    sampleTime.Add(20 * time.Millisecond).Format(events.TimeFormat),
+				Duration:     61234,
+				Timeout:      60,
+				RootRun:      "6650c0ffee00000000000b00",
+			},
+			decode: decodeAs[events.WorkflowRun],
+		},
+		{
+			service: "runs",
+			id:      "6650c0ffee00000000000b01/1/succeeded",
+			typ:     events.TypeStatusTaskRun,
+			subject: "/workflowrun/6650c0ffee00000000000b00/taskrun/6650c0ffee00000000000b01/status/succeeded",
+			data: events.TaskRun{
+				ID:             "6650c0ffee00000000000b01",
+				Name:           "compile",
+				Type:           "script",
+				Status:         "succeeded",
+				Phase:          "completed",
+				WorkflowRunRef: "6650c0ffee00000000000b00",
+				Params:         []events.NameValue{{Name: "target", Value: "./cmd/app"}},
+				Results:        []events.NameValue{{Name: "artifact", Value: "bin/app"}},
+				CreationDate:   sampleTime.Format(events.TimeFormat),
+				StartTime:      sampleTime.Add(40 * time.Millisecond).Format(events.TimeFormat),
+				Duration:       4200,
+				Timeout:        30,
+				Attempt:        1,
+			},
+			decode: decodeAs[events.TaskRun],
+		},
+		{
+			service: "runs",
 			id:      "6650c0ffee00000000000b01/1",
 			typ:     events.TypeTaskDispatch,
 			data:    sampleAttempt(),
@@ -272,7 +327,8 @@ func TestGolden(t *testing.T) {
 			assert.Equal(t, tc.data, data)
 
 			// The payload type holds every field of the fixture: what it decoded encodes
-			// back to the same bytes.
+			// back to the same bytes. For the status events this pins WorkflowRun and
+			// TaskRun to the wire form of the runs service's answers.
 			var wantData bytes.Buffer
 			require.NoError(t, json.Compact(&wantData, got.Data()))
 			again, err := json.Marshal(data)
