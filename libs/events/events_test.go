@@ -161,6 +161,23 @@ func goldenCases(t *testing.T) []goldenCase {
 			decode: decodeAs[events.WorkflowDeleted],
 		},
 		{
+			service: "schedules",
+			id:      "run-requested-platform/build/6650c0ffee00000000000c01@2025-03-14T15:00:00Z",
+			typ:     events.TypeRunRequested,
+			subject: "/team/platform/workflow/build",
+			data: events.RunRequest{
+				Team:           "platform",
+				Workflow:       "build",
+				Params:         map[string]any{"branch": "main", "fullBuild": true},
+				Labels:         map[string]string{"schedule": "nightly"},
+				Trigger:        "schedule",
+				IdempotencyKey: "6650c0ffee00000000000c01@2025-03-14T15:00:00Z",
+				InitiatedBy:    events.Initiator{Type: "service", ID: "schedules", Name: "nightly"},
+				RequestedAt:    time.Date(2025, 3, 14, 15, 0, 0, 0, time.UTC),
+			},
+			decode: decodeAs[events.RunRequest],
+		},
+		{
 			service: "runs",
 			id:      "6650c0ffee00000000000b00/succeeded/completed",
 			typ:     events.TypeStatusWorkflowRun,

@@ -1,9 +1,16 @@
 package events
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
-// Run status event types.
+// Run message types.
 const (
+	// TypeRunRequested asks the runs service for a run; data is RunRequest. Published on
+	// RunRequests keyed by the request's idempotency key; subject
+	// "/team/<team>/workflow/<name>".
+	TypeRunRequested = "io.baton.run.requested"
 	// TypeStatusWorkflowRun is a run's status change, published by the runs service on
 	// RunEvents keyed by run id, for delivery to the HTTP sinks of settings (API.md §7).
 	// Subject "/workflowrun/<id>/status/<status>"; data the run as WorkflowRun (without
@@ -106,4 +113,36 @@ type Initiator struct {
 type NameValue struct {
 	Name  string `json:"name"`
 	Value any    `json:"value"`
+}
+
+// RunRequest is the data of TypeRunRequested: a run asked for by one of Baton's own
+// services rather than by an API client (schedule fires, chat commands). The runs service
+// submits it as it would a WorkflowSubmitRequest (API.md §3) with the given trigger and
+// initiator.
+//
+// IdempotencyKey makes a request that is delivered or sent twice create one run: the runs
+// service keeps a key per (team, workflow) for 24 hours, as it does for submits over HTTP,
+// and the message's key on RunRequests is the same key. A schedule's fire uses
+// `<scheduleId>@<fireTime>` (API.md §6; ARCHITECTURE.md, Schedules), e.g.
+// "6650c0ffee00000000000c01@2025-03-14T15:00:00Z", so the replica that re-submits a fire
+// after another died mid-fire asks for the same run. The event's id is derived from team,
+// workflow and key ("run-requested-<team>/<workflow>/<key>"), so consumers also drop a
+// re-published message by id.
+//
+// Nothing publishes or consumes it yet: schedules and chat are to publish it, the runs
+// service to consume it.
+type RunRequest struct {
+	Team     string `json:"team"`
+	Workflow string `json:"workflow"`
+	// WorkflowVersion pins the version to run; zero runs the latest.
+	WorkflowVersion int `json:"workflowVersion,omitempty"`
+	// Params are values by parameter name, over the workflow's defaults.
+	Params map[string]any    `json:"params,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	// Trigger is the run's trigger: schedule or chat (API.md §3, WorkflowRun).
+	Trigger        string    `json:"trigger"`
+	IdempotencyKey string    `json:"idempotencyKey"`
+	InitiatedBy    Initiator `json:"initiatedBy"`
+	// RequestedAt is when the request was made: for a schedule, the fire time.
+	RequestedAt time.Time `json:"requestedAt"`
 }
