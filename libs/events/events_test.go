@@ -6,8 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -373,6 +378,66 @@ func TestSealedAttemptFixture(t *testing.T) {
 	assert.Equal(t, sampleSecretAttempt(), opened)
 	_, err = a.Opened(nil)
 	assert.Error(t, err, "a sealed attempt needs a key")
+}
+
+// TestAllTypesListsEveryType reads the package's source for its Type constants, which Go
+// cannot list at run time, so that a new type cannot be added without joining AllTypes (and
+// so, by TestEveryTypeHasAFixture, without a fixture).
+func TestAllTypesListsEveryType(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	var declared []string
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		require.NoError(t, err)
+		for _, decl := range file.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if !strings.HasPrefix(name.Name, "Type") || !name.IsExported() {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					require.True(t, ok && lit.Kind == token.STRING, "%s: %s is not a string literal", f, name.Name)
+					v, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					declared = append(declared, v)
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, declared)
+	assert.ElementsMatch(t, declared, events.AllTypes, "AllTypes must list every Type constant once")
+}
+
+// TestEveryTypeHasAFixture requires a golden case, and so a fixture testdata/<type>.json,
+// for every type of AllTypes, and no case of a type missing from it.
+func TestEveryTypeHasAFixture(t *testing.T) {
+	t.Parallel()
+	base := map[string]bool{}
+	for _, tc := range goldenCases(t) {
+		assert.Contains(t, events.AllTypes, tc.typ, "golden case %s is of a type missing from AllTypes", tc.name())
+		if tc.variant == "" {
+			assert.False(t, base[tc.typ], "two golden cases of %s without a variant", tc.typ)
+			base[tc.typ] = true
+		}
+	}
+	for _, typ := range events.AllTypes {
+		assert.True(t, base[typ], "type %s has no golden case without a variant", typ)
+		_, err := os.Stat(filepath.Join("testdata", typ+".json"))
+		assert.NoError(t, err, "type %s has no fixture", typ)
+	}
+	assert.False(t, slices.ContainsFunc(events.AllTypes, func(typ string) bool { return strings.Contains(typ, "--") }),
+		"a type holds the fixtures' variant separator")
 }
 
 // TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would

@@ -11,6 +11,15 @@ const (
 	TypeTeamDeleted = "io.baton.team.deleted"
 )
 
+// AllTypes lists every CloudEvent type of the contract. Each has a golden fixture,
+// testdata/<type>.json, and a test fails when a Type constant is missing here.
+var AllTypes = []string{
+	TypeTeamCreated, TypeTeamDeleted,
+	TypeWorkflowSaved, TypeWorkflowDeleted,
+	TypeRunRequested, TypeStatusWorkflowRun, TypeStatusTaskRun,
+	TypeTaskDispatch, TypeTaskUpdate,
+}
+
 // TeamCreated is the data of TypeTeamCreated.
 type TeamCreated struct {
 	// ID is the team record's id.
