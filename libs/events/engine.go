@@ -22,9 +22,6 @@ const (
 	TypeTaskUpdate = "io.baton.task.update"
 )
 
-// QueueTopic is the topic name (without prefix) a `generic` task of queue q is published on.
-func QueueTopic(q string) string { return "queue." + q }
-
 // TaskAttempt asks a runner to execute one attempt of a task run. Everything the runner
 // needs travels in it: parameters are already resolved, so a runner calls no service but
 // the runs service's claim and heartbeat endpoints.
