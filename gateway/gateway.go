@@ -27,6 +27,7 @@ import (
 	"github.com/baton-flow/baton/gateway/internal/routes"
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/registry"
@@ -421,7 +422,7 @@ func (g *Gateway) handle(c *fiber.Ctx) error {
 		}
 	}
 
-	credential := auth.Credential(c, route.QueryToken)
+	credential := fiberauth.Credential(c, route.QueryToken)
 	// Open endpoints called without credentials still carry a signed principal, the
 	// anonymous one, so services know the request came through the gateway.
 	principal := &auth.Anonymous

@@ -1,6 +1,9 @@
-// Package auth extracts caller credentials and carries the authenticated principal from the
-// gateway to services, and between services, signed with the service credential. A service
-// never trusts a principal header whose signature does not verify.
+// Package auth is the principal contract: who a request acts for (Principal), what it may do
+// (Can, Require, the roles and permissions), and how the principal travels from the gateway
+// to services, and between services, signed with the service credential (Signer). A service
+// never trusts a principal header whose signature does not verify. It imports nothing but
+// the standard library and apperr; package fiberauth adapts it to Fiber (credentials,
+// middleware).
 package auth
 
 import (
@@ -11,9 +14,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
-
-	"github.com/gofiber/fiber/v2"
 
 	"github.com/baton-flow/baton/libs/apperr"
 )
@@ -76,24 +76,6 @@ func (p Principal) IsAdmin() bool {
 		}
 	}
 	return false
-}
-
-// Credential returns the token a request presents: `Authorization: Bearer`, then
-// `x-access-token`, then, when allowQuery is set (webhook, event and callback paths only),
-// the `access_token` query parameter.
-func Credential(c *fiber.Ctx, allowQuery bool) string {
-	if h := c.Get(fiber.HeaderAuthorization); h != "" {
-		if scheme, tok, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "bearer") {
-			return strings.TrimSpace(tok)
-		}
-	}
-	if tok := c.Get(HeaderToken); tok != "" {
-		return strings.TrimSpace(tok)
-	}
-	if allowQuery {
-		return c.Query("access_token")
-	}
-	return ""
 }
 
 // Signer signs and verifies principal headers with the service key shared by Baton's
@@ -167,26 +149,4 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 func FromContext(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
-}
-
-// Middleware authenticates service requests: the principal headers must verify with the
-// service key and name an authenticated caller, else 401. The principal is put into the
-// request's user context.
-func (s *Signer) Middleware() fiber.Handler { return s.middleware(false) }
-
-// OpenMiddleware is Middleware for open endpoints: it also admits the Anonymous principal.
-func (s *Signer) OpenMiddleware() fiber.Handler { return s.middleware(true) }
-
-func (s *Signer) middleware(allowAnonymous bool) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		p, err := s.Decode(c.Get(HeaderPrincipal), c.Get(HeaderSignature))
-		if err != nil {
-			return err
-		}
-		if p.Type == TypeAnonymous && !allowAnonymous {
-			return apperr.New(apperr.Unauthenticated, "Authentication is required.")
-		}
-		c.SetUserContext(WithPrincipal(c.UserContext(), p))
-		return c.Next()
-	}
 }

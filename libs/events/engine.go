@@ -7,21 +7,20 @@ import (
 )
 
 // Engine message types. The runs service publishes task-run attempts on TaskDispatch (or,
-// for `generic` tasks, on the task's queue topic) keyed by run id; runners and external
-// workers answer on TaskUpdates, keyed by run id too, so one run's reports stay in order.
+// for `generic` tasks, on the task's queue topic, QueueTopic) keyed by run id; runners and
+// external workers report logs and ends on TaskUpdates, keyed by run id too, so one run's
+// reports stay in order. Claims and heartbeats do not travel on Kafka: a runner asks for
+// them over HTTP (POST /internal/v1/taskruns/{id}/claim and /heartbeat on the runs
+// service), because it needs the answer (claimed or not; cancel or go on).
 const (
-	// TypeTaskDispatch is one attempt of a task run to execute; data is TaskAttempt.
+	// TypeTaskDispatch is one attempt of a task run to execute; data is TaskAttempt. Its id
+	// is "<taskRunId>/<attempt>".
 	TypeTaskDispatch = "io.baton.task.dispatch"
-	// TypeTaskUpdate is a report on an attempt; data is TaskUpdate.
+	// TypeTaskUpdate is a report on an attempt; data is TaskUpdate. Its id is
+	// "<taskRunId>/<attempt>/log/<seq>" for a log chunk, "<taskRunId>/<attempt>/ended" for
+	// the end.
 	TypeTaskUpdate = "io.baton.task.update"
-	// TypeStatusWorkflowRun is a run's status change; data is the run (API.md §7).
-	TypeStatusWorkflowRun = "io.baton.event.status.workflowrun"
-	// TypeStatusTaskRun is a task run's status change; data is the task run (API.md §7).
-	TypeStatusTaskRun = "io.baton.event.status.taskrun"
 )
-
-// QueueTopic is the topic name (without prefix) a `generic` task of queue q is published on.
-func QueueTopic(q string) string { return "queue." + q }
 
 // TaskAttempt asks a runner to execute one attempt of a task run. Everything the runner
 // needs travels in it: parameters are already resolved, so a runner calls no service but

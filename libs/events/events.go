@@ -1,7 +1,3 @@
-// Package events is the contract services share over Kafka: topic names, CloudEvent types,
-// payloads, and the envelope. Every message is a CloudEvent 1.0 in structured JSON mode whose
-// id is stable, so a consumer can drop a duplicate by it. Golden fixtures under testdata pin
-// the wire form of every payload type.
 package events
 
 import (

@@ -3,23 +3,33 @@ package events
 // DefaultTopicPrefix is the prefix every topic name gets unless configured otherwise.
 const DefaultTopicPrefix = "baton."
 
-// Topic names without their prefix; Topic adds it.
+// Topic names without their prefix; Topic adds it. The package documentation lists what
+// travels on each.
 const (
-	// TeamEvents carries team created/deleted facts; other services cascade on them.
+	// TeamEvents carries TypeTeamCreated and TypeTeamDeleted from identity, keyed by team
+	// name; other services cascade on them.
 	TeamEvents = "team.events"
-	// WorkflowEvents carries workflow saved/deleted and trigger changes.
+	// WorkflowEvents carries TypeWorkflowSaved (which reports trigger changes too) and
+	// TypeWorkflowDeleted from workflows, keyed by "<team>/<workflow>".
 	WorkflowEvents = "workflow.events"
-	// RunRequests carries run requests from schedules and chat, keyed by idempotency key.
+	// RunRequests carries TypeRunRequested, run requests from schedules and chat, keyed by
+	// idempotency key.
 	RunRequests = "run.requests"
-	// RunEvents carries run and task-run status changes.
+	// RunEvents carries TypeStatusWorkflowRun and TypeStatusTaskRun, run and task-run
+	// status changes from runs, keyed by run id.
 	RunEvents = "run.events"
-	// TaskDispatch carries task-run attempts for runners, keyed by run id.
+	// TaskDispatch carries TypeTaskDispatch, task-run attempts for runners, keyed by run id.
+	// Attempts of `generic` tasks go to their queue's topic instead (QueueTopic).
 	TaskDispatch = "task.dispatch"
-	// TaskUpdates carries runner reports back to runs: started, heartbeat, logs, ended.
+	// TaskUpdates carries TypeTaskUpdate, runners' and workers' reports on attempts (log
+	// chunks, then the end with results), keyed by run id. Claims and heartbeats are not
+	// on it: they are HTTP calls on the runs service.
 	TaskUpdates = "task.updates"
 )
 
-// AllTopics lists every topic name (without prefix), for bootstrapping a cluster.
+// AllTopics lists every topic name (without prefix), for bootstrapping a cluster; each
+// also has a dead-letter topic (DeadLetter). Queue topics (QueueTopic) are not listed: a
+// queue's topic is created when an attempt is first published on it.
 var AllTopics = []string{TeamEvents, WorkflowEvents, RunRequests, RunEvents, TaskDispatch, TaskUpdates}
 
 // deadLetterSuffix is what DeadLetter appends to a topic name.
@@ -36,3 +46,7 @@ func Topic(prefix, name string) string {
 func DeadLetter(topic string) string {
 	return topic + deadLetterSuffix
 }
+
+// QueueTopic is the topic name (without prefix) the attempts of a `generic` task of queue q
+// are published on, for the workers of that queue: "queue.<q>".
+func QueueTopic(q string) string { return "queue." + q }

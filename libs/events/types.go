@@ -2,19 +2,23 @@ package events
 
 import "time"
 
-// CloudEvent types. Each payload type below names the type it travels under.
+// Team event types, published by the identity service on TeamEvents with the team's name
+// as key. Each payload type below names the type it travels under.
 const (
 	// TypeTeamCreated is a team being created; data is TeamCreated.
 	TypeTeamCreated = "io.baton.team.created"
 	// TypeTeamDeleted is a team being deleted; data is TeamDeleted.
 	TypeTeamDeleted = "io.baton.team.deleted"
-	// TypeWorkflowRunStatus is a run's status change, also delivered to outgoing HTTP sinks
-	// (API contract §7); subject is "/workflowrun/<id>/status/<status>", data the run.
-	TypeWorkflowRunStatus = "io.baton.event.status.workflowrun"
-	// TypeTaskRunStatus is a task run's status change, delivered like TypeWorkflowRunStatus;
-	// data is the task run.
-	TypeTaskRunStatus = "io.baton.event.status.taskrun"
 )
+
+// AllTypes lists every CloudEvent type of the contract. Each has a golden fixture,
+// testdata/<type>.json, and a test fails when a Type constant is missing here.
+var AllTypes = []string{
+	TypeTeamCreated, TypeTeamDeleted,
+	TypeWorkflowSaved, TypeWorkflowDeleted,
+	TypeRunRequested, TypeStatusWorkflowRun, TypeStatusTaskRun,
+	TypeTaskDispatch, TypeTaskUpdate,
+}
 
 // TeamCreated is the data of TypeTeamCreated.
 type TeamCreated struct {

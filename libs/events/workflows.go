@@ -9,7 +9,8 @@ const (
 	// version replaced; data is WorkflowSaved. Subject: "/team/<team>/workflow/<name>".
 	TypeWorkflowSaved = "io.baton.workflow.saved"
 	// TypeWorkflowDeleted is a workflow being deleted; data is WorkflowDeleted. Schedules
-	// archive theirs and identity revokes its workflow tokens on it.
+	// are to archive theirs and identity to revoke its workflow tokens on it (nothing
+	// consumes it yet).
 	TypeWorkflowDeleted = "io.baton.workflow.deleted"
 )
 

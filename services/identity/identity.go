@@ -16,8 +16,9 @@ import (
 
 	"github.com/baton-flow/baton/libs/activeruns"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/host"
-	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/outbox/mongorelay"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/runusage"
 	"github.com/baton-flow/baton/libs/secrets"
@@ -34,7 +35,7 @@ const Name = "identity"
 // Config is identity's own configuration.
 type Config struct {
 	// Outbox tunes the relay publishing team events.
-	Outbox outbox.Config
+	Outbox mongorelay.Config
 	// SecretKey seals password parameters and secured settings at rest (BATON_SECRET_KEY,
 	// 32 bytes hex or base64; required by ConfigFromEnv). Empty (tests only): storing or
 	// reading a secret fails.
@@ -99,7 +100,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // Deps are what identity needs from its process.
 type Deps struct {
 	DB        *mongo.Database
-	Publisher outbox.Publisher
+	Publisher mongorelay.Publisher
 	Signer    *auth.Signer
 	Logger    *slog.Logger
 	// Resolver finds the workflows service, which reports teams' workflow counts, and the
@@ -115,7 +116,7 @@ type Service struct {
 	// principals builds the principals of users, for token introspection and sign-ins.
 	principals *app.Principals
 	tokens     *app.Tokens // mints, lists and revokes tokens; authenticates their secrets
-	relay      *outbox.Relay
+	relay      *mongorelay.Relay
 	signer     *auth.Signer
 	// params, system and activation: global parameters; settings, features, context and
 	// navigation; the installation's lock.
@@ -135,7 +136,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	rcfg := cfg.Outbox
 	rcfg.Purge = mongostore.TombstoneFilter
 	rcfg.Logger = deps.Logger
-	relay := outbox.NewRelay(store.Collection(), deps.Publisher, rcfg)
+	relay := mongorelay.NewRelay(store.Collection(), deps.Publisher, rcfg)
 	userStore, err := mongostore.NewUsers(ctx, deps.DB)
 	if err != nil {
 		return nil, fmt.Errorf("identity user store: %w", err)
@@ -197,13 +198,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 func (s *Service) Routes(r fiber.Router) {
 	// Open routes first: the authenticated group's middleware below refuses the anonymous
 	// principal, and routes registered before it are matched before it runs.
-	httpapi.ActivationRoutes(r.Group("/api/v2"), s.signer.OpenMiddleware(), s.activation)
-	api := r.Group("/api/v2", s.signer.Middleware())
+	httpapi.ActivationRoutes(r.Group("/api/v2"), fiberauth.OpenMiddleware(s.signer), s.activation)
+	api := r.Group("/api/v2", fiberauth.Middleware(s.signer))
 	httpapi.Routes(api, s.teams, s.users)
 	httpapi.ParamRoutes(api, s.params)
 	httpapi.SystemRoutes(api, s.system)
 	httpapi.TokenRoutes(api, s.tokens)
-	internal := r.Group("/internal/v1", s.signer.Middleware(), httpapi.RequireService)
+	internal := r.Group("/internal/v1", fiberauth.Middleware(s.signer), httpapi.RequireService)
 	httpapi.ActivationInternalRoutes(internal, s.activation)
 	httpapi.InternalRoutes(internal, s.tokens, s.principals, s.runContexts)
 	httpapi.TeamInternalRoutes(internal, s.teams)

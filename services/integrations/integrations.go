@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
 )
@@ -45,7 +46,7 @@ func New(_ context.Context, _ Config, deps Deps) (*Service, error) {
 // install landing are open and verified by their own signatures. Its endpoints arrive
 // with its capability; until then they answer 404.
 func (s *Service) Routes(r fiber.Router) {
-	r.Group("/api/v2", s.signer.OpenMiddleware())
+	r.Group("/api/v2", fiberauth.OpenMiddleware(s.signer))
 }
 
 // Run does the service's background work until ctx ends; it has none yet.

@@ -19,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
@@ -247,7 +248,7 @@ func executors(socket string, logger *slog.Logger) func(events.TaskSpec) executo
 // Routes registers the service's endpoints under /api/v2; every one needs a signed
 // principal. It has none: runners only consume dispatches and report on Kafka.
 func (s *Service) Routes(r fiber.Router) {
-	r.Group("/api/v2", s.signer.Middleware())
+	r.Group("/api/v2", fiberauth.Middleware(s.signer))
 }
 
 // Run consumes dispatches until ctx ends, then stops the attempts still running (each

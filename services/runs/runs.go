@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/httpx"
@@ -208,8 +209,8 @@ func (p producer) Publish(ctx context.Context, msgs []engine.Message) error {
 // Routes registers the service's endpoints: the public ones under /api/v2 and the
 // runners' under /internal/v1, each behind a signed principal.
 func (s *Service) Routes(r fiber.Router) {
-	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.app)
-	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.app)
+	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.app)
+	httpapi.InternalRoutes(r.Group("/internal/v1", fiberauth.Middleware(s.signer)), s.app)
 }
 
 // Run moves runs, follows runners' reports and removes deleted teams' runs until ctx ends.

@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
 )
@@ -43,7 +44,7 @@ func New(_ context.Context, _ Config, deps Deps) (*Service, error) {
 // Routes registers the service's endpoints under /api/v2; every one needs a signed
 // principal. Its endpoints arrive with its capability; until then they answer 404.
 func (s *Service) Routes(r fiber.Router) {
-	r.Group("/api/v2", s.signer.Middleware())
+	r.Group("/api/v2", fiberauth.Middleware(s.signer))
 }
 
 // Run does the service's background work until ctx ends; it has none yet.

@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
@@ -134,8 +135,8 @@ func (u usageAdapter) WorkflowsUsing(ctx context.Context, ref domain.Ref) ([]str
 // Routes registers the catalogue under /api/v2, where every endpoint needs a signed
 // principal, and the endpoints for Baton's own services under /internal/v1.
 func (s *Service) Routes(r fiber.Router) {
-	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.tasks)
-	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware(), httpapi.RequireService), s.tasks)
+	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.tasks)
+	httpapi.InternalRoutes(r.Group("/internal/v1", fiberauth.Middleware(s.signer), httpapi.RequireService), s.tasks)
 }
 
 // Run follows the team topic until ctx ends.

@@ -15,11 +15,12 @@ import (
 
 	"github.com/baton-flow/baton/libs/activeruns"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/kafkax"
-	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/outbox/mongorelay"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/teamrecord"
@@ -39,7 +40,7 @@ type Config struct {
 	// GroupID is the consumer group of the service's replicas; default "baton-workflows".
 	GroupID string
 	// Outbox tunes the relay publishing workflow events.
-	Outbox outbox.Config
+	Outbox mongorelay.Config
 	// SecretKey seals the defaults and values of password parameters at rest
 	// (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity and runs use).
 	SecretKey string
@@ -78,7 +79,7 @@ type Deps struct {
 	DB    *mongo.Database
 	Kafka kafkax.Config
 	// Publisher publishes the outbox's events (the process's producer).
-	Publisher outbox.Publisher
+	Publisher mongorelay.Publisher
 	Signer    *auth.Signer
 	// Resolver finds the tasks and identity services.
 	Resolver registry.Resolver
@@ -97,7 +98,7 @@ type Service struct {
 	workflows  *app.Workflows
 	templates  *app.Templates
 	teamEvents *kafkax.Consumer
-	relay      *outbox.Relay
+	relay      *mongorelay.Relay
 	store      *mongostore.Definitions
 	signer     *auth.Signer
 }
@@ -141,7 +142,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 	store := mongostore.NewDefinitions(deps.DB, box)
 	rcfg := cfg.Outbox
 	rcfg.Logger = deps.Logger
-	relay := outbox.NewRelay(store.Heads(), deps.Publisher, rcfg)
+	relay := mongorelay.NewRelay(store.Heads(), deps.Publisher, rcfg)
 	teams := app.NewTeams(teamStore, store.DeleteNamespace)
 	// Teams come from identity's events; one asked about before its event arrives is
 	// looked up in identity.
@@ -168,8 +169,8 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 // Routes registers the service's endpoints under /api/v2; every one needs a signed
 // principal.
 func (s *Service) Routes(r fiber.Router) {
-	httpapi.Routes(r.Group("/api/v2", s.signer.Middleware()), s.workflows, s.templates)
-	httpapi.InternalRoutes(r.Group("/internal/v1", s.signer.Middleware()), s.workflows)
+	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.workflows, s.templates)
+	httpapi.InternalRoutes(r.Group("/internal/v1", fiberauth.Middleware(s.signer)), s.workflows)
 }
 
 // Run follows the team topic, publishes owed workflow events and collects revisions no

@@ -26,7 +26,7 @@ import (
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/mongox"
-	"github.com/baton-flow/baton/libs/outbox"
+	"github.com/baton-flow/baton/libs/outbox/mongorelay"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/services/workflows"
@@ -90,7 +90,7 @@ func newFixture(t testing.TB, opts fixtureOptions) *fixture {
 		deps.Tasks = opts.tasks
 	}
 	svc, err := workflows.New(ctx, workflows.Config{
-		GroupID: kcfg.TopicPrefix + "workflows", Outbox: outbox.Config{Interval: 100 * time.Millisecond}, SecretKey: testSecretKey,
+		GroupID: kcfg.TopicPrefix + "workflows", Outbox: mongorelay.Config{Interval: 100 * time.Millisecond}, SecretKey: testSecretKey,
 	}, deps)
 	require.NoError(t, err)
 	app := httpx.NewApp(httpx.Config{Name: "workflows", Logger: logger, BodyLimit: httpx.LargeBodyLimit, NoTracing: true})
