@@ -4,26 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 )
-
-// NameValue is one named value of a run or a task run, as the contract lists params and
-// results (v4's RunParam and RunResult).
-type NameValue struct {
-	Name  string `json:"name"`
-	Value any    `json:"value"`
-}
-
-// NameValues lists m's values by name, in name order so answers are stable; an empty or
-// nil m is an empty list.
-func NameValues[V any](m map[string]V) []NameValue {
-	out := make([]NameValue, 0, len(m))
-	for k, v := range m {
-		out = append(out, NameValue{Name: k, Value: v})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
 
 // DecodeParams reads params sent as the contract's list of {name, value} or, as older
 // clients send them, as an object of name to value. Absent or null is none. A list item

@@ -3,78 +3,27 @@
 package view
 
 import (
-	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
 // TimeFormat is the contract's format for times in bodies.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+const TimeFormat = events.TimeFormat
 
 // mask is what a secret value reads as in answers and events.
 const mask = secrets.Mask
 
-// Run is the contract's WorkflowRun.
-type Run struct {
-	ID                  string           `json:"id"`
-	WorkflowRef         string           `json:"workflowRef"`
-	WorkflowName        string           `json:"workflowName"`
-	WorkflowDisplayName string           `json:"workflowDisplayName,omitempty"`
-	WorkflowVersion     int              `json:"workflowVersion"`
-	Team                string           `json:"team"`
-	Status              domain.Status    `json:"status"`
-	Phase               domain.Phase     `json:"phase"`
-	StatusMessage       string           `json:"statusMessage,omitempty"`
-	Trigger             string           `json:"trigger"`
-	InitiatedBy         domain.Initiator `json:"initiatedBy"`
-	// InitiatedByRef and InitiatedByUserName repeat initiatedBy's id and name under v4's
-	// names, for clients written for it.
-	InitiatedByRef      string             `json:"initiatedByRef,omitempty"`
-	InitiatedByUserName string             `json:"initiatedByUserName,omitempty"`
-	Labels              map[string]string  `json:"labels"`
-	Annotations         map[string]any     `json:"annotations"`
-	Params              []domain.NameValue `json:"params"`
-	Results             []domain.NameValue `json:"results"`
-	Workspaces          json.RawMessage    `json:"workspaces,omitempty"`
-	CreationDate        string             `json:"creationDate"`
-	StartTime           string             `json:"startTime,omitempty"`
-	Duration            int64              `json:"duration"`
-	Timeout             int                `json:"timeout"`
-	Retries             int                `json:"retries"`
-	AwaitingApproval    bool               `json:"awaitingApproval"`
-	RetryOf             string             `json:"retryOf,omitempty"`
-	ParentRun           string             `json:"parentRun,omitempty"`
-	RootRun             string             `json:"rootRun"` // the top of its tree of child runs
-	Depth               int                `json:"depth"`   // how far below RootRun
-	Tasks               []TaskRun          `json:"tasks,omitempty"`
-}
-
-// TaskRun is the contract's TaskRun.
-type TaskRun struct {
-	ID             string             `json:"id"`
-	Name           string             `json:"name"`
-	Type           string             `json:"type"`
-	Status         domain.Status      `json:"status"`
-	Phase          domain.Phase       `json:"phase"`
-	StatusMessage  string             `json:"statusMessage,omitempty"`
-	WorkflowRunRef string             `json:"workflowRunRef"`
-	TaskRef        string             `json:"taskRef,omitempty"`
-	TaskVersion    int                `json:"taskVersion,omitempty"`
-	Params         []domain.NameValue `json:"params"`
-	Results        []domain.NameValue `json:"results"`
-	CreationDate   string             `json:"creationDate"`
-	StartTime      string             `json:"startTime,omitempty"`
-	Duration       int64              `json:"duration"`
-	Timeout        int                `json:"timeout,omitempty"`
-	Attempt        int                `json:"attempt"`
-	Labels         map[string]string  `json:"labels,omitempty"`
-	Annotations    map[string]any     `json:"annotations,omitempty"`
-	// ChildRun is the run a runworkflow task started.
-	ChildRun string `json:"workflowRunChildRef,omitempty"`
-}
+// Run and TaskRun are the contract's WorkflowRun and TaskRun, declared once with the
+// status events that carry them (libs/events).
+type (
+	Run     = events.WorkflowRun
+	TaskRun = events.TaskRun
+)
 
 func fmtTime(t time.Time) string {
 	if t.IsZero() {
@@ -83,16 +32,16 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format(TimeFormat)
 }
 
-// ViewRun renders a run, secrets masked, with tasks when given.
+// OfRun renders a run, secrets masked, with tasks when given.
 func OfRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) Run {
 	known := r.Context.Secrets
 	v := Run{
 		ID: r.ID, WorkflowRef: r.Workflow, WorkflowName: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
-		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: r.Status, Phase: r.Phase, StatusMessage: r.Scrub(r.StatusMessage),
-		Trigger: r.Trigger, InitiatedBy: r.InitiatedBy, InitiatedByRef: r.InitiatedBy.ID,
+		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: string(r.Status), Phase: string(r.Phase), StatusMessage: r.Scrub(r.StatusMessage),
+		Trigger: r.Trigger, InitiatedBy: events.Initiator(r.InitiatedBy), InitiatedByRef: r.InitiatedBy.ID,
 		InitiatedByUserName: r.InitiatedBy.Name, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(r.Annotations),
-		Params:     domain.NameValues(maskValues(r.Params, r.SecretParams, known)),
-		Results:    domain.NameValues(maskValues(r.Results, r.SecretResults, known)),
+		Params:     nameValues(maskValues(r.Params, r.SecretParams, known)),
+		Results:    nameValues(maskValues(r.Results, r.SecretResults, known)),
 		Workspaces: r.Workspaces, CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),
 		Timeout: r.Timeout, Retries: r.Retries, RetryOf: r.RetryOf, ParentRun: r.ParentRun,
 		RootRun: r.Root(), Depth: r.Depth,
@@ -106,14 +55,14 @@ func OfRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) Run {
 	return v
 }
 
-// ViewTask renders a task run, secrets masked.
+// OfTask renders a task run, secrets masked.
 func OfTask(r *domain.Run, t *domain.TaskRun, now time.Time) TaskRun {
 	known := r.Context.Secrets
 	return TaskRun{
-		ID: t.ID, Name: t.Name, Type: t.Type, Status: t.Status, Phase: t.Phase(), StatusMessage: r.Scrub(t.StatusMessage),
+		ID: t.ID, Name: t.Name, Type: t.Type, Status: string(t.Status), Phase: string(t.Phase()), StatusMessage: r.Scrub(t.StatusMessage),
 		WorkflowRunRef: t.RunID, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion,
-		Params:       domain.NameValues(maskValues(t.Params, t.SecretParams, known)),
-		Results:      domain.NameValues(maskTexts(t.Results, t.SecretResults, known)),
+		Params:       nameValues(maskValues(t.Params, t.SecretParams, known)),
+		Results:      nameValues(maskTexts(t.Results, t.SecretResults, known)),
 		CreationDate: fmtTime(t.CreationDate), StartTime: fmtTime(t.StartTime), Duration: t.Duration(now),
 		Timeout: t.Timeout, Attempt: t.Attempt, Labels: t.Labels, ChildRun: t.Child,
 	}
@@ -189,4 +138,14 @@ func orEmptyAny(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return m
+}
+
+// nameValues lists m's values by name, in name order so answers are stable; an empty or
+// nil m is an empty list.
+func nameValues[V any](m map[string]V) []events.NameValue {
+	out := make([]events.NameValue, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, events.NameValue{Name: k, Value: m[k]})
+	}
+	return out
 }
