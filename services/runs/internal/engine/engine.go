@@ -3,6 +3,12 @@
 // carries out what the step owes — dispatches, status events, child runs, timers. The
 // database is the truth: a replica that dies loses nothing, because another one reloads
 // its runs from the active list and re-derives what they still owe.
+//
+// Its surface is small: Create stores a new run (started or queued), Start starts a
+// queued one, Step applies a move to one, TryStep touches one in memory without waiting,
+// Cancel stops one and what runs below it, and Run keeps the timers, the reconciler and
+// the publisher going. What it cannot do itself it asks through ports: the stores, child
+// runs and retries (RunStarter), a team's limit (Limits), the broker (Publisher).
 package engine
 
 import (
@@ -107,9 +113,6 @@ func New(cfg Config, deps Deps) *Engine {
 	e.timers = newTimers()
 	return e
 }
-
-// Replica is this replica's name.
-func (e *Engine) Replica() string { return e.cfg.Replica }
 
 // forget drops a run from memory, and its timer; the caller may hold the run's own lock.
 func (e *Engine) forget(id string) {
