@@ -43,11 +43,13 @@ func New(service string, resolver registry.Resolver, signer *auth.Signer, timeou
 		http: &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: idleConnTimeout}}}
 }
 
-// Answer is how a call was answered: its status, and for an error its reason and message.
+// Answer is how a call was answered: its status, for an error its reason and message, and
+// for a 200 its headers (some contracts say more there, as when a token expires).
 type Answer struct {
 	Status  int
 	Reason  string
 	Message string
+	Header  http.Header
 }
 
 // Get calls path?query signed as p and decodes a 200 answer into out. Any other answer is
@@ -123,5 +125,5 @@ func (c *Client) Call(ctx context.Context, p auth.Principal, method, path string
 			return Answer{}, c.Unavailable(fmt.Errorf("decode the %s answer: %w", c.service, err))
 		}
 	}
-	return Answer{Status: http.StatusOK}, nil
+	return Answer{Status: http.StatusOK, Header: resp.Header}, nil
 }

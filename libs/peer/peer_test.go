@@ -33,6 +33,7 @@ func TestCall(t *testing.T) {
 		case "/echo":
 			var in map[string]any
 			_ = json.NewDecoder(r.Body).Decode(&in)
+			w.Header().Set("X-Echo", r.Method)
 			_ = json.NewEncoder(w).Encode(map[string]any{"method": r.Method, "q": r.URL.Query().Get("q"), "in": in,
 				"type": r.Header.Get("Content-Type")})
 		case "/missing":
@@ -55,6 +56,7 @@ func TestCall(t *testing.T) {
 	a, err := c.Call(t.Context(), me, http.MethodPost, "/echo", url.Values{"q": {"x y"}}, map[string]int{"n": 1}, &out)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, a.Status)
+	assert.Equal(t, "POST", a.Header.Get("X-Echo"), "a 200's headers are the caller's to read")
 	assert.Equal(t, "POST", out.Method)
 	assert.Equal(t, "x y", out.Q)
 	assert.Equal(t, "application/json", out.Type)
