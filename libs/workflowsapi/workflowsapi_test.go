@@ -1,0 +1,244 @@
+package workflowsapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/param"
+	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/workflowsapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden fixtures under testdata")
+
+// sampleTime is fixed so fixtures do not change from run to run.
+var sampleTime = time.Date(2025, 3, 14, 15, 9, 26, 535000000, time.UTC)
+
+// goldenCase is one contract type pinned by a fixture; decode reads the fixture back.
+type goldenCase struct {
+	name   string
+	data   any
+	decode func([]byte) (any, error)
+}
+
+func decodeAs[T any](b []byte) (any, error) {
+	var v T
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// sampleVersion has a member of every kind, unknown ones included at each level that
+// keeps them.
+func sampleVersion() workflowsapi.WorkflowVersion {
+	on := &workflowsapi.Trigger{Enabled: true}
+	return workflowsapi.WorkflowVersion{
+		ID: "d2f1c0a9b8e7", Name: "build", DisplayName: "Build", Team: "platform", Status: "active", Version: 3,
+		CreationDate: &workflowsapi.Time{Time: sampleTime},
+		Changelog:    &workflowsapi.Changelog{Author: "Ada Lovelace", Reason: "faster", Date: &workflowsapi.Time{Time: sampleTime}},
+		Icon:         "hammer", Description: "Builds it", Markdown: "# Build",
+		Labels:      map[string]string{"tier": "1"},
+		Annotations: map[string]json.RawMessage{"owner": json.RawMessage(`"platform"`)},
+		Timeout:     ptr(60), Retries: ptr(1),
+		Params: []param.Param{
+			{Name: "branch", Label: "branch", Type: "text", Default: json.RawMessage(`"main"`)},
+			{Name: "token", Label: "token", Type: "password", Default: json.RawMessage(`"s3cret"`)},
+		},
+		Workspaces: json.RawMessage(`[{"name":"src","type":"workflow"}]`),
+		Triggers: &workflowsapi.Triggers{
+			Manual: on, Codehost: on, Github: on,
+			Webhook: &workflowsapi.Trigger{Enabled: true, Conditions: []workflowsapi.Condition{
+				{Field: "$.ref", Operation: "equals", Value: "refs/heads/main"},
+				{Field: "$.action", Operation: "in", Values: []string{"opened", "synchronize"}},
+			}},
+			Extra: map[string]json.RawMessage{"slack": json.RawMessage(`{"enabled":false}`)},
+		},
+		Tasks: []workflowsapi.Task{
+			{Name: "start", Type: "start"},
+			{
+				Name: "compile", Type: "template", TaskRef: "platform/compile", TaskVersion: ptr(4),
+				Timeout: ptr(10), Retries: ptr(2), RetryDelay: ptr(30), Join: "all",
+				Dependencies: []workflowsapi.Dependency{{TaskRef: "start", ExecutionCondition: "success",
+					Extra: map[string]json.RawMessage{"edgeId": json.RawMessage(`"e1"`)}}},
+				Params:      []workflowsapi.TaskParam{{Name: "branch", Value: json.RawMessage(`"$(params.branch)"`)}},
+				Results:     json.RawMessage(`[{"name":"artifact"}]`),
+				Labels:      map[string]string{"lang": "go"},
+				Annotations: map[string]json.RawMessage{"position": json.RawMessage(`{"x":1,"y":2}`)},
+				Extra:       map[string]json.RawMessage{"designerNote": json.RawMessage(`"keep"`)},
+			},
+			{Name: "end", Type: "end", Dependencies: []workflowsapi.Dependency{{TaskRef: "compile",
+				DecisionCondition: "ok\nfine"}}},
+		},
+		Extra: map[string]json.RawMessage{"designer": json.RawMessage(`{"zoom":1.5}`)},
+	}
+}
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		{"team-usage", workflowsapi.TeamUsage{CurrentWorkflowCount: 12}, decodeAs[workflowsapi.TeamUsage]},
+		{"task-usage", workflowsapi.TaskUsage{Workflows: []string{"build", "deploy"}}, decodeAs[workflowsapi.TaskUsage]},
+		{"workflow-version", sampleVersion(), decodeAs[workflowsapi.WorkflowVersion]},
+	}
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join("testdata", tc.name+".json")
+			raw, err := json.Marshal(tc.data)
+			require.NoError(t, err)
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, raw, "", "  "))
+			pretty.WriteByte('\n')
+
+			if *update {
+				require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test -update to create the fixture")
+			assert.Equal(t, string(want), pretty.String(), "wire form changed; if intended, run go test -update")
+
+			got, err := tc.decode(raw)
+			require.NoError(t, err)
+			assert.Equal(t, tc.data, got)
+		})
+	}
+}
+
+// TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
+// pin nothing.
+func TestNoStaleFixtures(t *testing.T) {
+	t.Parallel()
+	covered := map[string]bool{}
+	for _, tc := range goldenCases() {
+		covered[tc.name+".json"] = true
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(t, err)
+	for _, f := range files {
+		assert.True(t, covered[filepath.Base(f)], "fixture %s has no golden case", f)
+	}
+}
+
+// A version read and written again is the same bytes, unknown members included.
+func TestVersionRoundTrip(t *testing.T) {
+	t.Parallel()
+	raw, err := json.Marshal(sampleVersion())
+	require.NoError(t, err)
+	var v workflowsapi.WorkflowVersion
+	require.NoError(t, json.Unmarshal(raw, &v))
+	again, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.Equal(t, string(raw), string(again))
+}
+
+func TestPaths(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "/internal/v1/teams/a%20team/usage", workflowsapi.TeamUsagePath("a team"))
+	assert.Equal(t, "/internal/v1/teams/infra/workflows/a%2Fb", workflowsapi.WorkflowVersionPath("infra", "a/b"))
+}
+
+// serve starts a fake workflows service answering "METHOD /escaped/path?query" from a
+// table, checking that every request is signed by self.
+func serve(t *testing.T, self auth.Principal, answers map[string][2]string) *workflowsapi.Client {
+	t.Helper()
+	signer, err := auth.NewSigner([]byte("workflowsapi-test-key-0123456789"))
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := signer.Decode(r.Header.Get(auth.HeaderPrincipal), r.Header.Get(auth.HeaderSignature))
+		assert.NoError(t, err)
+		assert.Equal(t, self, p, "signed as the calling service")
+		a, ok := answers[r.Method+" "+r.URL.EscapedPath()+"?"+r.URL.RawQuery]
+		if !ok {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		status := map[string]int{"200": 200, "404": 404, "500": 500}[a[0]]
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(a[1]))
+	}))
+	t.Cleanup(srv.Close)
+	return workflowsapi.New(registry.NewStatic(map[string][]string{workflowsapi.Service: {srv.URL}}), signer, self)
+}
+
+func TestTeamUsage(t *testing.T) {
+	t.Parallel()
+	c := serve(t, auth.Principal{Type: auth.TypeService, ID: "identity", Name: "identity"}, map[string][2]string{
+		"GET /internal/v1/teams/infra/usage?":  {"200", `{"currentWorkflowCount": 4}`},
+		"GET /internal/v1/teams/new/usage?":    {"404", `{"reason":"TEAM_NOT_FOUND"}`},
+		"GET /internal/v1/teams/broken/usage?": {"500", `{}`},
+	})
+	tests := []struct {
+		team       string
+		want       int
+		wantReason *apperr.Reason
+	}{
+		{"infra", 4, nil},
+		{"new", 0, nil},
+		{"broken", 0, &apperr.DependencyUnavailable},
+	}
+	for _, tt := range tests {
+		got, err := c.TeamUsage(t.Context(), tt.team)
+		if tt.wantReason != nil {
+			assert.True(t, apperr.HasReason(err, *tt.wantReason), "%s: %v", tt.team, err)
+			continue
+		}
+		require.NoError(t, err, tt.team)
+		assert.Equal(t, tt.want, got.CurrentWorkflowCount, tt.team)
+	}
+}
+
+func TestTaskUsage(t *testing.T) {
+	t.Parallel()
+	c := serve(t, auth.Principal{Type: auth.TypeService, ID: "tasks", Name: "tasks"}, map[string][2]string{
+		"GET /internal/v1/task-usage?ref=infra%2Fbuild":   {"200", `{"workflows":["release"]}`},
+		"GET /internal/v1/task-usage?ref=old%2Fbuild":     {"404", `{"status":404,"reason":"ROUTE_NOT_FOUND"}`},
+		"GET /internal/v1/task-usage?ref=gone%2Fbuild":    {"404", `{"status":404,"reason":"TEAM_NOT_FOUND"}`},
+		"GET /internal/v1/task-usage?ref=garbled%2Fbuild": {"200", `<html>`},
+	})
+	got, err := c.TaskUsage(t.Context(), "infra/build")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"release"}, got.Workflows)
+	_, err = c.TaskUsage(t.Context(), "old/build")
+	assert.True(t, errors.Is(err, workflowsapi.ErrNoTaskUsage), "%v", err)
+	for _, ref := range []string{"gone/build", "garbled/build"} {
+		_, err = c.TaskUsage(t.Context(), ref)
+		assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%s: %v", ref, err)
+	}
+}
+
+func TestWorkflowVersion(t *testing.T) {
+	t.Parallel()
+	c := serve(t, auth.Principal{Type: auth.TypeService, ID: "runs", Name: "runs"}, map[string][2]string{
+		"GET /internal/v1/teams/infra/workflows/build?version=3": {"200", `{"name":"build","version":3,"tasks":[{"name":"start","type":"start"}]}`},
+		"GET /internal/v1/teams/infra/workflows/build?":          {"200", `{"name":"build","version":4}`},
+		"GET /internal/v1/teams/infra/workflows/gone?":           {"404", `{"reason":"WORKFLOW_NOT_FOUND","message":"Workflow 'gone' was not found."}`},
+	})
+	got, err := c.WorkflowVersion(t.Context(), "infra", "build", 3)
+	require.NoError(t, err)
+	assert.Equal(t, workflowsapi.WorkflowVersion{Name: "build", Version: 3, Tasks: []workflowsapi.Task{{Name: "start", Type: "start"}}}, got)
+	got, err = c.WorkflowVersion(t.Context(), "infra", "build", 0)
+	require.NoError(t, err)
+	assert.Equal(t, 4, got.Version)
+	_, err = c.WorkflowVersion(t.Context(), "infra", "gone", 0)
+	assert.True(t, apperr.HasReason(err, apperr.WorkflowNotFound), "%v", err)
+	_, err = c.WorkflowVersion(t.Context(), "infra", "broken", 0)
+	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
+}
