@@ -1,0 +1,114 @@
+// Package runsapi is the runs service's internal contract: the endpoints under
+// /internal/v1 that Baton's own services call, their request and answer types, a typed
+// client, and golden fixtures of the JSON (testdata). The runs service serves these types
+// and its callers read them; neither side declares its own copy.
+//
+// Runners claim the attempts they receive and beat for them while they run:
+//
+//	POST /internal/v1/taskruns/{id}/claim      AttemptRequest → 200 ClaimAnswer
+//	POST /internal/v1/taskruns/{id}/heartbeat  AttemptRequest → 200 HeartbeatAnswer
+//
+// Both answer 409 when the attempt is not (or no longer) the runner's and 404 when the
+// task run is gone.
+//
+// The services deleting what runs belong to (workflows, identity) ask first, and identity
+// reads a team's use of its run quotas:
+//
+//	GET  /internal/v1/teams/{team}/activeruns[?workflow=<name>]         → 200 ActiveRuns
+//	POST /internal/v1/teams/{team}/activeruns/cancel[?workflow=<name>]  → 200 CancelledRuns
+//	GET  /internal/v1/teams/{team}/usage                                → 200 Usage
+//
+// Every one answers 403 PERMISSION_DENIED to a caller that is not one of Baton's services.
+package runsapi
+
+import (
+	"net/url"
+	"time"
+)
+
+// Service is the name the runs service registers under in discovery.
+const Service = "runs"
+
+// Prefix is where the internal endpoints live; the routes below are relative to it, in the
+// form a router registers (":id" and ":team" are path parameters).
+const Prefix = "/internal/v1"
+
+// Routes, for the runs service's router.
+const (
+	ClaimRoute            = "/taskruns/:id/claim"
+	HeartbeatRoute        = "/taskruns/:id/heartbeat"
+	ActiveRunsRoute       = "/teams/:team/activeruns"
+	CancelActiveRunsRoute = "/teams/:team/activeruns/cancel"
+	UsageRoute            = "/teams/:team/usage"
+)
+
+// ClaimPath is the path of a claim of task run id.
+func ClaimPath(taskRunID string) string { return taskRunPath(taskRunID) + "/claim" }
+
+// HeartbeatPath is the path of a heartbeat for task run id.
+func HeartbeatPath(taskRunID string) string { return taskRunPath(taskRunID) + "/heartbeat" }
+
+// ActiveRunsPath is the path of the count of team's runs that are not completed.
+func ActiveRunsPath(team string) string { return teamPath(team) + "/activeruns" }
+
+// CancelActiveRunsPath is the path that cancels them.
+func CancelActiveRunsPath(team string) string { return ActiveRunsPath(team) + "/cancel" }
+
+// UsagePath is the path of team's run usage.
+func UsagePath(team string) string { return teamPath(team) + "/usage" }
+
+func taskRunPath(id string) string { return Prefix + "/taskruns/" + url.PathEscape(id) }
+
+func teamPath(team string) string { return Prefix + "/teams/" + url.PathEscape(team) }
+
+// AttemptRequest is the body of a claim and of a heartbeat: which attempt of the task run,
+// and the runner instance that runs it.
+type AttemptRequest struct {
+	Attempt int    `json:"attempt"`
+	Runner  string `json:"runner"`
+}
+
+// ClaimAnswer is the answer of a claim that succeeded: the attempt is now the runner's.
+type ClaimAnswer struct {
+	Claimed bool `json:"claimed"`
+}
+
+// HeartbeatAnswer is the answer of a heartbeat: Cancel asks the runner to stop the attempt
+// (its run was cancelled).
+type HeartbeatAnswer struct {
+	Cancel bool `json:"cancel"`
+}
+
+// ActiveRuns is the answer of GET …/activeruns: how many of the team's runs (of the
+// workflow, when one is named) are not completed.
+type ActiveRuns struct {
+	Active int `json:"active"`
+}
+
+// CancelledRuns is the answer of POST …/activeruns/cancel: how many runs were cancelled.
+type CancelledRuns struct {
+	Cancelled int `json:"cancelled"`
+}
+
+// Usage is a team's use of its run quotas, named as the contract's quota fields. The runs
+// service answers it from the counters it enforces (the month's runs, the held concurrency
+// slots) and its runs of the month, so it is as current as they are.
+type Usage struct {
+	// CurrentRuns is how many runs the team submitted this month (UTC), as counted against
+	// maxWorkflowRunMonthly.
+	CurrentRuns int `json:"currentRuns"`
+	// CurrentConcurrentRuns is how many of its runs hold a concurrency slot.
+	CurrentConcurrentRuns int `json:"currentConcurrentRuns"`
+	// CurrentRunTotalDuration and CurrentRunMedianDuration are over this month's runs, in
+	// milliseconds.
+	CurrentRunTotalDuration  int64 `json:"currentRunTotalDuration"`
+	CurrentRunMedianDuration int64 `json:"currentRunMedianDuration"`
+	// MonthlyResetDate is when CurrentRuns starts again from 0: the first of next month.
+	MonthlyResetDate time.Time `json:"monthlyResetDate"`
+}
+
+// MonthStart is the start of the month of t, in UTC: the month Usage.CurrentRuns counts.
+func MonthStart(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}

@@ -1,0 +1,252 @@
+package runsapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/runsapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden fixtures under testdata")
+
+// goldenCase is one contract type pinned by a fixture; decode reads the fixture back.
+type goldenCase struct {
+	name   string
+	data   any
+	decode func([]byte) (any, error)
+}
+
+func decodeAs[T any](b []byte) (any, error) {
+	var v T
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		{"attempt", runsapi.AttemptRequest{Attempt: 2, Runner: "runner-7f9c"}, decodeAs[runsapi.AttemptRequest]},
+		{"claim", runsapi.ClaimAnswer{Claimed: true}, decodeAs[runsapi.ClaimAnswer]},
+		{"heartbeat", runsapi.HeartbeatAnswer{Cancel: true}, decodeAs[runsapi.HeartbeatAnswer]},
+		{"activeruns", runsapi.ActiveRuns{Active: 3}, decodeAs[runsapi.ActiveRuns]},
+		{"activeruns.cancel", runsapi.CancelledRuns{Cancelled: 3}, decodeAs[runsapi.CancelledRuns]},
+		{"usage", runsapi.Usage{CurrentRuns: 120, CurrentConcurrentRuns: 4, CurrentRunTotalDuration: 3_600_000,
+			CurrentRunMedianDuration: 25_000, MonthlyResetDate: time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)}, decodeAs[runsapi.Usage]},
+	}
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join("testdata", tc.name+".json")
+			raw, err := json.Marshal(tc.data)
+			require.NoError(t, err)
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, raw, "", "  "))
+			pretty.WriteByte('\n')
+
+			if *update {
+				require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test -update to create the fixture")
+			assert.Equal(t, string(want), pretty.String(), "wire form changed; if intended, run go test -update")
+
+			got, err := tc.decode(want)
+			require.NoError(t, err)
+			assert.Equal(t, tc.data, got)
+		})
+	}
+}
+
+// TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
+// pin nothing.
+func TestNoStaleFixtures(t *testing.T) {
+	t.Parallel()
+	covered := map[string]bool{}
+	for _, tc := range goldenCases() {
+		covered[tc.name+".json"] = true
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(t, err)
+	for _, f := range files {
+		assert.True(t, covered[filepath.Base(f)], "fixture %s has no golden case", f)
+	}
+}
+
+func newSigner(t *testing.T) *auth.Signer {
+	t.Helper()
+	s, err := auth.NewSigner([]byte("runsapi-test-key-0123456789abcdef"))
+	require.NoError(t, err)
+	return s
+}
+
+// answer is what the fake runs service replies.
+type answer struct {
+	status int
+	body   string
+}
+
+func TestAttempts(t *testing.T) {
+	t.Parallel()
+	self := auth.Principal{Type: auth.TypeService, ID: "runner", Name: "runner"}
+	tests := []struct {
+		name     string
+		give     answer
+		want     bool
+		wantLost bool
+		wantErr  bool
+	}{
+		{name: "yes", give: answer{200, `{"claimed":true,"cancel":true}`}, want: true},
+		{name: "no", give: answer{200, `{"claimed":false,"cancel":false}`}},
+		{name: "someone else's or cancelled", give: answer{409, `{"reason":"WORKFLOWRUN_INVALID_PHASE"}`}, wantLost: true},
+		{name: "taken over, no body", give: answer{409, `{}`}, wantLost: true},
+		{name: "task run gone", give: answer{404, `{"reason":"TASKRUN_NOT_FOUND"}`}, wantLost: true},
+		{name: "endpoint missing", give: answer{404, `{"reason":"ROUTE_NOT_FOUND"}`}, wantErr: true},
+		{name: "failing", give: answer{503, `{"reason":"DEPENDENCY_UNAVAILABLE"}`}, wantErr: true},
+		{name: "garbled", give: answer{200, `{`}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			signer := newSigner(t)
+			var seen []string
+			var mu sync.Mutex
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				p, err := signer.Decode(r.Header.Get(auth.HeaderPrincipal), r.Header.Get(auth.HeaderSignature))
+				assert.NoError(t, err)
+				assert.Equal(t, self, p)
+				body, _ := json.Marshal(json.RawMessage(mustRead(t, r)))
+				mu.Lock()
+				seen = append(seen, r.Method+" "+r.URL.EscapedPath()+" "+string(body))
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tt.give.status)
+				_, _ = w.Write([]byte(tt.give.body))
+			}))
+			t.Cleanup(srv.Close)
+			c := runsapi.New(registry.NewStatic(map[string][]string{runsapi.Service: {srv.URL}}), signer, self)
+			req := runsapi.AttemptRequest{Attempt: 3, Runner: "runner-1"}
+
+			claim, err := c.Claim(t.Context(), "tr/1", req)
+			beat, err2 := c.Heartbeat(t.Context(), "tr/1", req)
+			for _, err := range []error{err, err2} {
+				assert.Equal(t, tt.wantLost, errors.Is(err, runsapi.ErrAttemptLost), "%v", err)
+				assert.Equal(t, tt.wantErr || tt.wantLost, err != nil, "%v", err)
+			}
+			assert.Equal(t, tt.want, claim.Claimed)
+			assert.Equal(t, tt.want, beat.Cancel)
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, []string{
+				`POST /internal/v1/taskruns/tr%2F1/claim {"attempt":3,"runner":"runner-1"}`,
+				`POST /internal/v1/taskruns/tr%2F1/heartbeat {"attempt":3,"runner":"runner-1"}`,
+			}, seen)
+		})
+	}
+}
+
+func mustRead(t *testing.T, r *http.Request) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	_, err := b.ReadFrom(r.Body)
+	require.NoError(t, err)
+	return b.Bytes()
+}
+
+func TestActiveRuns(t *testing.T) {
+	t.Parallel()
+	signer := newSigner(t)
+	var mu sync.Mutex
+	var seen []string
+	status := http.StatusOK
+	self := auth.Principal{Type: auth.TypeService, ID: "workflows", Name: "workflows"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := signer.Decode(r.Header.Get(auth.HeaderPrincipal), r.Header.Get(auth.HeaderSignature))
+		assert.NoError(t, err)
+		assert.Equal(t, self, p, "signed as the calling service")
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.RequestURI())
+		code := status
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(`{"active": 2, "cancelled": 2}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := runsapi.New(registry.NewStatic(map[string][]string{runsapi.Service: {srv.URL}}), signer, self)
+
+	n, err := c.CountActiveRuns(t.Context(), "infra", "build")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	n, err = c.CancelActiveRuns(t.Context(), "infra", "")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	mu.Lock()
+	assert.Equal(t, []string{"GET /internal/v1/teams/infra/activeruns?workflow=build", "POST /internal/v1/teams/infra/activeruns/cancel"}, seen)
+	status = http.StatusInternalServerError
+	mu.Unlock()
+	_, err = c.CountActiveRuns(t.Context(), "infra", "")
+	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "a runs service that fails makes the delete wait: %v", err)
+	_, err = c.CancelActiveRuns(t.Context(), "infra", "")
+	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
+}
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	signer := newSigner(t)
+	self := auth.Principal{Type: auth.TypeService, ID: "identity", Name: "identity"}
+	var status atomic.Int32
+	status.Store(http.StatusOK)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := signer.Decode(r.Header.Get(auth.HeaderPrincipal), r.Header.Get(auth.HeaderSignature))
+		assert.NoError(t, err)
+		assert.Equal(t, self, p, "signed as the calling service")
+		assert.Equal(t, "GET /internal/v1/teams/a%20team/usage", r.Method+" "+r.URL.EscapedPath())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(int(status.Load()))
+		_, _ = w.Write([]byte(`{"currentRuns": 7, "currentConcurrentRuns": 2, "currentRunTotalDuration": 9000,
+			"currentRunMedianDuration": 1500, "monthlyResetDate": "2026-12-01T00:00:00Z"}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := runsapi.New(registry.NewStatic(map[string][]string{runsapi.Service: {srv.URL}}), signer, self)
+
+	u, err := c.Usage(t.Context(), "a team")
+	require.NoError(t, err)
+	assert.Equal(t, runsapi.Usage{CurrentRuns: 7, CurrentConcurrentRuns: 2, CurrentRunTotalDuration: 9000,
+		CurrentRunMedianDuration: 1500, MonthlyResetDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}, u)
+
+	status.Store(http.StatusInternalServerError)
+	_, err = c.Usage(t.Context(), "a team")
+	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
+}
+
+func TestMonthStart(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		give, want time.Time
+	}{
+		{time.Date(2026, 11, 25, 15, 4, 5, 0, time.UTC), time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
+		{time.Date(2026, 12, 1, 0, 30, 0, 0, time.FixedZone("CET", 3600)), time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, runsapi.MonthStart(tt.give))
+	}
+}
