@@ -14,23 +14,26 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/baton-flow/baton/libs/activeruns"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/host"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/outbox/mongorelay"
 	"github.com/baton-flow/baton/libs/registry"
-	"github.com/baton-flow/baton/libs/runusage"
+	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 	"github.com/baton-flow/baton/services/identity/internal/httpapi"
 	"github.com/baton-flow/baton/services/identity/internal/mongostore"
-	"github.com/baton-flow/baton/services/identity/internal/peers"
 )
 
 // Name is the service's name in discovery and in its database name.
 const Name = "identity"
+
+// self is the principal identity acts as towards other services.
+var self = auth.Principal{Type: auth.TypeService, ID: Name, Name: Name}
 
 // Config is identity's own configuration.
 type Config struct {
@@ -167,10 +170,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	// without their own come from the settings.
 	teams.Secrets = sealer
 	if deps.Resolver != nil {
-		teams.WorkflowCount = peers.NewWorkflows(deps.Resolver, deps.Signer).WorkflowCount
+		teams.WorkflowCount = workflowCount(workflowsapi.New(deps.Resolver, deps.Signer, self))
 		users.WorkflowCount = teams.WorkflowCount
-		teams.Runs = teamRuns{activeruns.New(deps.Resolver, deps.Signer, peers.Self)}
-		teams.RunUsage = runUsage(runusage.New(deps.Resolver, deps.Signer, peers.Self))
+		runs := runsapi.New(deps.Resolver, deps.Signer, self)
+		teams.Runs = teamRuns{runs}
+		teams.RunUsage = runUsage(runs)
 	}
 	teams.QuotaDefaults = func(ctx context.Context) (domain.TeamQuotas, error) {
 		settings, err := system.ResolvedSettings(ctx)
@@ -204,10 +208,11 @@ func (s *Service) Routes(r fiber.Router) {
 	httpapi.ParamRoutes(api, s.params)
 	httpapi.SystemRoutes(api, s.system)
 	httpapi.TokenRoutes(api, s.tokens)
-	internal := r.Group("/internal/v1", fiberauth.Middleware(s.signer), httpapi.RequireService)
+	internal := r.Group(identityapi.Prefix, fiberauth.Middleware(s.signer), fiberauth.ServiceOnly())
 	httpapi.ActivationInternalRoutes(internal, s.activation)
 	httpapi.InternalRoutes(internal, s.tokens, s.principals, s.runContexts)
 	httpapi.TeamInternalRoutes(internal, s.teams)
+	httpapi.ParamInternalRoutes(internal, s.params)
 }
 
 // newSystem wires the global parameters, settings and activation: it seeds the settings
@@ -257,19 +262,29 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
 }
 
+// workflowCount asks the workflows service, which owns the count, how many workflows a
+// team has.
+func workflowCount(c *workflowsapi.Client) func(ctx context.Context, team string) (int, error) {
+	return func(ctx context.Context, team string) (int, error) {
+		u, err := c.TeamUsage(ctx, team)
+		return u.CurrentWorkflowCount, err
+	}
+}
+
 // teamRuns asks the runs service about a whole team's runs.
-type teamRuns struct{ c *activeruns.Client }
+type teamRuns struct{ c *runsapi.Client }
 
 func (r teamRuns) ActiveRuns(ctx context.Context, team string) (int, error) {
-	return r.c.Count(ctx, team, "")
+	return r.c.CountActiveRuns(ctx, team, "")
 }
 
 func (r teamRuns) CancelRuns(ctx context.Context, team string) error {
-	return r.c.Cancel(ctx, team, "")
+	_, err := r.c.CancelActiveRuns(ctx, team, "")
+	return err
 }
 
 // runUsage reads a team's run usage from the runs service, which owns those counters.
-func runUsage(c *runusage.Client) func(ctx context.Context, team string) (domain.TeamQuotaUsage, error) {
+func runUsage(c *runsapi.Client) func(ctx context.Context, team string) (domain.TeamQuotaUsage, error) {
 	return func(ctx context.Context, team string) (domain.TeamQuotaUsage, error) {
 		u, err := c.Usage(ctx, team)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/identity"
 )
@@ -130,4 +132,75 @@ func TestRunContextIsOnlyForServices(t *testing.T) {
 			assert.NotContains(t, raw, "s3cret")
 		})
 	}
+}
+
+// The global parameters' names are for Baton's services (the workflows service checks
+// references against them), without any value, through the identityapi contract.
+func TestGlobalParameterNamesAreForServices(t *testing.T) {
+	t.Parallel()
+	f := newRunContextWorld(t)
+	tests := []struct {
+		name       string
+		who        *auth.Principal
+		wantCode   int
+		wantReason string
+	}{
+		{"a service", &runsService, http.StatusOK, ""},
+		{"an admin", &sysAdmin, http.StatusForbidden, "PERMISSION_DENIED"},
+		{"a team token", &sysTeamToken, http.StatusForbidden, "PERMISSION_DENIED"},
+		{"anonymous", &anonymous, http.StatusUnauthorized, "UNAUTHENTICATED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, raw := f.do(t, tt.who, http.MethodGet, identityapi.ParametersPath, "")
+			require.Equal(t, tt.wantCode, code, raw)
+			assert.NotContains(t, raw, "s3cret")
+			if tt.wantCode != http.StatusOK {
+				assert.Equal(t, tt.wantReason, reasonOf(t, raw))
+				return
+			}
+			dec := json.NewDecoder(strings.NewReader(raw))
+			dec.DisallowUnknownFields()
+			var got identityapi.GlobalParameters
+			require.NoError(t, dec.Decode(&got))
+			assert.Equal(t, []string{"deployKey", "emptyKey", "flags", "region", "retries"}, got.Names)
+		})
+	}
+}
+
+// The run context's every member is the contract's: it reads into identityapi.RunContext
+// without leftovers and writes back the same.
+func TestRunContextIsTheContract(t *testing.T) {
+	t.Parallel()
+	f := newRunContextWorld(t)
+	code, raw := f.do(t, &runsService, http.MethodGet, identityapi.RunContextPath("payments"), "")
+	require.Equal(t, http.StatusOK, code, raw)
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var rc identityapi.RunContext
+	require.NoError(t, dec.Decode(&rc))
+	again, err := json.Marshal(rc)
+	require.NoError(t, err)
+	assert.JSONEq(t, raw, string(again))
+}
+
+// A team is read as its team.created event announces it, through the identityapi contract.
+func TestTeamRecordIsTheContract(t *testing.T) {
+	t.Parallel()
+	f := newRunContextWorld(t)
+	code, raw := f.do(t, &runsService, http.MethodGet, identityapi.TeamPath("payments"), "")
+	require.Equal(t, http.StatusOK, code, raw)
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var team identityapi.Team
+	require.NoError(t, dec.Decode(&team))
+	assert.Equal(t, "payments", team.Name)
+	assert.NotEmpty(t, team.ID)
+	assert.False(t, team.CreationDate.IsZero())
+
+	code, raw = f.do(t, &runsService, http.MethodGet, identityapi.TeamPath("nope"), "")
+	require.Equal(t, http.StatusNotFound, code, raw)
+	assert.Equal(t, "TEAM_NOT_FOUND", reasonOf(t, raw))
+	code, raw = f.do(t, &sysAdmin, http.MethodGet, identityapi.TeamPath("payments"), "")
+	require.Equal(t, http.StatusForbidden, code, raw)
 }

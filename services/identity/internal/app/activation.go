@@ -126,8 +126,8 @@ func (a *Activation) ActivatedForService(ctx context.Context) (bool, error) {
 	if !ok || p.Type == auth.TypeAnonymous || p.Type == "" {
 		return false, apperr.New(apperr.Unauthenticated, "Authentication is required.")
 	}
-	if p.Type != auth.TypeService {
-		return false, apperr.New(apperr.PermissionDenied, "Only Baton's services may ask for the activation state here.")
+	if _, err := auth.RequireService(ctx); err != nil {
+		return false, err
 	}
 	return a.Activated(ctx)
 }

@@ -77,6 +77,23 @@ func (s *Params) Params(ctx context.Context) ([]domain.Param, error) {
 	return params, nil
 }
 
+// Names lists the global parameters' names, in the store's order, for Baton's own services:
+// the workflows service tells with them which references of a workflow resolve.
+func (s *Params) Names(ctx context.Context) ([]string, error) {
+	if _, err := auth.RequireService(ctx); err != nil {
+		return nil, err
+	}
+	params, err := s.store.FindParams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(params))
+	for i, p := range params {
+		names[i] = p.Name
+	}
+	return names, nil
+}
+
 // CreateParam adds a global parameter; a taken name answers 409 PARAMS_NON_UNIQUE_REFERENCE.
 func (s *Params) CreateParam(ctx context.Context, p domain.Param) (domain.Param, error) {
 	if _, err := auth.Require(ctx, auth.Scope{}, "parameter", "write"); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 )
@@ -56,7 +55,11 @@ func NewRunContexts(teams *Teams, params *Params, system *System) *RunContexts {
 // RunContext returns the run context of the team called team; an unknown team answers
 // 404 TEAM_NOT_FOUND. Only Baton's services may ask: the answer holds opened secrets.
 func (s *RunContexts) RunContext(ctx context.Context, team string) (RunContext, error) {
-	if err := requireService(ctx); err != nil {
+	// 401 without a principal, 403 for any but Baton's own services.
+	if _, err := callerPrincipal(ctx); err != nil {
+		return RunContext{}, err
+	}
+	if _, err := auth.RequireService(ctx); err != nil {
 		return RunContext{}, err
 	}
 	t, err := s.teams.store.FindTeamByName(ctx, team)
@@ -129,17 +132,4 @@ func (s *RunContexts) teamParams(t domain.Team) (map[string]any, []string, error
 		}
 	}
 	return values, secretNames, nil
-}
-
-// requireService admits only Baton's own services: 401 without a principal, 403 for any
-// other.
-func requireService(ctx context.Context) error {
-	p, err := callerPrincipal(ctx)
-	if err != nil {
-		return err
-	}
-	if p.Type != auth.TypeService {
-		return apperr.New(apperr.PermissionDenied, "Only Baton's services may read a team's run context.")
-	}
-	return nil
 }

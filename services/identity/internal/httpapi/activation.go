@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 )
 
@@ -26,21 +27,16 @@ func ActivationRoutes(r fiber.Router, open fiber.Handler, activation *app.Activa
 // services):
 //
 //	GET /activation
-//	  200 {"activated": bool}: whether the installation is unlocked; the gateway answers
+//	  200 identityapi.ActivationState: whether the installation is unlocked; the gateway answers
 //	  423 INSTANCE_LOCKED to everything but its open routes while it is not.
 func ActivationInternalRoutes(r fiber.Router, activation *app.Activation) {
 	h := &activationHandlers{activation: activation}
-	r.Get("/activation", h.state)
+	r.Get(identityapi.ActivationRoute, h.state)
 }
 
 // OneTimeCode is the optional body of PUT /activate.
 type OneTimeCode struct {
 	OTC *string `json:"otc"`
-}
-
-// ActivationState is the body of GET /internal/v1/activation.
-type ActivationState struct {
-	Activated bool `json:"activated"`
 }
 
 // activate unlocks with the code and answers true; without a body (or without `otc`) it
@@ -73,5 +69,5 @@ func (h *activationHandlers) state(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(ActivationState{Activated: ok})
+	return c.JSON(identityapi.ActivationState{Activated: ok})
 }

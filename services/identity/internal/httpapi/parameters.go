@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
@@ -27,6 +28,14 @@ func ParamRoutes(r fiber.Router, params *app.Params) {
 	r.Post("/parameters", h.createParam)
 	r.Put("/parameters", h.replaceParam)
 	r.Delete("/parameters/:name", h.deleteParam)
+}
+
+// ParamInternalRoutes registers, on r (/internal/v1, Baton's services only):
+//
+//	GET /parameters → 200 identityapi.GlobalParameters: the global parameters' names
+func ParamInternalRoutes(r fiber.Router, params *app.Params) {
+	h := &paramHandlers{params: params}
+	r.Get(identityapi.ParametersRoute, h.names)
 }
 
 // AbstractParam is a global parameter, in and out (libs/param): value and default may be
@@ -118,6 +127,14 @@ func (h *paramHandlers) listParams(c *fiber.Ctx) error {
 		}
 	}
 	return c.JSON(out)
+}
+
+func (h *paramHandlers) names(c *fiber.Ctx) error {
+	names, err := h.params.Names(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(identityapi.GlobalParameters{Names: names})
 }
 
 func (h *paramHandlers) decodeParam(c *fiber.Ctx) (domain.Param, error) {

@@ -3,19 +3,20 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 )
 
 // TeamInternalRoutes registers, on r (/internal/v1, Baton's services only), the read of a
-// team as its team.created event announces it (libs/teamrecord is its client):
+// team as its team.created event announces it:
 //
-//	GET /teams/{team} → 200 events.TeamCreated | 404 TEAM_NOT_FOUND
+//	GET /teams/{team} → 200 identityapi.Team | 404 TEAM_NOT_FOUND
 func TeamInternalRoutes(r fiber.Router, teams *app.Teams) {
-	r.Get("/teams/:team", func(c *fiber.Ctx) error {
+	r.Get(identityapi.TeamRoute, func(c *fiber.Ctx) error {
 		t, err := teams.Announced(c.UserContext(), c.Params("team"))
 		if err != nil {
 			return err
 		}
-		return c.JSON(t)
+		return c.JSON(identityapi.Team{ID: t.ID, Name: t.Name, DisplayName: t.DisplayName, CreationDate: t.CreationDate})
 	})
 }
