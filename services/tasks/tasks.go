@@ -19,6 +19,7 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/tasksapi"
 	"github.com/baton-flow/baton/services/tasks/internal/app"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
 	"github.com/baton-flow/baton/services/tasks/internal/eventsub"
@@ -136,7 +137,7 @@ func (u usageAdapter) WorkflowsUsing(ctx context.Context, ref domain.Ref) ([]str
 // principal, and the endpoints for Baton's own services under /internal/v1.
 func (s *Service) Routes(r fiber.Router) {
 	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.tasks)
-	httpapi.InternalRoutes(r.Group("/internal/v1", fiberauth.Middleware(s.signer), httpapi.RequireService), s.tasks)
+	httpapi.InternalRoutes(r.Group(tasksapi.Prefix, fiberauth.Middleware(s.signer), fiberauth.ServiceOnly()), s.tasks)
 }
 
 // Run follows the team topic until ctx ends.

@@ -321,12 +321,12 @@ func ParseRef(s string) (domain.Ref, error) {
 // reads the spec a run executes. Password parameters are answered unmasked: a run needs
 // their real defaults (the runs service seals them in its own store).
 func (s *Tasks) Resolve(ctx context.Context, ref domain.Ref, version int) (domain.Task, error) {
-	p, err := callerPrincipal(ctx)
-	if err != nil {
+	// 401 without a principal, 403 for any but Baton's own services.
+	if _, err := callerPrincipal(ctx); err != nil {
 		return domain.Task{}, err
 	}
-	if p.Type != auth.TypeService {
-		return domain.Task{}, apperr.New(apperr.PermissionDenied, "Only Baton's services may resolve task references.")
+	if _, err := auth.RequireService(ctx); err != nil {
+		return domain.Task{}, err
 	}
 	return s.find(ctx, ref, version)
 }

@@ -5,8 +5,7 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/baton-flow/baton/libs/apperr"
-	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/tasksapi"
 	"github.com/baton-flow/baton/services/tasks/internal/app"
 )
 
@@ -31,13 +30,13 @@ func Routes(r fiber.Router, tasks *app.Tasks) {
 	r.Get("/task/:name/changelog", h.changelog(globalRef))
 }
 
-// InternalRoutes registers the endpoints Baton's services call, on r (mounted at
-// /internal/v1), which must already verify the service credential; RequireService then
-// admits only Baton's own services.
+// InternalRoutes registers the endpoint Baton's services call, on r (mounted at
+// /internal/v1), which must already verify the service credential and admit only Baton's
+// own services. libs/tasksapi is its contract:
 //
 //	GET /internal/v1/tasks/resolve?ref=<name>|<team>/<name>[&version=<n>]
-//	  200 the task version as JSON (the API's Task: version, status, scope, team, spec…);
-//	      the latest version when version is absent
+//	  200 tasksapi.Task: the task version as the API's Task (version, status, scope,
+//	      team, spec…); the latest version when version is absent
 //	  400 REQUEST_INVALID / TASK_INVALID_NAME for a malformed ref, QUERY_INVALID_FILTERS
 //	      for a version that is not a positive integer
 //	  404 TASK_NOT_FOUND when the task or that version does not exist
@@ -45,14 +44,5 @@ func Routes(r fiber.Router, tasks *app.Tasks) {
 // The caller judges status (an inactive task answers 200 with status "inactive").
 func InternalRoutes(r fiber.Router, tasks *app.Tasks) {
 	h := &handlers{tasks: tasks}
-	r.Get("/tasks/resolve", h.resolve)
-}
-
-// RequireService admits requests whose verified principal is a Baton service.
-func RequireService(c *fiber.Ctx) error {
-	p, ok := auth.FromContext(c.UserContext())
-	if !ok || p.Type != auth.TypeService {
-		return apperr.New(apperr.PermissionDenied, "Only Baton's services may call internal endpoints.")
-	}
-	return c.Next()
+	r.Get(tasksapi.ResolveRoute, h.resolve)
 }

@@ -223,19 +223,3 @@ func (h *handlers) queryGlobal(c *fiber.Ctx) error {
 	}
 	return renderPage(c, p)
 }
-
-func (h *handlers) resolve(c *fiber.Ctx) error {
-	ref, err := app.ParseRef(c.Query("ref"))
-	if err != nil {
-		return err
-	}
-	v, err := version(c)
-	if err != nil {
-		return err
-	}
-	t, err := h.tasks.Resolve(c.UserContext(), ref, v)
-	if err != nil {
-		return err
-	}
-	return c.JSON(taskjson.FromDomain(t))
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
 	"github.com/baton-flow/baton/services/tasks/internal/usage"
 )
@@ -44,13 +45,13 @@ func TestChecker(t *testing.T) {
 					w.WriteHeader(http.StatusUnauthorized)
 					return
 				}
-				assert.Equal(t, usage.Path, r.URL.Path)
+				assert.Equal(t, workflowsapi.TaskUsagePath, r.URL.Path)
 				assert.Equal(t, "infra/build", r.URL.Query().Get("ref"))
 				w.WriteHeader(tt.status)
 				_, _ = io.WriteString(w, tt.body)
 			}))
 			t.Cleanup(srv.Close)
-			resolver := registry.NewStatic(map[string][]string{usage.Service: {srv.URL}})
+			resolver := registry.NewStatic(map[string][]string{workflowsapi.Service: {srv.URL}})
 			c := usage.NewChecker(resolver, signer, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 			got, err := c.WorkflowsUsing(t.Context(), domain.TeamRef("infra", "build"))
