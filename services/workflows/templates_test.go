@@ -13,8 +13,9 @@ import (
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/tasksapi"
 	"github.com/baton-flow/baton/services/workflows/internal/app"
-	"github.com/baton-flow/baton/services/workflows/internal/peers"
+	"github.com/baton-flow/baton/services/workflows/internal/catalogue"
 )
 
 const templates = "/api/v2/workflowtemplate"
@@ -169,7 +170,7 @@ func TestTaskResolutionOverHTTP(t *testing.T) {
 		})
 	}))
 	static := registry.NewStatic(map[string][]string{"tasks": {srv.URL}})
-	f := newFixture(t, fixtureOptions{tasks: peers.NewTasks(static, signer)})
+	f := newFixture(t, fixtureOptions{tasks: catalogue.New(tasksapi.New(static, signer, auth.Principal{Type: auth.TypeService, ID: "workflows", Name: "workflows"}))})
 
 	w := f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain("remote", 2)).body
 	assert.EqualValues(t, 4, w["tasks"].([]any)[1].(map[string]any)["taskVersion"])

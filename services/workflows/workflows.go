@@ -13,27 +13,34 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/baton-flow/baton/libs/activeruns"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/outbox/mongorelay"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/secrets"
-	"github.com/baton-flow/baton/libs/teamrecord"
+	"github.com/baton-flow/baton/libs/tasksapi"
+	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/workflows/internal/app"
+	"github.com/baton-flow/baton/services/workflows/internal/catalogue"
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 	"github.com/baton-flow/baton/services/workflows/internal/eventsub"
 	"github.com/baton-flow/baton/services/workflows/internal/httpapi"
 	"github.com/baton-flow/baton/services/workflows/internal/mongostore"
-	"github.com/baton-flow/baton/services/workflows/internal/peers"
+	"github.com/baton-flow/baton/services/workflows/internal/paramnames"
+	"github.com/baton-flow/baton/services/workflows/internal/quotas"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
 const Name = "workflows"
+
+// self is the principal the workflows service acts as on its own behalf.
+var self = auth.Principal{Type: auth.TypeService, ID: Name, Name: Name}
 
 // Config is the workflows service's own configuration.
 type Config struct {
@@ -64,7 +71,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 type (
 	// TaskResolver resolves taskRefs; default: the tasks service's internal API.
 	TaskResolver = app.TaskResolver
-	// ParamSource lists global and team parameter names; default: identity's API.
+	// ParamSource lists global and team parameter names; default: identity's internal API
+	// for global ones, its team read for a team's.
 	ParamSource = app.ParamSource
 	// QuotaSource tells a team's maxWorkflowCount; default: identity's team quotas (100
 	// for every team when no Resolver is given).
@@ -115,23 +123,23 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, errors.New("workflows: a Resolver and a Signer are required to reach the tasks and identity services")
 	}
 	if deps.Tasks == nil {
-		deps.Tasks = peers.NewTasks(deps.Resolver, deps.Signer)
+		deps.Tasks = catalogue.New(tasksapi.New(deps.Resolver, deps.Signer, self))
 	}
 	if deps.Params == nil {
-		deps.Params = peers.NewParams(deps.Resolver, deps.Signer)
+		deps.Params = paramnames.New(deps.Resolver, deps.Signer, self)
 	}
 	if deps.Quotas == nil {
 		if deps.Resolver == nil || deps.Signer == nil {
 			deps.Quotas = app.DefaultQuota(0)
 		} else {
-			deps.Quotas = peers.NewQuotas(deps.Resolver, deps.Signer)
+			deps.Quotas = quotas.New(deps.Resolver, deps.Signer, self)
 		}
 	}
 	if deps.Runs == nil {
 		if deps.Resolver == nil || deps.Signer == nil {
 			deps.Runs = app.NoRuns{}
 		} else {
-			deps.Runs = workflowRuns{activeruns.New(deps.Resolver, deps.Signer, peers.Self)}
+			deps.Runs = workflowRuns{runsapi.New(deps.Resolver, deps.Signer, self)}
 		}
 	}
 	box, err := secrets.FromString(cfg.SecretKey)
@@ -148,7 +156,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 	// looked up in identity.
 	var known app.TeamStore = teamStore
 	if deps.Resolver != nil && deps.Signer != nil {
-		known = app.NewLookingUpTeams(teamStore, teamLookup{teamrecord.New(deps.Resolver, deps.Signer, peers.Self)}, teams)
+		known = app.NewLookingUpTeams(teamStore, teamLookup{identityapi.New(deps.Resolver, deps.Signer, self)}, teams)
 	}
 	return &Service{
 		teams: teams,
@@ -170,7 +178,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 // principal.
 func (s *Service) Routes(r fiber.Router) {
 	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.workflows, s.templates)
-	httpapi.InternalRoutes(r.Group("/internal/v1", fiberauth.Middleware(s.signer)), s.workflows)
+	httpapi.InternalRoutes(r.Group(workflowsapi.Prefix, fiberauth.Middleware(s.signer), fiberauth.ServiceOnly()), s.workflows)
 }
 
 // Run follows the team topic, publishes owed workflow events and collects revisions no
@@ -203,18 +211,19 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 }
 
 // workflowRuns asks the runs service about one workflow's runs.
-type workflowRuns struct{ c *activeruns.Client }
+type workflowRuns struct{ c *runsapi.Client }
 
 func (r workflowRuns) ActiveRuns(ctx context.Context, team, workflow string) (int, error) {
-	return r.c.Count(ctx, team, workflow)
+	return r.c.CountActiveRuns(ctx, team, workflow)
 }
 
 func (r workflowRuns) CancelRuns(ctx context.Context, team, workflow string) error {
-	return r.c.Cancel(ctx, team, workflow)
+	_, err := r.c.CancelActiveRuns(ctx, team, workflow)
+	return err
 }
 
 // teamLookup asks identity about a team.
-type teamLookup struct{ c *teamrecord.Client }
+type teamLookup struct{ c *identityapi.Client }
 
 func (l teamLookup) LookupTeam(ctx context.Context, name string) (domain.Team, error) {
 	t, err := l.c.Team(ctx, name)

@@ -214,9 +214,8 @@ func (s *Workflows) read(ctx context.Context, team, name string, version int, lo
 // Snapshot reads version (0: the latest) of a workflow with its tasks and its secrets
 // unmasked, for the runs service to keep with a run. Only Baton's own services may call it.
 func (s *Workflows) Snapshot(ctx context.Context, team, name string, version int) (domain.Workflow, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok || p.Type != auth.TypeService {
-		return domain.Workflow{}, apperr.New(apperr.PermissionDenied, "Only Baton's own services may read workflow snapshots.")
+	if _, err := auth.RequireService(ctx); err != nil {
+		return domain.Workflow{}, err
 	}
 	t, err := s.teams.FindTeamByName(ctx, team)
 	if err != nil {
