@@ -26,7 +26,7 @@ import (
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runner/internal/executor"
-	"github.com/baton-flow/baton/services/runner/internal/peers"
+	"github.com/baton-flow/baton/services/runner/internal/leases"
 	"github.com/baton-flow/baton/services/runner/internal/worker"
 )
 
@@ -209,7 +209,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		Concurrency: cfg.Concurrency,
 		Heartbeat:   cfg.Heartbeat,
 		MaxLog:      cfg.MaxLog,
-		Runs:        peers.NewRuns(deps.Resolver, deps.Signer, cfg.ID),
+		Runs:        leases.NewRuns(deps.Resolver, deps.Signer, cfg.ID),
 		Publisher:   deps.Publisher,
 		Executor:    executors(cfg.DockerSocket, logger),
 		Logger:      logger.With("runner", cfg.ID),

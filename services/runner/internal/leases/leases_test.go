@@ -1,4 +1,4 @@
-package peers
+package leases
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/services/runner/internal/worker"
 )
 
@@ -38,7 +39,7 @@ func serve(t *testing.T, signer *auth.Signer, wantPath string, a answer) registr
 		_, _ = w.Write([]byte(a.body))
 	}))
 	t.Cleanup(srv.Close)
-	return registry.NewStatic(map[string][]string{Service: {srv.URL}})
+	return registry.NewStatic(map[string][]string{runsapi.Service: {srv.URL}})
 }
 
 func newSigner(t *testing.T) *auth.Signer {
@@ -110,7 +111,7 @@ func TestUnreachable(t *testing.T) {
 
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
-	_, err = NewRuns(registry.NewStatic(map[string][]string{Service: {srv.URL}}), signer, "runner-1").Claim(t.Context(), "tr1", 1)
+	_, err = NewRuns(registry.NewStatic(map[string][]string{runsapi.Service: {srv.URL}}), signer, "runner-1").Claim(t.Context(), "tr1", 1)
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, registry.ErrNoInstance))
 }
