@@ -1,6 +1,6 @@
 // Package activation keeps a locked installation closed: until identity says the
-// installation was activated, the gateway answers 423 INSTANCE_LOCKED to everything but
-// its open routes (API.md §2).
+// installation was activated (GET /internal/v1/activation, libs/identityapi), the gateway
+// answers 423 INSTANCE_LOCKED to everything but its open routes (API.md §2).
 //
 // An installation never goes back to locked, so "activated" is remembered for good and
 // identity is asked no more; "locked" is remembered for LockedTTL, so an activation shows
@@ -25,16 +25,8 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/registry"
-)
-
-// The identity service's side of the contract.
-const (
-	// IdentityService is the name identity registers under in discovery.
-	IdentityService = "identity"
-	// StatePath is identity's internal endpoint: GET, answered 200 {"activated": bool} to
-	// Baton's services.
-	StatePath = "/internal/v1/activation"
 )
 
 // Defaults of Config.
@@ -139,7 +131,7 @@ func (c *Checker) Check(ctx context.Context) error {
 func (c *Checker) ask(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	instances, err := c.cfg.Resolver.Resolve(ctx, IdentityService)
+	instances, err := c.cfg.Resolver.Resolve(ctx, identityapi.Service)
 	if err != nil {
 		return false, err
 	}
@@ -165,7 +157,7 @@ func (c *Checker) ask(ctx context.Context) (bool, error) {
 }
 
 func (c *Checker) call(ctx context.Context, base string) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+StatePath, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+identityapi.ActivationPath, nil)
 	if err != nil {
 		return false, err
 	}
@@ -185,11 +177,10 @@ func (c *Checker) call(ctx context.Context, base string) (bool, error) {
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("identity answered %d", resp.StatusCode)
 	}
-	var state struct {
-		Activated *bool `json:"activated"`
-	}
-	if err := json.Unmarshal(raw, &state); err != nil || state.Activated == nil {
+	// The contract's type refuses an answer without `activated`: the gateway never guesses.
+	var state identityapi.ActivationState
+	if err := json.Unmarshal(raw, &state); err != nil {
 		return false, fmt.Errorf("identity answered %q, not the activation state", raw)
 	}
-	return *state.Activated, nil
+	return state.Activated, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/baton-flow/baton/gateway/internal/activation"
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/registry"
 )
 
@@ -34,7 +35,7 @@ func newFakeIdentity(t *testing.T, signer *auth.Signer) *fakeIdentity {
 	f.body.Store(`{"activated": false}`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.calls.Add(1)
-		if r.URL.Path != activation.StatePath || r.Method != http.MethodGet {
+		if r.URL.Path != identityapi.ActivationPath || r.Method != http.MethodGet {
 			http.NotFound(w, r)
 			return
 		}

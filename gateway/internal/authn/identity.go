@@ -18,20 +18,8 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/registry"
-)
-
-// The identity service's side of the contract.
-const (
-	// IdentityService is the name identity registers under in discovery.
-	IdentityService = "identity"
-	// AuthenticatePath is identity's internal endpoint: POST {"token": "<credential>"}, or
-	// {"email": "…", "name": "…"} for a verified sign-in, answered 200 with the
-	// auth.Principal as JSON or 401 UNAUTHENTICATED.
-	AuthenticatePath = "/internal/v1/authenticate"
-	// HeaderTokenExpires, on a 200, says when the token stops working (RFC 3339); no answer
-	// is cached past it.
-	HeaderTokenExpires = "X-Baton-Token-Expires"
 )
 
 // Defaults of IdentityConfig.
@@ -75,7 +63,8 @@ type IdentityConfig struct {
 	Now func() time.Time
 }
 
-// Identity authenticates credentials by asking the identity service, and remembers the
+// Identity authenticates credentials by asking the identity service (POST
+// /internal/v1/authenticate, whose contract is libs/identityapi), and remembers the
 // answers briefly, keyed by the SHA-256 of the credential (never the credential itself):
 // accepted ones for at most TTL and never past the token's expiry, refused ones for at most
 // NegativeTTL so a bad token cannot hammer identity. Concurrent misses for one credential
@@ -192,9 +181,7 @@ func (a *Identity) ask(ctx context.Context, credential string, key [sha256.Size]
 	// Shared by every request waiting on this credential, so none of theirs may end it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.timeout)
 	defer cancel()
-	body, err := json.Marshal(struct {
-		Token string `json:"token"`
-	}{credential})
+	body, err := json.Marshal(identityapi.AuthenticateRequest{Token: credential})
 	if err != nil {
 		return cacheEntry{}, unavailable(err)
 	}
@@ -214,10 +201,7 @@ func (a *Identity) ask(ctx context.Context, credential string, key [sha256.Size]
 func (a *Identity) SignIn(ctx context.Context, email, name string) (auth.Principal, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	body, err := json.Marshal(struct {
-		Email string `json:"email"`
-		Name  string `json:"name,omitempty"`
-	}{email, name})
+	body, err := json.Marshal(identityapi.AuthenticateRequest{Email: email, Name: name})
 	if err != nil {
 		return auth.Principal{}, unavailable(err)
 	}
@@ -242,9 +226,11 @@ func IsOpaqueToken(credential string) bool {
 }
 
 // question asks identity's instances in turn, at most maxIdentityAttempts, until one
-// answers in a way read makes sense of; an error means none did.
+// answers in a way read makes sense of; an error means none did. It goes over the
+// gateway's own fasthttp client rather than identityapi.Client: every request that misses
+// the cache waits on it, and the gateway's principal is signed once, not per question.
 func (a *Identity) question(ctx context.Context, body []byte, read func(*fasthttp.Response) (cacheEntry, error)) (cacheEntry, error) {
-	instances, err := a.resolver.Resolve(ctx, IdentityService)
+	instances, err := a.resolver.Resolve(ctx, identityapi.Service)
 	if err != nil || len(instances) == 0 {
 		return cacheEntry{}, unavailable(err)
 	}
@@ -272,7 +258,7 @@ func (a *Identity) call(ctx context.Context, base string, body []byte, read func
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(base + AuthenticatePath)
+	req.SetRequestURI(base + identityapi.AuthenticatePath)
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.Header.SetContentType("application/json")
 	for _, h := range a.headers {
@@ -301,10 +287,10 @@ func (a *Identity) readToken(resp *fasthttp.Response) (cacheEntry, error) {
 		}
 		now := a.now()
 		e := cacheEntry{principal: p, expires: now.Add(a.ttl)}
-		if raw := resp.Header.Peek(HeaderTokenExpires); len(raw) > 0 {
+		if raw := resp.Header.Peek(identityapi.HeaderTokenExpires); len(raw) > 0 {
 			exp, err := time.Parse(time.RFC3339Nano, string(raw))
 			if err != nil {
-				return cacheEntry{}, fmt.Errorf("identity answered a malformed %s: %w", HeaderTokenExpires, err)
+				return cacheEntry{}, fmt.Errorf("identity answered a malformed %s: %w", identityapi.HeaderTokenExpires, err)
 			}
 			left := exp.Sub(now)
 			if left <= 0 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/testkit"
 )
@@ -59,7 +60,7 @@ func (f *fakeIdentity) set(token string, a answer) {
 
 func (f *fakeIdentity) serve(w http.ResponseWriter, r *http.Request) {
 	f.calls.Add(1)
-	if r.Method != http.MethodPost || r.URL.Path != AuthenticatePath {
+	if r.Method != http.MethodPost || r.URL.Path != identityapi.AuthenticatePath {
 		http.Error(w, "wrong endpoint", http.StatusNotFound)
 		return
 	}
@@ -88,7 +89,7 @@ func (f *fakeIdentity) serve(w http.ResponseWriter, r *http.Request) {
 		a = answer{status: http.StatusUnauthorized, body: `{"reason":"UNAUTHENTICATED"}`}
 	}
 	if a.expires != "" {
-		w.Header().Set(HeaderTokenExpires, a.expires)
+		w.Header().Set(identityapi.HeaderTokenExpires, a.expires)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(a.status)
@@ -117,7 +118,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func testSigner(t testing.TB) *auth.Signer { return mustSigner(t, "a-service-key-for-authn-tests") }
 
 func resolverFor(urls ...string) *registry.Static {
-	return registry.NewStatic(map[string][]string{IdentityService: urls})
+	return registry.NewStatic(map[string][]string{identityapi.Service: urls})
 }
 
 var teamPrincipal = auth.Principal{Type: auth.TypeTeam, ID: "infra", Team: "infra", Permissions: []string{"**/read"}, TokenID: "65a1b2c3d4e5f60718293a4b"}
