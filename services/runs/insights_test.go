@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/libs/auth"
-	"github.com/baton-flow/baton/libs/runusage"
+	"github.com/baton-flow/baton/libs/runsapi"
 )
 
 func nap(name string, ms int) map[string]any {
@@ -166,7 +166,7 @@ func TestTeamUsage(t *testing.T) {
 	busy := f.must(t, http.StatusCreated, owner, http.MethodPost, infra+"/workflow/busy/submit?start=true", nil).body["id"].(string)
 	f.waitRun(t, "infra", busy, func(r map[string]any) bool { return r["status"] == "running" })
 
-	var got runusage.Usage
+	var got runsapi.Usage
 	raw := f.must(t, http.StatusOK, service, http.MethodGet, "/internal/v1/teams/infra/usage", nil).raw
 	require.NoError(t, json.Unmarshal(raw, &got))
 	assert.Equal(t, 4, got.CurrentRuns)
@@ -174,7 +174,7 @@ func TestTeamUsage(t *testing.T) {
 	assert.Greater(t, got.CurrentRunTotalDuration, ds[0]+ds[1]+ds[2], "the running run adds its time so far")
 	all := append(ds, got.CurrentRunTotalDuration-ds[0]-ds[1]-ds[2])
 	assert.Equal(t, medianOf(all), got.CurrentRunMedianDuration)
-	assert.Equal(t, runusage.MonthStart(time.Now()).AddDate(0, 1, 0), got.MonthlyResetDate)
+	assert.Equal(t, runsapi.MonthStart(time.Now()).AddDate(0, 1, 0), got.MonthlyResetDate)
 
 	f.must(t, http.StatusOK, owner, http.MethodDelete, "/api/v2/team/infra/workflowrun/"+busy+"/cancel", nil)
 	f.waitRun(t, "infra", busy, completed)

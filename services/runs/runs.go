@@ -22,6 +22,7 @@ import (
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
@@ -29,7 +30,7 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/eventsub"
 	"github.com/baton-flow/baton/services/runs/internal/httpapi"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
-	"github.com/baton-flow/baton/services/runs/internal/peers"
+	"github.com/baton-flow/baton/services/runs/internal/sources"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
@@ -144,13 +145,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, errors.New("runs: a Resolver and a Signer are required to reach workflows, tasks and identity")
 	}
 	if deps.Definitions == nil {
-		deps.Definitions = peers.NewWorkflows(deps.Resolver, deps.Signer)
+		deps.Definitions = sources.NewWorkflows(deps.Resolver, deps.Signer)
 	}
 	if deps.Catalogue == nil {
-		deps.Catalogue = peers.NewTasks(deps.Resolver, deps.Signer)
+		deps.Catalogue = sources.NewTasks(deps.Resolver, deps.Signer)
 	}
 	if deps.Contexts == nil {
-		deps.Contexts = peers.NewIdentity(deps.Resolver, deps.Signer)
+		deps.Contexts = sources.NewIdentity(deps.Resolver, deps.Signer)
 	}
 	if cfg.GroupID == "" {
 		cfg.GroupID = "baton-" + Name
@@ -210,7 +211,7 @@ func (p producer) Publish(ctx context.Context, msgs []engine.Message) error {
 // runners' under /internal/v1, each behind a signed principal.
 func (s *Service) Routes(r fiber.Router) {
 	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.app)
-	httpapi.InternalRoutes(r.Group("/internal/v1", fiberauth.Middleware(s.signer)), s.app)
+	httpapi.InternalRoutes(r.Group(runsapi.Prefix, fiberauth.Middleware(s.signer), fiberauth.ServiceOnly()), s.app)
 }
 
 // Run moves runs, follows runners' reports and removes deleted teams' runs until ctx ends.

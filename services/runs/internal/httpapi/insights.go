@@ -8,7 +8,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
-	"github.com/baton-flow/baton/libs/runusage"
+	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
@@ -86,12 +86,12 @@ func (h *handlers) insights(c *fiber.Ctx) error {
 // enforces, and the durations of the month's runs.
 func (h *handlers) usage(c *fiber.Ctx) error {
 	team := c.Params("team")
-	month := runusage.MonthStart(time.Now().UTC())
+	month := runsapi.MonthStart(time.Now().UTC())
 	u, err := h.app.Usage(c.UserContext(), team, month)
 	if err != nil {
 		return err
 	}
-	return c.JSON(runusage.Usage{CurrentRuns: u.Monthly, CurrentConcurrentRuns: u.Concurrent,
+	return c.JSON(runsapi.Usage{CurrentRuns: u.Monthly, CurrentConcurrentRuns: u.Concurrent,
 		CurrentRunTotalDuration: u.TotalDuration, CurrentRunMedianDuration: u.MedianDuration,
 		MonthlyResetDate: month.AddDate(0, 1, 0)})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
@@ -52,24 +53,17 @@ func Routes(r fiber.Router, a *app.App) {
 	r.Get("/team/:team/insights", h.insights)
 }
 
-// InternalRoutes registers the endpoints Baton's own services call, on r (/internal/v1):
-// runners claim and beat for attempts, workflows and identity ask about a workflow's or a
-// team's runs before deleting it.
-//
-//	GET  /teams/{team}/activeruns?workflow=w         → 200 {"active": n}
-//	POST /teams/{team}/activeruns/cancel?workflow=w  → 200 {"cancelled": n}
-//	GET  /teams/{team}/usage                         → 200 runusage.Usage (identity's quotas)
-//
-//	POST /taskruns/{id}/claim      {"attempt", "runner"} → 200 {"claimed": true} | 409
-//	POST /taskruns/{id}/heartbeat  {"attempt", "runner"} → 200 {"cancel": bool} | 409
+// InternalRoutes registers the endpoints Baton's own services call (libs/runsapi), on r
+// (runsapi.Prefix, Baton's services only): runners claim and beat for attempts, workflows
+// and identity ask about a workflow's or a team's runs before deleting it, identity asks
+// what a team uses of its run quotas.
 func InternalRoutes(r fiber.Router, a *app.App) {
 	h := &handlers{app: a}
-	r.Use(requireService)
-	r.Post("/taskruns/:id/claim", h.claim)
-	r.Post("/taskruns/:id/heartbeat", h.heartbeat)
-	r.Get("/teams/:team/activeruns", h.activeRuns)
-	r.Post("/teams/:team/activeruns/cancel", h.cancelActiveRuns)
-	r.Get("/teams/:team/usage", h.usage)
+	r.Post(runsapi.ClaimRoute, h.claim)
+	r.Post(runsapi.HeartbeatRoute, h.heartbeat)
+	r.Get(runsapi.ActiveRunsRoute, h.activeRuns)
+	r.Post(runsapi.CancelActiveRunsRoute, h.cancelActiveRuns)
+	r.Get(runsapi.UsageRoute, h.usage)
 }
 
 func (h *handlers) activeRuns(c *fiber.Ctx) error {
@@ -77,7 +71,7 @@ func (h *handlers) activeRuns(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"active": n})
+	return c.JSON(runsapi.ActiveRuns{Active: n})
 }
 
 func (h *handlers) cancelActiveRuns(c *fiber.Ctx) error {
@@ -90,14 +84,7 @@ func (h *handlers) cancelActiveRuns(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"cancelled": n})
-}
-
-func requireService(c *fiber.Ctx) error {
-	if p, ok := auth.FromContext(c.UserContext()); !ok || p.Type != auth.TypeService {
-		return apperr.New(apperr.PermissionDenied, "Only Baton's own services may call %s.", c.Path())
-	}
-	return c.Next()
+	return c.JSON(runsapi.CancelledRuns{Cancelled: n})
 }
 
 // require checks the caller may do action on the team's runs (of workflow, when known).
@@ -449,13 +436,8 @@ func (h *handlers) log(c *fiber.Ctx) error {
 	return nil
 }
 
-type attemptBody struct {
-	Attempt int    `json:"attempt"`
-	Runner  string `json:"runner"`
-}
-
 func (h *handlers) claim(c *fiber.Ctx) error {
-	var b attemptBody
+	var b runsapi.AttemptRequest
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
@@ -466,11 +448,11 @@ func (h *handlers) claim(c *fiber.Ctx) error {
 	if !ok {
 		return apperr.New(apperr.WorkflowRunInvalidPhase, "Attempt %d of task run '%s' cannot be claimed.", b.Attempt, c.Params("id"))
 	}
-	return c.JSON(fiber.Map{"claimed": true})
+	return c.JSON(runsapi.ClaimAnswer{Claimed: true})
 }
 
 func (h *handlers) heartbeat(c *fiber.Ctx) error {
-	var b attemptBody
+	var b runsapi.AttemptRequest
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
@@ -481,5 +463,5 @@ func (h *handlers) heartbeat(c *fiber.Ctx) error {
 	if !ok {
 		return apperr.New(apperr.WorkflowRunInvalidPhase, "Attempt %d of task run '%s' is not runner %s's.", b.Attempt, c.Params("id"), b.Runner)
 	}
-	return c.JSON(fiber.Map{"cancel": cancel})
+	return c.JSON(runsapi.HeartbeatAnswer{Cancel: cancel})
 }
