@@ -189,26 +189,30 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	return s, nil
 }
 
-// producer sends the engine's messages, those of one topic at a time, with the process's
-// Kafka producer.
+// producer sends the engine's messages with the process's Kafka producer, each run of
+// messages for one topic in one call.
 type producer struct{ p Producer }
 
 func (p producer) Publish(ctx context.Context, msgs []engine.Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]kafkax.Message, len(msgs))
-	for i, m := range msgs {
-		if m.Topic != msgs[0].Topic {
-			return fmt.Errorf("publish: messages for %s and %s in one batch", msgs[0].Topic, m.Topic)
+	for len(msgs) > 0 {
+		n := 1
+		for n < len(msgs) && msgs[n].Topic == msgs[0].Topic {
+			n++
 		}
-		out[i] = kafkax.Message{Key: m.Key, Event: m.Event}
+		out := make([]kafkax.Message, n)
+		for i, m := range msgs[:n] {
+			out[i] = kafkax.Message{Key: m.Key, Event: m.Event}
+		}
+		if err := p.p.PublishMany(ctx, msgs[0].Topic, out...); err != nil {
+			return err
+		}
+		msgs = msgs[n:]
 	}
-	return p.p.PublishMany(ctx, msgs[0].Topic, out...)
+	return nil
 }
 
-// Routes registers the service's endpoints: the public ones under /api/v2 and the
-// runners' under /internal/v1, each behind a signed principal.
+// Routes registers the service's endpoints: the public ones under /api/v2, behind a signed
+// principal, and those Baton's own services call (libs/runsapi), behind a signed service.
 func (s *Service) Routes(r fiber.Router) {
 	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.app)
 	httpapi.InternalRoutes(r.Group(runsapi.Prefix, fiberauth.Middleware(s.signer), fiberauth.ServiceOnly()), s.app)
