@@ -81,17 +81,32 @@ func (c *Client) TaskUsage(ctx context.Context, ref string) (TaskUsage, error) {
 // WORKFLOW_NOT_FOUND, WORKFLOW_REVISION_NOT_FOUND) is returned as that error; anything else
 // as DEPENDENCY_UNAVAILABLE.
 func (c *Client) WorkflowVersion(ctx context.Context, team, name string, version int) (WorkflowVersion, error) {
+	var v WorkflowVersion
+	if err := c.version(ctx, team, name, version, &v); err != nil {
+		return WorkflowVersion{}, err
+	}
+	return v, nil
+}
+
+// RunnableVersion is WorkflowVersion read as a run is made of it (RunnableVersion): the
+// same call, the same errors.
+func (c *Client) RunnableVersion(ctx context.Context, team, name string, version int) (RunnableVersion, error) {
+	var v RunnableVersion
+	if err := c.version(ctx, team, name, version, &v); err != nil {
+		return RunnableVersion{}, err
+	}
+	return v, nil
+}
+
+// version reads a version of team's workflow name into out.
+func (c *Client) version(ctx context.Context, team, name string, version int, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, workflowVersionTimeout)
 	defer cancel()
 	var q url.Values
 	if version > 0 {
 		q = url.Values{"version": {strconv.Itoa(version)}}
 	}
-	var v WorkflowVersion
-	if err := c.c.Get(ctx, c.self, WorkflowVersionPath(team, name), q, &v); err != nil {
-		return WorkflowVersion{}, err
-	}
-	return v, nil
+	return c.c.Get(ctx, c.self, WorkflowVersionPath(team, name), q, out)
 }
 
 // call sends one GET within timeout.

@@ -241,4 +241,48 @@ func TestWorkflowVersion(t *testing.T) {
 	assert.True(t, apperr.HasReason(err, apperr.WorkflowNotFound), "%v", err)
 	_, err = c.WorkflowVersion(t.Context(), "infra", "broken", 0)
 	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
+	runnable, err := c.RunnableVersion(t.Context(), "infra", "build", 3)
+	require.NoError(t, err)
+	assert.Equal(t, workflowsapi.RunnableVersion{Name: "build", Version: 3, Tasks: []workflowsapi.RunnableTask{{Name: "start", Type: "start"}}}, runnable)
+	_, err = c.RunnableVersion(t.Context(), "infra", "gone", 0)
+	assert.True(t, apperr.HasReason(err, apperr.WorkflowNotFound), "%v", err)
+}
+
+// A runnable version reads from a version's answer the very values the whole version
+// holds, for every member it names; its triggers are every trigger's state.
+func TestRunnableVersionReadsTheVersion(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("testdata", "workflow-version.json"))
+	require.NoError(t, err)
+	var whole workflowsapi.WorkflowVersion
+	require.NoError(t, json.Unmarshal(raw, &whole))
+	var got workflowsapi.RunnableVersion
+	require.NoError(t, json.Unmarshal(raw, &got))
+
+	want := workflowsapi.RunnableVersion{Name: whole.Name, DisplayName: whole.DisplayName, Team: whole.Team, Status: whole.Status,
+		Version: whole.Version, Timeout: whole.Timeout, Retries: whole.Retries, Params: whole.Params, Workspaces: whole.Workspaces,
+		Triggers: map[string]workflowsapi.RunnableTrigger{}}
+	for name, tr := range map[string]*workflowsapi.Trigger{"manual": whole.Triggers.Manual, "schedule": whole.Triggers.Schedule,
+		"webhook": whole.Triggers.Webhook, "event": whole.Triggers.Event, "codehost": whole.Triggers.Codehost, "github": whole.Triggers.Github} {
+		if tr != nil {
+			want.Triggers[name] = workflowsapi.RunnableTrigger{Enabled: tr.Enabled}
+		}
+	}
+	for name, raw := range whole.Triggers.Extra {
+		var tr workflowsapi.RunnableTrigger
+		require.NoError(t, json.Unmarshal(raw, &tr))
+		want.Triggers[name] = tr
+	}
+	for _, task := range whole.Tasks {
+		rt := workflowsapi.RunnableTask{Name: task.Name, Type: task.Type, TaskRef: task.TaskRef, TaskVersion: task.TaskVersion,
+			Timeout: task.Timeout, Retries: task.Retries, RetryDelay: task.RetryDelay, Join: task.Join, Params: task.Params,
+			Results: task.Results, Labels: task.Labels}
+		for _, d := range task.Dependencies {
+			rt.Dependencies = append(rt.Dependencies, workflowsapi.RunnableDependency{TaskRef: d.TaskRef,
+				ExecutionCondition: d.ExecutionCondition, DecisionCondition: d.DecisionCondition})
+		}
+		want.Tasks = append(want.Tasks, rt)
+	}
+	assert.Equal(t, want, got)
+	assert.Len(t, got.Triggers, 5, "the fixture's triggers, one of them unknown to WorkflowVersion")
 }

@@ -6,7 +6,6 @@ package sources
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"sync"
 
@@ -32,59 +31,39 @@ func NewWorkflows(r registry.Resolver, s *auth.Signer) *Workflows {
 
 // Snapshot implements app.Definitions.
 func (w *Workflows) Snapshot(ctx context.Context, team, workflow string, version int) (*domain.Definition, error) {
-	v, err := w.c.WorkflowVersion(ctx, team, workflow, version)
+	v, err := w.c.RunnableVersion(ctx, team, workflow, version)
 	if err != nil {
 		return nil, err
 	}
 	return definition(v), nil
 }
 
-// definition is the part of a workflow version a run runs.
-func definition(v workflowsapi.WorkflowVersion) *domain.Definition {
+// definition is the workflow version a run runs.
+func definition(v workflowsapi.RunnableVersion) *domain.Definition {
 	def := &domain.Definition{Name: v.Name, DisplayName: v.DisplayName, Team: v.Team, Status: v.Status, Version: v.Version,
 		Timeout: v.Timeout, Retries: v.Retries, Params: v.Params, Workspaces: v.Workspaces}
 	if v.Triggers != nil {
-		def.Triggers = triggers(*v.Triggers)
+		def.Triggers = make(map[string]struct {
+			Enabled bool `json:"enabled"`
+		}, len(v.Triggers))
+		for name, t := range v.Triggers {
+			def.Triggers[name] = struct {
+				Enabled bool `json:"enabled"`
+			}{t.Enabled}
+		}
 	}
 	for _, t := range v.Tasks {
 		td := domain.TaskDef{Name: t.Name, Type: t.Type, TaskRef: t.TaskRef, TaskVersion: t.TaskVersion, Timeout: t.Timeout,
 			Retries: t.Retries, RetryDelay: t.RetryDelay, Join: t.Join, Results: t.Results, Labels: t.Labels}
 		for _, d := range t.Dependencies {
-			td.Dependencies = append(td.Dependencies, domain.Dependency{TaskRef: d.TaskRef,
-				ExecutionCondition: d.ExecutionCondition, DecisionCondition: d.DecisionCondition})
+			td.Dependencies = append(td.Dependencies, domain.Dependency(d))
 		}
 		for _, p := range t.Params {
-			td.Params = append(td.Params, domain.TaskParam{Name: p.Name, Value: p.Value})
+			td.Params = append(td.Params, domain.TaskParam(p))
 		}
 		def.Tasks = append(def.Tasks, td)
 	}
 	return def
-}
-
-// triggers says which triggers are on, those Baton names and any other a workflow holds.
-func triggers(t workflowsapi.Triggers) map[string]struct {
-	Enabled bool `json:"enabled"`
-} {
-	out := map[string]struct {
-		Enabled bool `json:"enabled"`
-	}{}
-	for name, tr := range map[string]*workflowsapi.Trigger{"manual": t.Manual, "schedule": t.Schedule, "webhook": t.Webhook,
-		"event": t.Event, "codehost": t.Codehost, "github": t.Github} {
-		if tr != nil {
-			out[name] = struct {
-				Enabled bool `json:"enabled"`
-			}{tr.Enabled}
-		}
-	}
-	for name, raw := range t.Extra {
-		var tr struct {
-			Enabled bool `json:"enabled"`
-		}
-		if json.Unmarshal(raw, &tr) == nil {
-			out[name] = tr
-		}
-	}
-	return out
 }
 
 // Tasks reads catalogue tasks from the tasks service; a version never changes, so each is

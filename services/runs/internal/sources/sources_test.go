@@ -25,7 +25,7 @@ func TestContractAnswersBecomeTheRunsTypes(t *testing.T) {
 		{
 			name: "workflow version", fixture: "../../../../libs/workflowsapi/testdata/workflow-version.json",
 			convert: func(raw []byte) (any, error) {
-				var v workflowsapi.WorkflowVersion
+				var v workflowsapi.RunnableVersion
 				err := json.Unmarshal(raw, &v)
 				return definition(v), err
 			},
