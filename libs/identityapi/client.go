@@ -20,6 +20,8 @@ const (
 	parametersTimeout   = 5 * time.Second
 	teamTimeout         = 3 * time.Second
 	runContextTimeout   = 10 * time.Second
+	// workflowContextTimeout bounds a workflow context read: a workflow's save waits on it.
+	workflowContextTimeout = 5 * time.Second
 )
 
 // Client calls identity's internal endpoints, acting as the service self.
@@ -122,6 +124,19 @@ func (c *Client) RunContext(ctx context.Context, team string) (RunContext, error
 		return RunContext{}, err
 	}
 	return rc, nil
+}
+
+// WorkflowContext returns what the workflows service needs of team, within 5 s. A client
+// error identity answers (404 TEAM_NOT_FOUND) is returned as that error; anything else as
+// DEPENDENCY_UNAVAILABLE.
+func (c *Client) WorkflowContext(ctx context.Context, team string) (WorkflowContext, error) {
+	ctx, cancel := context.WithTimeout(ctx, workflowContextTimeout)
+	defer cancel()
+	var wc WorkflowContext
+	if err := c.c.Get(ctx, c.self, WorkflowContextPath(team), nil, &wc); err != nil {
+		return WorkflowContext{}, err
+	}
+	return wc, nil
 }
 
 // call sends one request within timeout.

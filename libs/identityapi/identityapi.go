@@ -9,6 +9,7 @@
 //	GET  /internal/v1/parameters             → 200 GlobalParameters (workflows)
 //	GET  /internal/v1/teams/{team}           → 200 Team | 404 TEAM_NOT_FOUND (workflows)
 //	GET  /internal/v1/teams/{team}/run-context → 200 RunContext | 404 TEAM_NOT_FOUND (runs)
+//	GET  /internal/v1/teams/{team}/workflow-context → 200 WorkflowContext | 404 TEAM_NOT_FOUND (workflows)
 //
 // Every one answers 403 PERMISSION_DENIED to a caller that is not one of Baton's services.
 package identityapi
@@ -34,6 +35,8 @@ const (
 	ParametersRoute   = "/parameters"
 	TeamRoute         = "/teams/:team"
 	RunContextRoute   = "/teams/:team/run-context"
+	// WorkflowContextRoute is what the workflows service needs of a team.
+	WorkflowContextRoute = "/teams/:team/workflow-context"
 )
 
 // Paths, for callers.
@@ -102,6 +105,20 @@ type Team struct {
 	Name         string    `json:"name"`
 	DisplayName  string    `json:"displayName"`
 	CreationDate time.Time `json:"creationDate"`
+}
+
+// WorkflowContextPath is the path of team's workflow context.
+func WorkflowContextPath(team string) string { return TeamPath(team) + "/workflow-context" }
+
+// WorkflowContext is the answer of GET /internal/v1/teams/{team}/workflow-context: what
+// the workflows service needs of a team to save and check its workflows. ParamNames are
+// the names of the team's parameters, in identity's order (which `$(team.params.<name>)`
+// references resolve; values are not part of it); MaxWorkflowCount is the team's limit of
+// workflows in force, its own or the installation's default.
+type WorkflowContext struct {
+	Team             string   `json:"team"`
+	ParamNames       []string `json:"paramNames"`
+	MaxWorkflowCount int      `json:"maxWorkflowCount"`
 }
 
 // RunContext is the answer of GET /internal/v1/teams/{team}/run-context: what a team's

@@ -57,6 +57,8 @@ func goldenCases() []goldenCase {
 				MaxConcurrentRuns: 10, MaxWorkflowRunStorage: 5},
 			TaskDefaultTimeout: 30, PreventSelfApproval: true, MaxDepth: 5, MaxTreeRuns: 100,
 		}, decodeAs[identityapi.RunContext]},
+		{"workflow-context", identityapi.WorkflowContext{Team: "platform", ParamNames: []string{"registry-password", "flags"},
+			MaxWorkflowCount: 50}, decodeAs[identityapi.WorkflowContext]},
 	}
 }
 
@@ -201,6 +203,24 @@ func TestRunContext(t *testing.T) {
 	_, err = c.RunContext(t.Context(), "gone")
 	assert.True(t, apperr.HasReason(err, apperr.TeamNotFound), "%v", err)
 	_, err = c.RunContext(t.Context(), "broken")
+	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
+}
+
+func TestWorkflowContext(t *testing.T) {
+	t.Parallel()
+	signer := newSigner(t)
+	self := auth.Principal{Type: auth.TypeService, ID: "workflows", Name: "workflows"}
+	c := fakeIdentity(t, signer, self, map[string]func(http.ResponseWriter, *http.Request){
+		"GET /internal/v1/teams/infra/workflow-context":  reply(200, `{"team":"infra","paramNames":["db","zone"],"maxWorkflowCount":12}`),
+		"GET /internal/v1/teams/gone/workflow-context":   reply(404, `{"reason":"TEAM_NOT_FOUND","message":"Team 'gone' was not found."}`),
+		"GET /internal/v1/teams/broken/workflow-context": reply(503, `{"reason":"DEPENDENCY_UNAVAILABLE"}`),
+	})
+	got, err := c.WorkflowContext(t.Context(), "infra")
+	require.NoError(t, err)
+	assert.Equal(t, identityapi.WorkflowContext{Team: "infra", ParamNames: []string{"db", "zone"}, MaxWorkflowCount: 12}, got)
+	_, err = c.WorkflowContext(t.Context(), "gone")
+	assert.True(t, apperr.HasReason(err, apperr.TeamNotFound), "%v", err)
+	_, err = c.WorkflowContext(t.Context(), "broken")
 	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
 }
 

@@ -204,3 +204,42 @@ func TestTeamRecordIsTheContract(t *testing.T) {
 	code, raw = f.do(t, &sysAdmin, http.MethodGet, identityapi.TeamPath("payments"), "")
 	require.Equal(t, http.StatusForbidden, code, raw)
 }
+
+// What the workflows service needs of a team — its parameters' names and its workflow
+// limit — is a service's question only, answered in the contract's type without a value.
+func TestWorkflowContextIsForServices(t *testing.T) {
+	t.Parallel()
+	f := newRunContextWorld(t)
+	workflowsService := auth.Principal{Type: auth.TypeService, ID: "workflows"}
+	tests := []struct {
+		name       string
+		who        *auth.Principal
+		team       string
+		wantCode   int
+		wantReason string
+	}{
+		{"a service", &workflowsService, "payments", http.StatusOK, ""},
+		{"an unknown team", &workflowsService, "nope", http.StatusNotFound, "TEAM_NOT_FOUND"},
+		{"an admin", &sysAdmin, "payments", http.StatusForbidden, "PERMISSION_DENIED"},
+		{"a user", &sysUser, "payments", http.StatusForbidden, "PERMISSION_DENIED"},
+		{"a team token", &sysTeamToken, "payments", http.StatusForbidden, "PERMISSION_DENIED"},
+		{"anonymous", &anonymous, "payments", http.StatusUnauthorized, "UNAUTHENTICATED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, raw := f.do(t, tt.who, http.MethodGet, identityapi.WorkflowContextPath(tt.team), "")
+			require.Equal(t, tt.wantCode, code, raw)
+			assert.NotContains(t, raw, "s3cret")
+			if tt.wantCode != http.StatusOK {
+				assert.Equal(t, tt.wantReason, reasonOf(t, raw))
+				return
+			}
+			dec := json.NewDecoder(strings.NewReader(raw))
+			dec.DisallowUnknownFields()
+			var got identityapi.WorkflowContext
+			require.NoError(t, dec.Decode(&got))
+			assert.Equal(t, identityapi.WorkflowContext{Team: "payments", ParamNames: []string{"db", "region", "cfg", "fallback"},
+				MaxWorkflowCount: 100}, got, "the installation's default limit")
+		})
+	}
+}

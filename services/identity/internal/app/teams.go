@@ -264,6 +264,37 @@ func (s *Teams) Announced(ctx context.Context, name string) (events.TeamCreated,
 	return events.TeamCreated{ID: t.ID, Name: t.Name, DisplayName: t.DisplayName, CreationDate: t.CreationDate}, nil
 }
 
+// WorkflowContext is what the workflows service needs of a team: the names of its
+// parameters, which `$(team.params.<name>)` references resolve, and its limit of workflows
+// in force.
+type WorkflowContext struct {
+	Team             string
+	ParamNames       []string
+	MaxWorkflowCount int
+}
+
+// WorkflowContext returns the workflow context of the team called name; an unknown team
+// answers 404 TEAM_NOT_FOUND. Only Baton's services may ask: the workflows service has
+// checked its own caller's rights on the team's workflows.
+func (s *Teams) WorkflowContext(ctx context.Context, name string) (WorkflowContext, error) {
+	if _, err := auth.RequireService(ctx); err != nil {
+		return WorkflowContext{}, err
+	}
+	t, err := s.store.FindTeamByName(ctx, name)
+	if err != nil {
+		return WorkflowContext{}, err
+	}
+	quotas, err := s.quotas(ctx, t)
+	if err != nil {
+		return WorkflowContext{}, err
+	}
+	names := make([]string, len(t.Parameters))
+	for i, p := range t.Parameters {
+		names[i] = p.Name
+	}
+	return WorkflowContext{Team: t.Name, ParamNames: names, MaxWorkflowCount: quotas.MaxWorkflowCount}, nil
+}
+
 // UpdateTeam applies a change to the team called name: team/write in it, plus owner or
 // admin for members and approver groups, admin for status and quotas (a field sent back
 // unchanged is no change). A body name other than the path's is refused: names never change.

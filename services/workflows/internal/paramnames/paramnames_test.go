@@ -21,8 +21,8 @@ var (
 	reader = auth.Principal{Type: auth.TypeUser, ID: "u-1", Teams: map[string]string{"infra": "reader"}}
 )
 
-// Global names come from identity's internal endpoint, asked as the service; a team's from
-// the team read, asked as the caller.
+// Global and team names come from identity's internal endpoints, asked as the service
+// whoever the caller is.
 func TestNames(t *testing.T) {
 	t.Parallel()
 	signer, err := auth.NewSigner([]byte("paramnames-test-key-0123456789ab"))
@@ -35,9 +35,12 @@ func TestNames(t *testing.T) {
 		case identityapi.ParametersPath:
 			assert.Equal(t, self, p)
 			_, _ = w.Write([]byte(`{"names":["region","token"]}`))
-		case "/api/v2/team/infra":
-			assert.Equal(t, reader.ID, p.ID)
-			_, _ = w.Write([]byte(`{"name":"infra","parameters":[{"name":"db"},{"name":"zone"}]}`))
+		case identityapi.WorkflowContextPath("infra"):
+			assert.Equal(t, self, p)
+			_, _ = w.Write([]byte(`{"team":"infra","paramNames":["db","zone"],"maxWorkflowCount":5}`))
+		case identityapi.WorkflowContextPath("other"):
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"reason":"TEAM_NOT_FOUND","message":"Team 'other' was not found."}`))
 		default:
 			w.WriteHeader(http.StatusForbidden)
 			_, _ = w.Write([]byte(`{"reason":"PERMISSION_DENIED"}`))
@@ -54,5 +57,5 @@ func TestNames(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"db", "zone"}, team)
 	_, err = s.TeamParams(ctx, "other")
-	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
+	assert.True(t, apperr.HasReason(err, apperr.TeamNotFound), "%v", err)
 }

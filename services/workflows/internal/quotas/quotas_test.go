@@ -30,11 +30,9 @@ func TestMaxWorkflowCount(t *testing.T) {
 		assert.Equal(t, self, p)
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
-		case "/api/v2/team/infra":
-			_, _ = w.Write([]byte(`{"name":"infra","quotas":{"maxWorkflowCount":7}}`))
-		case "/api/v2/team/bare":
-			_, _ = w.Write([]byte(`{"name":"bare"}`))
-		case "/api/v2/team/gone":
+		case identityapi.WorkflowContextPath("infra"):
+			_, _ = w.Write([]byte(`{"team":"infra","paramNames":[],"maxWorkflowCount":7}`))
+		case identityapi.WorkflowContextPath("gone"):
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(`{"reason":"TEAM_NOT_FOUND"}`))
 		default:
@@ -56,7 +54,6 @@ func TestMaxWorkflowCount(t *testing.T) {
 		want apperr.Reason
 	}{
 		{"gone", apperr.TeamNotFound},
-		{"bare", apperr.DependencyUnavailable},
 		{"broken", apperr.DependencyUnavailable},
 	}
 	for _, tt := range tests {
