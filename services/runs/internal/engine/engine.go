@@ -257,11 +257,15 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 	var msgs []Message
 	for _, i := range idx {
 		if t := st.Tasks[i]; t.Status != changed[i] {
-			msgs = append(msgs, e.logged(taskEvent(st, t, e.now()))...)
+			if m, ok := e.built(taskEvent(st, t, e.now())); ok {
+				msgs = append(msgs, m)
+			}
 		}
 	}
 	if runChanged && (st.Run.Status != prevRun || st.Run.Phase != prevPhase) {
-		msgs = append(msgs, e.logged(runEvent(st, e.now()))...)
+		if m, ok := e.built(runEvent(st, e.now())); ok {
+			msgs = append(msgs, m)
+		}
 	}
 	for _, i := range eff.Dispatch {
 		msg, err := dispatch(st, i, e.now(), e.box)
@@ -367,14 +371,14 @@ func (e *Engine) archive(ctx context.Context, id string) error {
 	return nil
 }
 
-// logged answers a status event, or none when it could not be built: a step is not undone
+// built answers a status event, or logs why it could not be built: a step is not undone
 // for an event.
-func (e *Engine) logged(m Message, err error) []Message {
+func (e *Engine) built(m Message, err error) (Message, bool) {
 	if err != nil {
 		e.log.Error("cannot build a status event", "error", err)
-		return nil
+		return Message{}, false
 	}
-	return []Message{m}
+	return m, true
 }
 
 // spawn runs fn in the background under Run's context.
