@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -22,9 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden fixtures under testdata")
 
 // sampleTime is fixed so fixtures do not change from run to run.
 var sampleTime = time.Date(2025, 3, 14, 15, 9, 26, 535000000, time.UTC)
@@ -52,8 +50,6 @@ func (tc goldenCase) name() string {
 	}
 	return tc.typ + "--" + tc.variant
 }
-
-func (tc goldenCase) path() string { return filepath.Join("testdata", tc.name()+".json") }
 
 func decodeAs[T any](e event.Event) (any, error) { return events.Decode[T](e) }
 
@@ -314,8 +310,6 @@ func TestGolden(t *testing.T) {
 	for _, tc := range goldenCases(t) {
 		t.Run(tc.name(), func(t *testing.T) {
 			t.Parallel()
-			path := tc.path()
-
 			service := tc.service
 			if service == "" {
 				service = "identity"
@@ -325,16 +319,7 @@ func TestGolden(t *testing.T) {
 			e.SetTime(sampleTime)
 			raw, err := events.Marshal(e)
 			require.NoError(t, err)
-			var pretty bytes.Buffer
-			require.NoError(t, json.Indent(&pretty, raw, "", "  "))
-			pretty.WriteByte('\n')
-
-			if *update {
-				require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test -update to create the fixture")
-			assert.Equal(t, string(want), pretty.String(), "wire form changed; if intended, run go test -update")
+			want := golden.Match(t, tc.name(), raw)
 
 			got, err := events.Unmarshal(want)
 			require.NoError(t, err)
@@ -440,19 +425,13 @@ func TestEveryTypeHasAFixture(t *testing.T) {
 		"a type holds the fixtures' variant separator")
 }
 
-// TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
-// pin nothing.
 func TestNoStaleFixtures(t *testing.T) {
 	t.Parallel()
-	covered := map[string]bool{}
+	var names []string
 	for _, tc := range goldenCases(t) {
-		covered[filepath.Base(tc.path())] = true
+		names = append(names, tc.name())
 	}
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	require.NoError(t, err)
-	for _, f := range files {
-		assert.True(t, covered[filepath.Base(f)], "fixture %s has no golden case", f)
-	}
+	golden.NoStale(t, names)
 }
 
 func TestTopic(t *testing.T) {

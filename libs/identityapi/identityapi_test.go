@@ -1,13 +1,9 @@
 package identityapi_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,39 +12,25 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/golden"
 	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/registry"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden fixtures under testdata")
-
 // sampleTime is fixed so fixtures do not change from run to run.
 var sampleTime = time.Date(2025, 3, 14, 15, 9, 26, 535000000, time.UTC)
 
-// goldenCase is one contract type pinned by a fixture; decode reads the fixture back.
-type goldenCase struct {
-	name   string
-	data   any
-	decode func([]byte) (any, error)
-}
-
-func decodeAs[T any](b []byte) (any, error) {
-	var v T
-	err := json.Unmarshal(b, &v)
-	return v, err
-}
-
-func goldenCases() []goldenCase {
-	return []goldenCase{
-		{"authenticate.token", identityapi.AuthenticateRequest{Token: "btu_0123456789abcdef"}, decodeAs[identityapi.AuthenticateRequest]},
-		{"authenticate.signin", identityapi.AuthenticateRequest{Email: "ada@example.com", Name: "Ada Lovelace"}, decodeAs[identityapi.AuthenticateRequest]},
-		{"authenticate.principal", auth.Principal{Type: auth.TypeUser, ID: "6650c0ffee0000000000000b", Name: "Ada Lovelace",
-			Email: "ada@example.com", Roles: []string{"operator"}, Teams: map[string]string{"platform": "owner"}}, decodeAs[auth.Principal]},
-		{"activation", identityapi.ActivationState{Activated: true}, decodeAs[identityapi.ActivationState]},
-		{"parameters", identityapi.GlobalParameters{Names: []string{"region", "registry-password"}}, decodeAs[identityapi.GlobalParameters]},
-		{"team", identityapi.Team{ID: "6650c0ffee0000000000000a", Name: "platform", DisplayName: "Platform Team",
-			CreationDate: sampleTime}, decodeAs[identityapi.Team]},
-		{"run-context", identityapi.RunContext{
+func goldenCases() []golden.Case {
+	return []golden.Case{
+		{Name: "authenticate.token", Value: identityapi.AuthenticateRequest{Token: "btu_0123456789abcdef"}},
+		{Name: "authenticate.signin", Value: identityapi.AuthenticateRequest{Email: "ada@example.com", Name: "Ada Lovelace"}},
+		{Name: "authenticate.principal", Value: auth.Principal{Type: auth.TypeUser, ID: "6650c0ffee0000000000000b", Name: "Ada Lovelace",
+			Email: "ada@example.com", Roles: []string{"operator"}, Teams: map[string]string{"platform": "owner"}}},
+		{Name: "activation", Value: identityapi.ActivationState{Activated: true}},
+		{Name: "parameters", Value: identityapi.GlobalParameters{Names: []string{"region", "registry-password"}}},
+		{Name: "team", Value: identityapi.Team{ID: "6650c0ffee0000000000000a", Name: "platform", DisplayName: "Platform Team",
+			CreationDate: sampleTime}},
+		{Name: "run-context", Value: identityapi.RunContext{
 			Team:         "platform",
 			GlobalParams: map[string]any{"region": "eu-west-1", "retries": 3.0},
 			TeamParams:   map[string]any{"registry-password": "s3cret", "flags": []any{"a", "b"}},
@@ -56,51 +38,20 @@ func goldenCases() []goldenCase {
 			Quotas: identityapi.RunQuotas{MaxWorkflowRunMonthly: 1000, MaxWorkflowRunDuration: 120,
 				MaxConcurrentRuns: 10, MaxWorkflowRunStorage: 5},
 			TaskDefaultTimeout: 30, PreventSelfApproval: true, MaxDepth: 5, MaxTreeRuns: 100,
-		}, decodeAs[identityapi.RunContext]},
-		{"workflow-context", identityapi.WorkflowContext{Team: "platform", ParamNames: []string{"registry-password", "flags"},
-			MaxWorkflowCount: 50}, decodeAs[identityapi.WorkflowContext]},
+		}},
+		{Name: "workflow-context", Value: identityapi.WorkflowContext{Team: "platform", ParamNames: []string{"registry-password", "flags"},
+			MaxWorkflowCount: 50}},
 	}
 }
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	for _, tc := range goldenCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join("testdata", tc.name+".json")
-			raw, err := json.Marshal(tc.data)
-			require.NoError(t, err)
-			var pretty bytes.Buffer
-			require.NoError(t, json.Indent(&pretty, raw, "", "  "))
-			pretty.WriteByte('\n')
-
-			if *update {
-				require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test -update to create the fixture")
-			assert.Equal(t, string(want), pretty.String(), "wire form changed; if intended, run go test -update")
-
-			got, err := tc.decode(want)
-			require.NoError(t, err)
-			assert.Equal(t, tc.data, got)
-		})
-	}
+	golden.Check(t, goldenCases())
 }
 
-// TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
-// pin nothing.
 func TestNoStaleFixtures(t *testing.T) {
 	t.Parallel()
-	covered := map[string]bool{}
-	for _, tc := range goldenCases() {
-		covered[tc.name+".json"] = true
-	}
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	require.NoError(t, err)
-	for _, f := range files {
-		assert.True(t, covered[filepath.Base(f)], "fixture %s has no golden case", f)
-	}
+	golden.NoStale(t, golden.Names(goldenCases()))
 }
 
 func TestActivationStateNeedsItsMember(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
+
+	"github.com/baton-flow/baton/libs/jsonextra"
 )
 
 // Param is one parameter definition. Default and Value hold any JSON value, as sent.
@@ -71,15 +71,7 @@ type wire struct {
 }
 
 // known are the lower-cased member names wire reads; any other member is Extra.
-var known = func() []string {
-	var out []string
-	for _, f := range []string{"name", "key", "label", "description", "type", "default",
-		"defaultValue", "value", "required", "placeholder", "helpertext", "options",
-		"minValueLength", "maxValueLength", "readOnly", "hiddenValue"} {
-		out = append(out, strings.ToLower(f))
-	}
-	return out
-}()
+var known = jsonextra.Keys(wire{})
 
 // MarshalJSON writes Baton's names and v4's beside them: `key` = `name`, `defaultValue` =
 // `default`, and `label` = the name when no label was given. Then the kept unknown members.
@@ -95,18 +87,15 @@ func (p Param) MarshalJSON() ([]byte, error) {
 	if w.Label == "" {
 		w.Label = p.Name
 	}
-	b, err := json.Marshal(w)
-	if err != nil || len(p.Extra) == 0 {
-		return b, err
-	}
-	return appendExtra(b, p.Extra)
+	return jsonextra.Marshal(w, p.Extra)
 }
 
 // UnmarshalJSON reads either spelling of each field. A field given under both names with
 // different values is refused (ErrConflict); null values count as absent.
 func (p *Param) UnmarshalJSON(b []byte) error {
 	var w wire
-	if err := json.Unmarshal(b, &w); err != nil {
+	unknown, err := jsonextra.Unmarshal(b, &w, known)
+	if err != nil {
 		return err
 	}
 	name, err := either("name", w.Name, "key", w.Key)
@@ -117,7 +106,8 @@ func (p *Param) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	extra, err := unknownMembers(b)
+	// Compacted, so what is stored and echoed does not depend on the sender's spacing.
+	extra, err := jsonextra.Compact(unknown)
 	if err != nil {
 		return err
 	}
@@ -167,51 +157,4 @@ func present(v json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return v
-}
-
-func unknownMembers(b []byte) (map[string]json.RawMessage, error) {
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, err
-	}
-	var extra map[string]json.RawMessage
-	for k, v := range all {
-		if slices.Contains(known, strings.ToLower(k)) || present(v) == nil {
-			continue
-		}
-		// Compacted, so what is stored and echoed does not depend on the sender's spacing.
-		var c bytes.Buffer
-		if err := json.Compact(&c, v); err != nil {
-			return nil, err
-		}
-		if extra == nil {
-			extra = map[string]json.RawMessage{}
-		}
-		extra[k] = c.Bytes()
-	}
-	return extra, nil
-}
-
-// appendExtra adds extra's members, in name order so output is stable, to the object obj.
-func appendExtra(obj []byte, extra map[string]json.RawMessage) ([]byte, error) {
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b bytes.Buffer
-	b.Grow(len(obj) + 32*len(extra))
-	b.Write(obj[:len(obj)-1])
-	for _, k := range keys {
-		name, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		b.WriteByte(',')
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(extra[k])
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }

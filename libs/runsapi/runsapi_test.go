@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,76 +16,31 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/golden"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/runsapi"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden fixtures under testdata")
-
-// goldenCase is one contract type pinned by a fixture; decode reads the fixture back.
-type goldenCase struct {
-	name   string
-	data   any
-	decode func([]byte) (any, error)
-}
-
-func decodeAs[T any](b []byte) (any, error) {
-	var v T
-	err := json.Unmarshal(b, &v)
-	return v, err
-}
-
-func goldenCases() []goldenCase {
-	return []goldenCase{
-		{"attempt", runsapi.AttemptRequest{Attempt: 2, Runner: "runner-7f9c"}, decodeAs[runsapi.AttemptRequest]},
-		{"claim", runsapi.ClaimAnswer{Claimed: true}, decodeAs[runsapi.ClaimAnswer]},
-		{"heartbeat", runsapi.HeartbeatAnswer{Cancel: true}, decodeAs[runsapi.HeartbeatAnswer]},
-		{"activeruns", runsapi.ActiveRuns{Active: 3}, decodeAs[runsapi.ActiveRuns]},
-		{"activeruns.cancel", runsapi.CancelledRuns{Cancelled: 3}, decodeAs[runsapi.CancelledRuns]},
-		{"usage", runsapi.Usage{CurrentRuns: 120, CurrentConcurrentRuns: 4, CurrentRunTotalDuration: 3_600_000,
-			CurrentRunMedianDuration: 25_000, MonthlyResetDate: time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)}, decodeAs[runsapi.Usage]},
+func goldenCases() []golden.Case {
+	return []golden.Case{
+		{Name: "attempt", Value: runsapi.AttemptRequest{Attempt: 2, Runner: "runner-7f9c"}},
+		{Name: "claim", Value: runsapi.ClaimAnswer{Claimed: true}},
+		{Name: "heartbeat", Value: runsapi.HeartbeatAnswer{Cancel: true}},
+		{Name: "activeruns", Value: runsapi.ActiveRuns{Active: 3}},
+		{Name: "activeruns.cancel", Value: runsapi.CancelledRuns{Cancelled: 3}},
+		{Name: "usage", Value: runsapi.Usage{CurrentRuns: 120, CurrentConcurrentRuns: 4, CurrentRunTotalDuration: 3_600_000,
+			CurrentRunMedianDuration: 25_000, MonthlyResetDate: time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)}},
 	}
 }
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	for _, tc := range goldenCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join("testdata", tc.name+".json")
-			raw, err := json.Marshal(tc.data)
-			require.NoError(t, err)
-			var pretty bytes.Buffer
-			require.NoError(t, json.Indent(&pretty, raw, "", "  "))
-			pretty.WriteByte('\n')
-
-			if *update {
-				require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test -update to create the fixture")
-			assert.Equal(t, string(want), pretty.String(), "wire form changed; if intended, run go test -update")
-
-			got, err := tc.decode(want)
-			require.NoError(t, err)
-			assert.Equal(t, tc.data, got)
-		})
-	}
+	golden.Check(t, goldenCases())
 }
 
-// TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
-// pin nothing.
 func TestNoStaleFixtures(t *testing.T) {
 	t.Parallel()
-	covered := map[string]bool{}
-	for _, tc := range goldenCases() {
-		covered[tc.name+".json"] = true
-	}
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	require.NoError(t, err)
-	for _, f := range files {
-		assert.True(t, covered[filepath.Base(f)], "fixture %s has no golden case", f)
-	}
+	golden.NoStale(t, golden.Names(goldenCases()))
 }
 
 func newSigner(t *testing.T) *auth.Signer {

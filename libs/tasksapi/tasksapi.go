@@ -18,6 +18,7 @@ package tasksapi
 import (
 	"encoding/json"
 
+	"github.com/baton-flow/baton/libs/jsonextra"
 	"github.com/baton-flow/baton/libs/param"
 )
 
@@ -117,31 +118,34 @@ type (
 )
 
 var (
-	taskKeys   = jsonKeys(plainTask{})
-	specKeys   = jsonKeys(plainSpec{})
-	resultKeys = jsonKeys(plainResult{})
+	taskKeys   = jsonextra.Keys(plainTask{})
+	specKeys   = jsonextra.Keys(plainSpec{})
+	resultKeys = jsonextra.Keys(plainResult{})
 )
 
 // MarshalJSON writes the known members, then the kept unknown ones.
-func (t Task) MarshalJSON() ([]byte, error) { return withExtra(plainTask(t), t.Extra) }
+func (t Task) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainTask(t), t.Extra) }
 
 // UnmarshalJSON reads the known members and keeps the others.
-func (t *Task) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainTask)(t), &t.Extra, taskKeys)
+func (t *Task) UnmarshalJSON(b []byte) (err error) {
+	t.Extra, err = jsonextra.Unmarshal(b, (*plainTask)(t), taskKeys)
+	return err
 }
 
 // MarshalJSON writes the known members, then the kept unknown ones.
-func (s Spec) MarshalJSON() ([]byte, error) { return withExtra(plainSpec(s), s.Extra) }
+func (s Spec) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainSpec(s), s.Extra) }
 
 // UnmarshalJSON reads the known members and keeps the others.
-func (s *Spec) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainSpec)(s), &s.Extra, specKeys)
+func (s *Spec) UnmarshalJSON(b []byte) (err error) {
+	s.Extra, err = jsonextra.Unmarshal(b, (*plainSpec)(s), specKeys)
+	return err
 }
 
 // MarshalJSON writes the known members, then the kept unknown ones.
-func (r Result) MarshalJSON() ([]byte, error) { return withExtra(plainResult(r), r.Extra) }
+func (r Result) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainResult(r), r.Extra) }
 
 // UnmarshalJSON reads the known members and keeps the others.
-func (r *Result) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainResult)(r), &r.Extra, resultKeys)
+func (r *Result) UnmarshalJSON(b []byte) (err error) {
+	r.Extra, err = jsonextra.Unmarshal(b, (*plainResult)(r), resultKeys)
+	return err
 }

@@ -1,13 +1,9 @@
 package tasksapi_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,12 +11,11 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/golden"
 	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/tasksapi"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden fixtures under testdata")
 
 // sampleTask has a member of every kind, unknown ones included at each level that keeps
 // them.
@@ -53,37 +48,12 @@ func sampleTask() tasksapi.Task {
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("testdata", "task.json")
-	raw, err := json.Marshal(sampleTask())
-	require.NoError(t, err)
-	var pretty bytes.Buffer
-	require.NoError(t, json.Indent(&pretty, raw, "", "  "))
-	pretty.WriteByte('\n')
-
-	if *update {
-		require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create the fixture")
-	assert.Equal(t, string(want), pretty.String(), "wire form changed; if intended, run go test -update")
-
-	var got tasksapi.Task
-	require.NoError(t, json.Unmarshal(raw, &got))
-	assert.Equal(t, sampleTask(), got)
-	again, err := json.Marshal(got)
-	require.NoError(t, err)
-	assert.Equal(t, string(raw), string(again), "a task read and written again is the same bytes")
+	golden.Check(t, []golden.Case{{Name: "task", Value: sampleTask()}})
 }
 
-// TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
-// pin nothing.
 func TestNoStaleFixtures(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	require.NoError(t, err)
-	for _, f := range files {
-		assert.Equal(t, "task.json", filepath.Base(f), "fixture %s has no golden case", f)
-	}
+	golden.NoStale(t, []string{"task"})
 }
 
 func TestResolve(t *testing.T) {

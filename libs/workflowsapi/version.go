@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/baton-flow/baton/libs/jsonextra"
 	"github.com/baton-flow/baton/libs/param"
 )
 
@@ -134,40 +135,48 @@ type (
 )
 
 var (
-	versionKeys    = jsonKeys(plainVersion{})
-	triggersKeys   = jsonKeys(plainTriggers{})
-	taskKeys       = jsonKeys(plainTask{})
-	dependencyKeys = jsonKeys(plainDependency{})
+	versionKeys    = jsonextra.Keys(plainVersion{})
+	triggersKeys   = jsonextra.Keys(plainTriggers{})
+	taskKeys       = jsonextra.Keys(plainTask{})
+	dependencyKeys = jsonextra.Keys(plainDependency{})
 )
 
 // MarshalJSON writes the known members, then the kept unknown ones.
-func (v WorkflowVersion) MarshalJSON() ([]byte, error) { return withExtra(plainVersion(v), v.Extra) }
+func (v WorkflowVersion) MarshalJSON() ([]byte, error) {
+	return jsonextra.Marshal(plainVersion(v), v.Extra)
+}
 
 // UnmarshalJSON reads the known members and keeps the others.
-func (v *WorkflowVersion) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainVersion)(v), &v.Extra, versionKeys)
+func (v *WorkflowVersion) UnmarshalJSON(b []byte) (err error) {
+	v.Extra, err = jsonextra.Unmarshal(b, (*plainVersion)(v), versionKeys)
+	return err
 }
 
 // MarshalJSON writes the known members, then the kept unknown ones.
-func (t Triggers) MarshalJSON() ([]byte, error) { return withExtra(plainTriggers(t), t.Extra) }
+func (t Triggers) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainTriggers(t), t.Extra) }
 
 // UnmarshalJSON reads the known members and keeps the others.
-func (t *Triggers) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainTriggers)(t), &t.Extra, triggersKeys)
+func (t *Triggers) UnmarshalJSON(b []byte) (err error) {
+	t.Extra, err = jsonextra.Unmarshal(b, (*plainTriggers)(t), triggersKeys)
+	return err
 }
 
 // MarshalJSON writes the known members, then the kept unknown ones.
-func (t Task) MarshalJSON() ([]byte, error) { return withExtra(plainTask(t), t.Extra) }
+func (t Task) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainTask(t), t.Extra) }
 
 // UnmarshalJSON reads the known members and keeps the others.
-func (t *Task) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainTask)(t), &t.Extra, taskKeys)
+func (t *Task) UnmarshalJSON(b []byte) (err error) {
+	t.Extra, err = jsonextra.Unmarshal(b, (*plainTask)(t), taskKeys)
+	return err
 }
 
 // MarshalJSON writes the known members, then the kept unknown ones.
-func (d Dependency) MarshalJSON() ([]byte, error) { return withExtra(plainDependency(d), d.Extra) }
+func (d Dependency) MarshalJSON() ([]byte, error) {
+	return jsonextra.Marshal(plainDependency(d), d.Extra)
+}
 
 // UnmarshalJSON reads the known members and keeps the others.
-func (d *Dependency) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainDependency)(d), &d.Extra, dependencyKeys)
+func (d *Dependency) UnmarshalJSON(b []byte) (err error) {
+	d.Extra, err = jsonextra.Unmarshal(b, (*plainDependency)(d), dependencyKeys)
+	return err
 }

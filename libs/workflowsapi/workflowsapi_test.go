@@ -1,10 +1,8 @@
 package workflowsapi_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,28 +15,14 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/golden"
 	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden fixtures under testdata")
-
 // sampleTime is fixed so fixtures do not change from run to run.
 var sampleTime = time.Date(2025, 3, 14, 15, 9, 26, 535000000, time.UTC)
-
-// goldenCase is one contract type pinned by a fixture; decode reads the fixture back.
-type goldenCase struct {
-	name   string
-	data   any
-	decode func([]byte) (any, error)
-}
-
-func decodeAs[T any](b []byte) (any, error) {
-	var v T
-	err := json.Unmarshal(b, &v)
-	return v, err
-}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -87,53 +71,22 @@ func sampleVersion() workflowsapi.WorkflowVersion {
 	}
 }
 
-func goldenCases() []goldenCase {
-	return []goldenCase{
-		{"team-usage", workflowsapi.TeamUsage{CurrentWorkflowCount: 12}, decodeAs[workflowsapi.TeamUsage]},
-		{"task-usage", workflowsapi.TaskUsage{Workflows: []string{"build", "deploy"}}, decodeAs[workflowsapi.TaskUsage]},
-		{"workflow-version", sampleVersion(), decodeAs[workflowsapi.WorkflowVersion]},
+func goldenCases() []golden.Case {
+	return []golden.Case{
+		{Name: "team-usage", Value: workflowsapi.TeamUsage{CurrentWorkflowCount: 12}},
+		{Name: "task-usage", Value: workflowsapi.TaskUsage{Workflows: []string{"build", "deploy"}}},
+		{Name: "workflow-version", Value: sampleVersion()},
 	}
 }
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	for _, tc := range goldenCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join("testdata", tc.name+".json")
-			raw, err := json.Marshal(tc.data)
-			require.NoError(t, err)
-			var pretty bytes.Buffer
-			require.NoError(t, json.Indent(&pretty, raw, "", "  "))
-			pretty.WriteByte('\n')
-
-			if *update {
-				require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test -update to create the fixture")
-			assert.Equal(t, string(want), pretty.String(), "wire form changed; if intended, run go test -update")
-
-			got, err := tc.decode(raw)
-			require.NoError(t, err)
-			assert.Equal(t, tc.data, got)
-		})
-	}
+	golden.Check(t, goldenCases())
 }
 
-// TestNoStaleFixtures keeps testdata in step with the cases: a fixture without a case would
-// pin nothing.
 func TestNoStaleFixtures(t *testing.T) {
 	t.Parallel()
-	covered := map[string]bool{}
-	for _, tc := range goldenCases() {
-		covered[tc.name+".json"] = true
-	}
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	require.NoError(t, err)
-	for _, f := range files {
-		assert.True(t, covered[filepath.Base(f)], "fixture %s has no golden case", f)
-	}
+	golden.NoStale(t, golden.Names(goldenCases()))
 }
 
 // A version read and written again is the same bytes, unknown members included.

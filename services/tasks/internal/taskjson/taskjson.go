@@ -10,11 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/jsonextra"
 	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
 )
@@ -105,104 +104,45 @@ type (
 )
 
 // MarshalJSON writes the known fields, then the kept unknown ones.
-func (t Task) MarshalJSON() ([]byte, error) { return withExtra(plainTask(t), t.Extra) }
+func (t Task) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainTask(t), t.Extra) }
 
 // UnmarshalJSON reads the known fields and keeps the others.
 func (t *Task) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainTask)(t), &t.Extra, taskKeys)
+	return unmarshal(b, (*plainTask)(t), &t.Extra, taskKeys)
 }
 
 // MarshalJSON writes the known fields, then the kept unknown ones.
-func (s Spec) MarshalJSON() ([]byte, error) { return withExtra(plainSpec(s), s.Extra) }
+func (s Spec) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainSpec(s), s.Extra) }
 
 // UnmarshalJSON reads the known fields and keeps the others.
 func (s *Spec) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainSpec)(s), &s.Extra, specKeys)
+	return unmarshal(b, (*plainSpec)(s), &s.Extra, specKeys)
 }
 
 // MarshalJSON writes the known fields, then the kept unknown ones.
-func (r Result) MarshalJSON() ([]byte, error) { return withExtra(plainResult(r), r.Extra) }
+func (r Result) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainResult(r), r.Extra) }
 
 // UnmarshalJSON reads the known fields and keeps the others.
 func (r *Result) UnmarshalJSON(b []byte) error {
-	return withoutExtra(b, (*plainResult)(r), &r.Extra, resultKeys)
+	return unmarshal(b, (*plainResult)(r), &r.Extra, resultKeys)
 }
 
 var (
-	taskKeys   = jsonKeys(Task{})
-	specKeys   = jsonKeys(Spec{})
-	resultKeys = jsonKeys(Result{})
+	taskKeys   = jsonextra.Keys(Task{})
+	specKeys   = jsonextra.Keys(Spec{})
+	resultKeys = jsonextra.Keys(Result{})
 )
 
-// jsonKeys lists the lower-cased JSON names of a struct's fields: encoding/json matches
-// names regardless of case, so a key is known when it matches one in any case.
-func jsonKeys(v any) []string {
-	var keys []string
-	t := reflect.TypeOf(v)
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			keys = append(keys, strings.ToLower(name))
-		}
-	}
-	return keys
-}
-
-func withExtra(known any, extra map[string]json.RawMessage) ([]byte, error) {
-	base, err := json.Marshal(known)
+// unmarshal decodes b into known and keeps the members keys does not name in extra,
+// compacted and without nulls (jsonextra.Compact): what is stored and echoed does not
+// depend on the sender's spacing.
+func unmarshal(b []byte, known any, extra *map[string]json.RawMessage, keys []string) error {
+	all, err := jsonextra.Unmarshal(b, known, keys)
 	if err != nil {
-		return nil, err
-	}
-	if len(extra) == 0 {
-		return base, nil
-	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b bytes.Buffer
-	b.Write(base[:len(base)-1])
-	for i, k := range keys {
-		if i > 0 || len(base) > 2 {
-			b.WriteByte(',')
-		}
-		name, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(extra[k])
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-func withoutExtra(b []byte, known any, extra *map[string]json.RawMessage, keys []string) error {
-	if err := json.Unmarshal(b, known); err != nil {
 		return err
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
-	}
-	*extra = nil
-	for k, v := range all {
-		if slices.Contains(keys, strings.ToLower(k)) || domain.IsAbsent(v) {
-			continue
-		}
-		if *extra == nil {
-			*extra = map[string]json.RawMessage{}
-		}
-		// Compacted, so what is stored and echoed does not depend on the sender's spacing.
-		var c bytes.Buffer
-		if err := json.Compact(&c, v); err != nil {
-			return err
-		}
-		(*extra)[k] = c.Bytes()
-	}
-	return nil
+	*extra, err = jsonextra.Compact(all)
+	return err
 }
 
 // Decode reads a task from an API body. Read-only fields (version, scope, team,

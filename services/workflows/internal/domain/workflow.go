@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/baton-flow/baton/libs/jsonextra"
 	"github.com/baton-flow/baton/libs/param"
 )
 
@@ -194,10 +195,10 @@ const (
 )
 
 var (
-	workflowFields   = knownFields(workflowJSON{})
-	taskFields       = knownFields(taskJSON{})
-	dependencyFields = knownFields(dependencyJSON{})
-	triggersFields   = knownFields(triggersJSON{})
+	workflowFields   = jsonextra.Keys(workflowJSON{})
+	taskFields       = jsonextra.Keys(taskJSON{})
+	dependencyFields = jsonextra.Keys(dependencyJSON{})
+	triggersFields   = jsonextra.Keys(triggersJSON{})
 )
 
 // The *JSON types are the plain encodings, without the methods that keep extras.
@@ -212,10 +213,7 @@ type (
 // is read-only and dropped.
 func (w *Workflow) UnmarshalJSON(data []byte) error {
 	var p workflowJSON
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	extra, err := splitExtra(data, workflowFields)
+	extra, err := jsonextra.Unmarshal(data, &p, workflowFields)
 	if err != nil {
 		return err
 	}
@@ -227,10 +225,6 @@ func (w *Workflow) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes a workflow with its unknown members.
 func (w Workflow) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(workflowJSON(w))
-	if err != nil {
-		return nil, err
-	}
 	extra := w.Extra
 	if w.Tasks == nil && len(w.RawTasks) > 0 {
 		extra = extra.Clone()
@@ -239,16 +233,13 @@ func (w Workflow) MarshalJSON() ([]byte, error) {
 		}
 		extra["tasks"] = w.RawTasks
 	}
-	return withExtra(b, extra)
+	return jsonextra.Marshal(workflowJSON(w), extra)
 }
 
 // UnmarshalJSON reads a task, keeping unknown members.
 func (t *Task) UnmarshalJSON(data []byte) error {
 	var p taskJSON
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	extra, err := splitExtra(data, taskFields)
+	extra, err := jsonextra.Unmarshal(data, &p, taskFields)
 	if err != nil {
 		return err
 	}
@@ -259,20 +250,13 @@ func (t *Task) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes a task with its unknown members.
 func (t Task) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(taskJSON(t))
-	if err != nil {
-		return nil, err
-	}
-	return withExtra(b, t.Extra)
+	return jsonextra.Marshal(taskJSON(t), t.Extra)
 }
 
 // UnmarshalJSON reads a dependency, keeping unknown members (canvas edge data).
 func (d *Dependency) UnmarshalJSON(data []byte) error {
 	var p dependencyJSON
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	extra, err := splitExtra(data, dependencyFields)
+	extra, err := jsonextra.Unmarshal(data, &p, dependencyFields)
 	if err != nil {
 		return err
 	}
@@ -283,20 +267,13 @@ func (d *Dependency) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes a dependency with its unknown members.
 func (d Dependency) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(dependencyJSON(d))
-	if err != nil {
-		return nil, err
-	}
-	return withExtra(b, d.Extra)
+	return jsonextra.Marshal(dependencyJSON(d), d.Extra)
 }
 
 // UnmarshalJSON reads triggers, keeping unknown ones (v4 had more kinds).
 func (t *Triggers) UnmarshalJSON(data []byte) error {
 	var p triggersJSON
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	extra, err := splitExtra(data, triggersFields)
+	extra, err := jsonextra.Unmarshal(data, &p, triggersFields)
 	if err != nil {
 		return err
 	}
@@ -312,11 +289,7 @@ func (t Triggers) MarshalJSON() ([]byte, error) {
 		p.Codehost = p.Github
 	}
 	p.Github = p.Codehost
-	b, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
-	}
-	return withExtra(b, t.Extra)
+	return jsonextra.Marshal(p, t.Extra)
 }
 
 // On reports whether the trigger is there and enabled.
