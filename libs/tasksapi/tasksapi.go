@@ -34,9 +34,10 @@ const ResolveRoute = "/tasks/resolve"
 // ResolvePath is the resolve endpoint, for callers.
 const ResolvePath = Prefix + ResolveRoute
 
-// Task is the answer of GET /internal/v1/tasks/resolve: a version of a catalogue task as
-// the API's Task body has it (API.md §3), members Baton does not know included at each
-// level that keeps them (task, spec, result), after the known ones, in name order.
+// Task is the API's Task body (API.md §3), which the tasks service reads and writes with it,
+// and so the answer of GET /internal/v1/tasks/resolve: a version of a catalogue task,
+// members Baton does not know included at each level that keeps them (task, spec, result),
+// read compacted and without nulls, written after the known ones, in name order.
 type Task struct {
 	Name        string `json:"name,omitempty"`
 	DisplayName string `json:"displayName,omitempty"`
@@ -126,26 +127,37 @@ var (
 // MarshalJSON writes the known members, then the kept unknown ones.
 func (t Task) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainTask(t), t.Extra) }
 
-// UnmarshalJSON reads the known members and keeps the others.
+// UnmarshalJSON reads the known members and keeps the others (see unmarshal).
 func (t *Task) UnmarshalJSON(b []byte) (err error) {
-	t.Extra, err = jsonextra.Unmarshal(b, (*plainTask)(t), taskKeys)
+	t.Extra, err = unmarshal(b, (*plainTask)(t), taskKeys)
 	return err
 }
 
 // MarshalJSON writes the known members, then the kept unknown ones.
 func (s Spec) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainSpec(s), s.Extra) }
 
-// UnmarshalJSON reads the known members and keeps the others.
+// UnmarshalJSON reads the known members and keeps the others (see unmarshal).
 func (s *Spec) UnmarshalJSON(b []byte) (err error) {
-	s.Extra, err = jsonextra.Unmarshal(b, (*plainSpec)(s), specKeys)
+	s.Extra, err = unmarshal(b, (*plainSpec)(s), specKeys)
 	return err
 }
 
 // MarshalJSON writes the known members, then the kept unknown ones.
 func (r Result) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainResult(r), r.Extra) }
 
-// UnmarshalJSON reads the known members and keeps the others.
+// UnmarshalJSON reads the known members and keeps the others (see unmarshal).
 func (r *Result) UnmarshalJSON(b []byte) (err error) {
-	r.Extra, err = jsonextra.Unmarshal(b, (*plainResult)(r), resultKeys)
+	r.Extra, err = unmarshal(b, (*plainResult)(r), resultKeys)
 	return err
+}
+
+// unmarshal decodes b into known and answers the members keys does not name, compacted and
+// without nulls (jsonextra.Compact): what the tasks service stores and echoes of a task
+// does not depend on the spacing it was sent with.
+func unmarshal(b []byte, known any, keys []string) (map[string]json.RawMessage, error) {
+	all, err := jsonextra.Unmarshal(b, known, keys)
+	if err != nil {
+		return nil, err
+	}
+	return jsonextra.Compact(all)
 }

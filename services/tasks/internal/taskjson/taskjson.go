@@ -13,63 +13,32 @@ import (
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
-	"github.com/baton-flow/baton/libs/jsonextra"
 	"github.com/baton-flow/baton/libs/param"
+	"github.com/baton-flow/baton/libs/tasksapi"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
 )
 
 // TimeFormat is RFC 3339 in UTC with milliseconds, the contract's format for times.
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-// Task is a task as JSON carries it.
-type Task struct {
-	Name         string                     `json:"name,omitempty"`
-	DisplayName  string                     `json:"displayName,omitempty"`
-	Description  string                     `json:"description,omitempty"`
-	Type         string                     `json:"type,omitempty"`
-	Version      int                        `json:"version,omitempty"`
-	Status       string                     `json:"status,omitempty"`
-	Scope        string                     `json:"scope,omitempty"`
-	Team         string                     `json:"team,omitempty"`
-	CreationDate string                     `json:"creationDate,omitempty"`
-	Category     string                     `json:"category,omitempty"`
-	Icon         string                     `json:"icon,omitempty"`
-	Verified     bool                       `json:"verified"`
-	Labels       map[string]string          `json:"labels,omitempty"`
-	Annotations  map[string]json.RawMessage `json:"annotations,omitempty"`
-	Changelog    *Changelog                 `json:"changelog,omitempty"`
-	Spec         Spec                       `json:"spec"`
-	Extra        map[string]json.RawMessage `json:"-"`
-}
-
-// Changelog is one version's changelog; on input only Reason is read.
-type Changelog struct {
-	Version int    `json:"version,omitempty"`
-	Author  string `json:"author,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	Date    string `json:"date,omitempty"`
-}
-
-// Spec is the task's step.
-type Spec struct {
-	Image      string                     `json:"image,omitempty"`
-	Command    []string                   `json:"command,omitempty"`
-	Arguments  []string                   `json:"arguments,omitempty"`
-	Script     string                     `json:"script,omitempty"`
-	WorkingDir string                     `json:"workingDir,omitempty"`
-	Envs       []Env                      `json:"envs,omitempty"`
-	Params     []Param                    `json:"params,omitempty"`
-	Results    []Result                   `json:"results,omitempty"`
-	Workspaces []Workspace                `json:"workspaces,omitempty"`
-	StepName   string                     `json:"stepName,omitempty"`
-	Extra      map[string]json.RawMessage `json:"-"`
-}
-
-// Env is an environment variable.
-type Env struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
+// The JSON form of a task and its parts is declared once, by the tasks service's contract
+// (libs/tasksapi), whose resolve answer is this very body: unknown members are kept at
+// every level that has them and written back after the known ones, compacted and without
+// nulls.
+type (
+	// Task is a task as JSON carries it.
+	Task = tasksapi.Task
+	// Changelog is one version's changelog; on input only Reason is read.
+	Changelog = tasksapi.Changelog
+	// Spec is the task's step.
+	Spec = tasksapi.Spec
+	// Env is an environment variable.
+	Env = tasksapi.Env
+	// Result is one output.
+	Result = tasksapi.Result
+	// Workspace is a Tekton workspace declaration.
+	Workspace = tasksapi.Workspace
+)
 
 // Param is the contract's AbstractParam, with v4's names (`key`, `defaultValue`) read and
 // written beside Baton's and unknown members kept (libs/param).
@@ -77,73 +46,6 @@ type Param = param.Param
 
 // ParamOption is one choice of a select parameter.
 type ParamOption = param.Option
-
-// Result is one output.
-type Result struct {
-	Name        string                     `json:"name"`
-	Description string                     `json:"description,omitempty"`
-	Type        string                     `json:"type,omitempty"`
-	Extra       map[string]json.RawMessage `json:"-"`
-}
-
-// Workspace is a Tekton workspace declaration.
-type Workspace struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	MountPath   string `json:"mountPath,omitempty"`
-	ReadOnly    bool   `json:"readOnly,omitempty"`
-	Optional    bool   `json:"optional,omitempty"`
-}
-
-// The plain types have the same fields without the methods, so the methods can use the
-// standard encoding for the known fields.
-type (
-	plainTask   Task
-	plainSpec   Spec
-	plainResult Result
-)
-
-// MarshalJSON writes the known fields, then the kept unknown ones.
-func (t Task) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainTask(t), t.Extra) }
-
-// UnmarshalJSON reads the known fields and keeps the others.
-func (t *Task) UnmarshalJSON(b []byte) error {
-	return unmarshal(b, (*plainTask)(t), &t.Extra, taskKeys)
-}
-
-// MarshalJSON writes the known fields, then the kept unknown ones.
-func (s Spec) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainSpec(s), s.Extra) }
-
-// UnmarshalJSON reads the known fields and keeps the others.
-func (s *Spec) UnmarshalJSON(b []byte) error {
-	return unmarshal(b, (*plainSpec)(s), &s.Extra, specKeys)
-}
-
-// MarshalJSON writes the known fields, then the kept unknown ones.
-func (r Result) MarshalJSON() ([]byte, error) { return jsonextra.Marshal(plainResult(r), r.Extra) }
-
-// UnmarshalJSON reads the known fields and keeps the others.
-func (r *Result) UnmarshalJSON(b []byte) error {
-	return unmarshal(b, (*plainResult)(r), &r.Extra, resultKeys)
-}
-
-var (
-	taskKeys   = jsonextra.Keys(Task{})
-	specKeys   = jsonextra.Keys(Spec{})
-	resultKeys = jsonextra.Keys(Result{})
-)
-
-// unmarshal decodes b into known and keeps the members keys does not name in extra,
-// compacted and without nulls (jsonextra.Compact): what is stored and echoed does not
-// depend on the sender's spacing.
-func unmarshal(b []byte, known any, extra *map[string]json.RawMessage, keys []string) error {
-	all, err := jsonextra.Unmarshal(b, known, keys)
-	if err != nil {
-		return err
-	}
-	*extra, err = jsonextra.Compact(all)
-	return err
-}
 
 // Decode reads a task from an API body. Read-only fields (version, scope, team,
 // creationDate, the changelog's author and date) are ignored; the changelog's reason is
@@ -162,7 +64,7 @@ func Decode(body []byte) (domain.Task, error) {
 		}
 		return domain.Task{}, apperr.Wrap(apperr.RequestInvalid, err, "The request body is not valid JSON: %s", err.Error())
 	}
-	t, err := w.domain()
+	t, err := toDomain(w)
 	if err != nil {
 		return domain.Task{}, err
 	}
@@ -194,7 +96,7 @@ func DecodeStored(body []byte) (domain.Task, error) {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return domain.Task{}, fmt.Errorf("decode stored task: %w", err)
 	}
-	return w.domain()
+	return toDomain(w)
 }
 
 // Encode writes t in the API's JSON form.
@@ -265,8 +167,8 @@ func ParamDomain(p Param) domain.Param {
 	return out
 }
 
-// Domain returns r as the domain has it.
-func (r Result) Domain() domain.Result {
+// ResultDomain returns r as the domain has it.
+func ResultDomain(r Result) domain.Result {
 	return domain.Result{Name: r.Name, Description: r.Description, Type: r.Type, Extra: r.Extra}
 }
 
@@ -283,7 +185,8 @@ func present(v json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-func (w Task) domain() (domain.Task, error) {
+// toDomain returns w as the domain has it.
+func toDomain(w Task) (domain.Task, error) {
 	t := domain.Task{
 		Name: w.Name, DisplayName: w.DisplayName, Description: w.Description, Type: w.Type,
 		Version: w.Version, Status: domain.Status(w.Status), Scope: domain.Scope(w.Scope), Team: w.Team,
@@ -330,7 +233,7 @@ func (w Task) domain() (domain.Task, error) {
 		t.Spec.Params = append(t.Spec.Params, ParamDomain(p))
 	}
 	for _, r := range s.Results {
-		t.Spec.Results = append(t.Spec.Results, r.Domain())
+		t.Spec.Results = append(t.Spec.Results, ResultDomain(r))
 	}
 	for _, ws := range s.Workspaces {
 		t.Spec.Workspaces = append(t.Spec.Workspaces, domain.Workspace(ws))

@@ -348,7 +348,7 @@ func (doc document) task() (domain.Task, []apperr.FieldError) {
 	for _, r := range doc.Spec.Results {
 		var def *domain.Result
 		if i := slices.IndexFunc(uiResults, func(u taskjson.Result) bool { return u.Name == r.Name }); i >= 0 {
-			d := uiResults[i].Domain()
+			d := taskjson.ResultDomain(uiResults[i])
 			def = &d
 		}
 		t.Spec.Results = append(t.Spec.Results, resultFromTekton(r, def))
