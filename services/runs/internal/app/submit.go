@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -117,6 +118,13 @@ func (a *App) create(ctx context.Context, tc TeamContext, start bool, build func
 	err = a.engine.Create(ctx, engine.Creation{Run: r, Tasks: tasks, Rebuild: build, Start: start, MaxConcurrent: tc.MaxConcurrent},
 		func(r *domain.Run, tasks []*domain.TaskRun) { v = view.OfRun(r, tasks, a.now()) })
 	return v, err
+}
+
+// DecodeParams reads a request's params, sent as the contract's list of {name, value} or
+// as an object of name to value; what cannot be read is the contract's 400.
+func DecodeParams(raw json.RawMessage) (map[string]any, error) {
+	params, err := domain.DecodeParams(raw)
+	return params, engine.RequestError(err)
 }
 
 func checkSubmit(def *domain.Definition, trigger string) error {

@@ -15,7 +15,7 @@ import (
 
 // Cancel cancels a run that has not completed, and with it every run below it.
 func (e *Engine) Cancel(ctx context.Context, id, why string) error {
-	return e.Step(ctx, id, func(m *domain.Machine) error { return phaseError(m.Cancel(why)) })
+	return e.Step(ctx, id, func(m *domain.Machine) error { return PhaseError(m.Cancel(why)) })
 }
 
 // startChild asks for the child run of runworkflow task i of run. A child that a limit
@@ -129,7 +129,7 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 // cancelRun cancels a run the engine no longer wants (a parent's cancel cascading, a child
 // its task stopped waiting for); one that ended or is gone meanwhile is left as it is.
 func (e *Engine) cancelRun(ctx context.Context, id, why string) {
-	if err := e.Cancel(ctx, id, why); err != nil && !isPhase(err) && !apperr.HasReason(err, apperr.WorkflowRunNotFound) && ctx.Err() == nil {
+	if err := e.Cancel(ctx, id, why); err != nil && !IsPhaseError(err) && !apperr.HasReason(err, apperr.WorkflowRunNotFound) && ctx.Err() == nil {
 		e.log.Warn("cannot cancel run", "run", id, "error", err)
 	}
 }

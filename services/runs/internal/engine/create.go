@@ -72,7 +72,7 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	m := domain.NewMachine(st, e.now())
 	if err := m.Start(); err != nil {
 		e.forget(r.ID)
-		return false, phaseError(err)
+		return false, PhaseError(err)
 	}
 	ended := r.Phase.Ended()
 	slotted := !ended && !r.SharesSlot

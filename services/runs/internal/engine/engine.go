@@ -391,13 +391,15 @@ func (e *Engine) spawn(fn func(ctx context.Context)) {
 	}()
 }
 
-func isPhase(err error) bool {
+// IsPhaseError reports whether err refuses a move for the phase the run is in.
+func IsPhaseError(err error) bool {
 	var p *domain.ErrInvalidPhase
 	return errors.As(err, &p) || apperr.HasReason(err, apperr.WorkflowRunInvalidPhase)
 }
 
-// phaseError turns a domain phase error into the contract's 409.
-func phaseError(err error) error {
+// PhaseError turns a domain phase error into the contract's 409; other errors are
+// returned as they are.
+func PhaseError(err error) error {
 	var p *domain.ErrInvalidPhase
 	if errors.As(err, &p) {
 		return apperr.New(apperr.WorkflowRunInvalidPhase, "Workflow run '%s' is %s (phase %s): the move is not allowed.", p.Run, p.Status, p.Phase)
@@ -420,10 +422,3 @@ func (e *Engine) TryStep(id string, fn func(m *domain.Machine, owned bool) bool)
 	}
 	return fn(domain.NewMachine(a.st, e.now()), a.st.Run.Owner == e.cfg.Replica)
 }
-
-// IsPhaseError reports whether err refuses a move for the phase the run is in.
-func IsPhaseError(err error) bool { return isPhase(err) }
-
-// PhaseError turns a domain phase error into the contract's 409; other errors are
-// returned as they are.
-func PhaseError(err error) error { return phaseError(err) }

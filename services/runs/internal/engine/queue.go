@@ -26,7 +26,7 @@ func (e *Engine) Start(ctx context.Context, id, team string, req *domain.SubmitR
 		if req != nil {
 			if err := e.Step(ctx, id, func(m *domain.Machine) error {
 				if m.S.Run.Phase != domain.Queued {
-					return phaseError(&domain.ErrInvalidPhase{Run: id, Phase: m.S.Run.Phase, Status: m.S.Run.Status})
+					return PhaseError(&domain.ErrInvalidPhase{Run: id, Phase: m.S.Run.Phase, Status: m.S.Run.Status})
 				}
 				return merge(m, *req)
 			}); err != nil {
@@ -41,10 +41,10 @@ func (e *Engine) Start(ctx context.Context, id, team string, req *domain.SubmitR
 				return err
 			}
 		}
-		return phaseError(m.Start())
+		return PhaseError(m.Start())
 	})
 	if err != nil {
-		if isPhase(err) {
+		if IsPhaseError(err) {
 			// Started or ended meanwhile: whichever holds the slot keeps it.
 			if r, ferr := e.runs.FindRun(ctx, id); ferr == nil && r.Phase.Ended() {
 				_ = e.slots.ReleaseSlot(ctx, team, id)
@@ -115,7 +115,7 @@ func (e *Engine) startQueued(ctx context.Context, team string) {
 	}
 	for _, a := range queuedOf(all, team, e.cfg.Replica) {
 		started, err := e.Start(ctx, a.ID, a.Team, nil)
-		gone := isPhase(err) || apperr.HasReason(err, apperr.WorkflowRunNotFound)
+		gone := IsPhaseError(err) || apperr.HasReason(err, apperr.WorkflowRunNotFound)
 		if err != nil && !gone {
 			e.log.Warn("cannot start queued run", "run", a.ID, "error", err)
 			return

@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -132,17 +131,9 @@ type submitBody struct {
 // request is the body's request; params come as the contract's list of {name, value} or
 // as an object of name to value.
 func (b submitBody) request() (domain.SubmitRequest, error) {
-	params, err := domain.DecodeParams(b.Params)
+	params, err := app.DecodeParams(b.Params)
 	if err != nil {
-		var re *domain.ErrRequest
-		if !errors.As(err, &re) {
-			return domain.SubmitRequest{}, err
-		}
-		e := apperr.New(apperr.WorkflowRunInvalidReq, "%s", re.Message)
-		for field, msg := range re.Fields {
-			e.Fields = append(e.Fields, apperr.FieldError{Field: field, Message: msg})
-		}
-		return domain.SubmitRequest{}, e
+		return domain.SubmitRequest{}, err
 	}
 	return domain.SubmitRequest{Labels: b.Labels, Annotations: b.Annotations, Params: params,
 		Workspaces: b.Workspaces, Timeout: b.Timeout, Retries: b.Retries, Debug: b.Debug}, nil
