@@ -85,6 +85,25 @@ type (
 		DeleteTeamKeys(ctx context.Context, team string) error
 	}
 
+	// ActionStore keeps the actions of approval and manual tasks.
+	ActionStore interface {
+		engine.ActionStore
+		// FindActions answers one page of the actions f selects, in order s, and how many
+		// it selects in all.
+		FindActions(ctx context.Context, f domain.ActionFilter, s domain.ActionSort, p page.Request) ([]*domain.Action, int64, error)
+		// CountActions counts the actions f selects for a summary.
+		CountActions(ctx context.Context, f domain.ActionFilter) (domain.ActionCounts, error)
+		// DeleteTeamActions forgets team's actions.
+		DeleteTeamActions(ctx context.Context, team string) error
+	}
+
+	// LockStore keeps the teams' named locks.
+	LockStore interface {
+		engine.LockStore
+		// DeleteTeamLocks forgets team's locks.
+		DeleteTeamLocks(ctx context.Context, team string) error
+	}
+
 	// HeartbeatStore keeps the last heartbeat of each running attempt.
 	HeartbeatStore interface {
 		engine.HeartbeatReader
@@ -111,6 +130,8 @@ type Stores struct {
 	Heartbeats HeartbeatStore
 	Logs       LogStore
 	Replicas   engine.ReplicaStore
+	Actions    ActionStore
+	Locks      LockStore
 }
 
 // RunView and TaskRunView are the contract's WorkflowRun and TaskRun, as answered.

@@ -65,6 +65,37 @@ type (
 		ForgetReplica(ctx context.Context, replica string) error
 	}
 
+	// ActionStore keeps the actions of approval and manual tasks.
+	ActionStore interface {
+		// CreateAction stores a new action; when one with its id is stored already (a
+		// step recovered after a crash asks again), that one is kept as it is.
+		CreateAction(ctx context.Context, a *domain.Action) error
+		// FindAction reads one action; ACTION_NOT_FOUND when there is none.
+		FindAction(ctx context.Context, id string) (*domain.Action, error)
+		// UpdateAction applies fn to action id as stored and stores the result on the
+		// version it was read at, reading again and applying fn anew when another writer
+		// moved first. An error from fn stores nothing and is returned as it is.
+		UpdateAction(ctx context.Context, id string, fn func(*domain.Action) error) (*domain.Action, error)
+		// FindRunActions lists the actions of run, open or not, oldest first.
+		FindRunActions(ctx context.Context, run string) ([]*domain.Action, error)
+		// FindUnapplied lists the actions decided before before whose decision the run has
+		// not taken (Applied false).
+		FindUnapplied(ctx context.Context, before time.Time) ([]*domain.Action, error)
+	}
+
+	// LockStore keeps the teams' named locks.
+	LockStore interface {
+		// UpdateLock applies fn to the lock team/key as stored (a free lock, Version 0,
+		// when there is no record) and stores the result on the version it was read at,
+		// reading again and applying fn anew when another writer moved first. A lock that
+		// fn leaves free is removed. An error from fn stores nothing.
+		UpdateLock(ctx context.Context, team, key string, fn func(*domain.Lock) error) (*domain.Lock, error)
+		// FindRunLocks lists the locks run holds or waits for.
+		FindRunLocks(ctx context.Context, run string) ([]domain.Lock, error)
+		// FindUntold lists the locks whose holder has not been told (Notified false).
+		FindUntold(ctx context.Context) ([]domain.Lock, error)
+	}
+
 	// HeartbeatReader reads the runners' heartbeats stored for task runs (through any
 	// replica).
 	HeartbeatReader interface {
