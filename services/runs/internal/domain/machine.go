@@ -25,6 +25,8 @@ type State struct {
 	// values is the size of the run's params and results together: its params, its own
 	// results and each task's (see MaxRunValuesBytes).
 	values int
+	// approvals counts the approval tasks waiting for their decision.
+	approvals int
 }
 
 // NewState indexes a run loaded from storage and rebuilds its counters from the task
@@ -47,6 +49,9 @@ func NewState(run *Run, tasks []*TaskRun) (*State, error) {
 	for i, t := range tasks {
 		if !t.Status.Terminal() {
 			s.left++
+			if t.Status == Waiting && t.Type == tasktype.Approval {
+				s.approvals++
+			}
 			continue
 		}
 		if len(t.Results) > 0 {
@@ -152,6 +157,12 @@ type Effects struct {
 	StartChild []int
 	// RetryRun asks for an automatic whole-run retry from failure.
 	RetryRun bool
+	// Actions lists approval and manual tasks whose action must be brought in line with
+	// the task: created while it waits, closed once it has ended.
+	Actions []int
+	// Acquire lists acquirelock tasks asking for their lock, Leave those that stopped
+	// waiting for it, Release releaselock tasks whose lock must be let go.
+	Acquire, Leave, Release []int
 }
 
 // NewMachine starts a step on s at now.
@@ -217,6 +228,10 @@ func (m *Machine) complete(i int, status Status, msg string) {
 		return
 	}
 	m.touch(i)
+	if t.Status == Waiting && t.Type == tasktype.Approval {
+		m.S.approvals--
+		m.syncAwaiting()
+	}
 	t.Status, t.StatusMessage = status, m.S.Run.Scrub(msg)
 	t.EndTime = m.Now
 	if t.StartTime.IsZero() && status != Skipped {
@@ -330,6 +345,7 @@ func (m *Machine) end(status Status, msg string) {
 	r := m.S.Run
 	r.Status, r.Phase, r.StatusMessage = status, Completed, r.Scrub(msg)
 	r.EndTime = m.Now
+	r.AwaitingApproval = false
 	if r.StartTime.IsZero() {
 		r.StartTime = m.Now
 	}
@@ -421,7 +437,7 @@ func (m *Machine) Ended(i, attempt int, status Status, msg string, results map[s
 func (m *Machine) failAttempt(i int, status Status, msg string) {
 	t := m.S.Tasks[i]
 	def := m.S.G.Tasks[i]
-	if status == Cancelled || def.Retries == nil || t.Attempt > *def.Retries {
+	if status == Cancelled || def.Retries == nil || t.Attempt > *def.Retries || IsGate(def.Type) {
 		m.complete(i, status, msg)
 		return
 	}
@@ -468,9 +484,11 @@ func (m *Machine) Tick(lease time.Duration) {
 	for i, t := range m.S.Tasks {
 		switch {
 		case t.Status == Waiting && !t.WakeAt.IsZero() && !m.Now.Before(t.WakeAt):
-			if m.S.G.Tasks[i].Type == tasktype.Sleep {
+			if typ := m.S.G.Tasks[i].Type; typ == tasktype.Sleep {
 				m.touch(i)
 				m.complete(i, Succeeded, "")
+			} else if IsGate(typ) {
+				m.gateTimedOut(i)
 			} else {
 				m.touch(i)
 				m.nextAttempt(i)
@@ -627,11 +645,21 @@ func (m *Machine) Recover() {
 		}
 	}
 	for i, t := range s.Tasks {
+		typ := s.G.Tasks[i].Type
 		switch {
 		case t.Status == Ready:
 			m.dispatch(i)
-		case t.Status == Running && s.G.Tasks[i].Type == tasktype.RunWorkflow && t.Child == "":
+		case t.Status == Running && typ == tasktype.RunWorkflow && t.Child == "":
 			m.eff.StartChild = append(m.eff.StartChild, i)
+		case HasAction(typ) && t.Attempt > 0 && t.Status != Skipped:
+			// Its action may not have been made, or closed, before the step was stored.
+			m.eff.Actions = append(m.eff.Actions, i)
+		case t.Status == Waiting && typ == tasktype.AcquireLock:
+			// Asking again is harmless: a waiter already queued keeps its place, and one
+			// granted the lock meanwhile learns it now.
+			m.eff.Acquire = append(m.eff.Acquire, i)
+		case t.Status == Running && typ == tasktype.ReleaseLock:
+			m.eff.Release = append(m.eff.Release, i)
 		}
 	}
 	m.maybeFinish()

@@ -117,6 +117,15 @@ type Run struct {
 	SharesSlot bool
 	// FinalStatus is set by a setwfstatus task; it overrides the computed final status.
 	FinalStatus Status
+	// InitiatorPerson is the user answerable for the run's start (Principal.Person): the
+	// one the setting actions.preventSelfApproval keeps from approving it. Empty when no
+	// user is (a schedule of the installation, the bootstrap token).
+	InitiatorPerson string
+	// AwaitingApproval is set while an approval task of the run waits for its decision.
+	AwaitingApproval bool
+	// Callbacks are the wait-for-event callbacks that came before a task waited for
+	// them, by topic: an eventwait task that starts later takes its topic's at once.
+	Callbacks map[string]Callback
 	// Context holds the values of the layers outside the run: global and team params and
 	// the secrets to mask, captured at submit.
 	Context RunContext

@@ -92,6 +92,8 @@ func (m *Machine) begin(v int) {
 		t.Timeout = m.taskTimeout(def)
 		t.Deadline = m.deadline(t.Timeout)
 		m.dispatch(v)
+	case tasktype.Approval, tasktype.Manual, tasktype.EventWait, tasktype.AcquireLock, tasktype.ReleaseLock:
+		m.beginGate(v, values)
 	case tasktype.RunWorkflow:
 		if Text(values["workflowRef"]) == "" {
 			m.complete(v, Invalid, "param 'workflowRef' must name a workflow of the team")
