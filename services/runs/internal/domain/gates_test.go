@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-
-	"github.com/baton-flow/baton/libs/param"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/libs/tasktype"
 )
 
