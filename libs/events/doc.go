@@ -18,6 +18,7 @@
 //	run.requests     TypeRunRequested       RunRequest       idempotency key    (schedules, chat)
 //	run.events       TypeStatusWorkflowRun  WorkflowRun      run id             runs
 //	                 TypeStatusTaskRun      TaskRun          run id             runs
+//	                 TypeStatusAction       Action           run id             runs
 //	task.dispatch    TypeTaskDispatch       TaskAttempt      run id             runs
 //	queue.<q>        TypeTaskDispatch       TaskAttempt      run id             runs
 //	task.updates     TypeTaskUpdate         TaskUpdate       run id             runner, workers

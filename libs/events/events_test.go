@@ -235,6 +235,22 @@ func goldenCases(t *testing.T) []goldenCase {
 		},
 		{
 			service: "runs",
+			id:      "6650c0ffee00000000000b00.2-1/approved",
+			typ:     events.TypeStatusAction,
+			subject: "/action/6650c0ffee00000000000b00.2-1/status/approved",
+			data: events.Action{
+				ID: "6650c0ffee00000000000b00.2-1", Type: "approval", Status: "approved", Team: "platform",
+				WorkflowRef: "deploy", WorkflowName: "Deploy", WorkflowRunRef: "6650c0ffee00000000000b00",
+				TaskRunRef: "6650c0ffee00000000000b00.2", TaskName: "approve-prod", Instructions: "Check the **staging** run first.",
+				ApproverGroupRef: "release-managers", NumberOfApprovers: 1, NumberOfApprovals: 1,
+				Actioners: []events.Actioner{{ApproverID: "6650c0ffee00000000000a01", ApproverName: "Ada Lovelace",
+					ApproverEmail: "ada@example.com", Approved: true, Comments: "ship it", Date: sampleTime.Add(time.Hour).Format(events.TimeFormat)}},
+				CreationDate: sampleTime.Format(events.TimeFormat), DecisionDate: sampleTime.Add(time.Hour).Format(events.TimeFormat),
+			},
+			decode: decodeAs[events.Action],
+		},
+		{
+			service: "runs",
 			id:      "6650c0ffee00000000000b01/1",
 			typ:     events.TypeTaskDispatch,
 			data:    sampleAttempt(),

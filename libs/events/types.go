@@ -16,7 +16,7 @@ const (
 var AllTypes = []string{
 	TypeTeamCreated, TypeTeamDeleted,
 	TypeWorkflowSaved, TypeWorkflowDeleted,
-	TypeRunRequested, TypeStatusWorkflowRun, TypeStatusTaskRun,
+	TypeRunRequested, TypeStatusWorkflowRun, TypeStatusTaskRun, TypeStatusAction,
 	TypeTaskDispatch, TypeTaskUpdate,
 }
 

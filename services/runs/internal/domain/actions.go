@@ -161,7 +161,7 @@ type Lock struct {
 func (l *Lock) Acquire(w Waiter) bool {
 	switch {
 	case l.Holder.Run == "":
-		l.Holder, l.Notified = w, true
+		l.Holder, l.Notified = w, false
 		l.Queue = slices.DeleteFunc(l.Queue, func(q Waiter) bool { return q.Run == w.Run })
 		return true
 	case l.Holder.Run == w.Run:
