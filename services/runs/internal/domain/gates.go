@@ -236,7 +236,7 @@ func (s *State) NewAction(i int, now time.Time) (*Action, error) {
 		ID: ActionID(t.ID, t.Attempt), Team: r.Team, Type: ActionType(t.Type), Status: ActionSubmitted,
 		Workflow: r.Workflow, WorkflowName: r.WorkflowDisplayName, RunID: r.ID, TaskRunID: t.ID, TaskName: t.Name,
 		Attempt: t.Attempt, Instructions: r.Scrub(c.Instructions), ApproverGroup: c.ApproverGroup, Required: c.Required,
-		Form: c.Form, Initiator: r.InitiatorPerson, CreationDate: now.UTC(),
+		Form: c.Form, Initiator: r.InitiatedBy.Person, CreationDate: now.UTC(),
 	}, nil
 }
 
@@ -355,16 +355,25 @@ func (m *Machine) takeCallback(i int, cb Callback) {
 	m.complete(i, cb.Status, msg)
 }
 
-// LockGranted ends acquirelock task i, attempt, which now holds its lock. It answers false
-// when the task no longer waits for it: the caller must let the lock go again.
-func (m *Machine) LockGranted(i, attempt int) bool {
-	if !m.waitingGate(i, attempt, tasktype.AcquireLock) {
-		return false
+// LockGranted ends acquirelock task i, attempt, which now holds its lock. held is false
+// when the task does not want it (it stopped waiting, the run ended): the caller must let
+// the lock go again. A grant told twice is held, unchanged.
+func (m *Machine) LockGranted(i, attempt int) (held, changed bool) {
+	t := m.S.Tasks[i]
+	if t.Type != tasktype.AcquireLock || t.Attempt != attempt {
+		return false, false
+	}
+	if t.Status == Succeeded {
+		// Told already; a run that ended since lets its locks go as it is put away.
+		return true, false
+	}
+	if t.Status != Waiting || m.S.Run.Phase.Ended() {
+		return false, false
 	}
 	m.touch(i)
 	m.complete(i, Succeeded, "")
 	m.maybeFinish()
-	return true
+	return true, true
 }
 
 // LockReleased ends releaselock task i, attempt, once its lock was let go.

@@ -72,6 +72,10 @@ type Initiator struct {
 	Type string `json:"type,omitempty"`
 	ID   string `json:"id,omitempty"`
 	Name string `json:"name,omitempty"`
+	// Person is the user answerable for the start, whatever credential it came with (a
+	// token's maker): the one the setting actions.preventSelfApproval keeps from approving
+	// the run. Empty when no user is (the bootstrap token). Not shown.
+	Person string `json:"person,omitempty"`
 }
 
 // Run is a workflow run. Definition is the workflow version it runs, kept with it so a
@@ -117,10 +121,6 @@ type Run struct {
 	SharesSlot bool
 	// FinalStatus is set by a setwfstatus task; it overrides the computed final status.
 	FinalStatus Status
-	// InitiatorPerson is the user answerable for the run's start (Principal.Person): the
-	// one the setting actions.preventSelfApproval keeps from approving it. Empty when no
-	// user is (a schedule of the installation, the bootstrap token).
-	InitiatorPerson string
 	// AwaitingApproval is set while an approval task of the run waits for its decision.
 	AwaitingApproval bool
 	// Callbacks are the wait-for-event callbacks that came before a task waited for

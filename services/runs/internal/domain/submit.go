@@ -151,6 +151,11 @@ func NewRetry(id string, old *Run, oldTasks []*TaskRun, req SubmitRequest, fromF
 		p = map[string]any{}
 	}
 	maps.Copy(p, req.Params)
+	if by.Person == "" {
+		// Retried by Baton itself, or by a credential no user answers for: whoever
+		// answered for the run it retries answers for the retry.
+		by.Person = old.InitiatedBy.Person
+	}
 	def := *old.Definition
 	r, tasks, err := NewRun(id, &def, SubmitRequest{Labels: mergeLabels(old.Labels, req.Labels),
 		Annotations: mergeAny(old.Annotations, req.Annotations), Params: p, Secret: slices.Concat(old.SecretParams, req.Secret), Workspaces: firstPresent(req.Workspaces, old.Workspaces),

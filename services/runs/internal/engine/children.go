@@ -58,7 +58,7 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 		}
 		c = ChildRequest{Team: r.Team, Workflow: ref, Version: version, Params: maps.Clone(p), Secret: secret,
 			Key: fmt.Sprintf("child/%s/%d/%d", r.ID, i, attempt), Wait: wait,
-			By:        domain.Initiator{Type: "workflowrun", ID: r.ID, Name: r.Workflow},
+			By:        domain.Initiator{Type: "workflowrun", ID: r.ID, Name: r.Workflow, Person: r.InitiatedBy.Person},
 			ParentRun: r.ID, ParentTask: t.Name, Ancestors: r.Lineage(), Depth: r.Depth + 1}
 		return ErrNoChange
 	}); err != nil && !errors.Is(err, ErrNoChange) {

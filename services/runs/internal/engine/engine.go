@@ -25,6 +25,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
@@ -65,6 +66,8 @@ type Deps struct {
 	Slots      SlotStore
 	Replicas   ReplicaStore
 	Heartbeats HeartbeatReader
+	Actions    ActionStore
+	Locks      LockStore
 	Publisher  Publisher
 	Starter    RunStarter
 	Limits     Limits
@@ -81,6 +84,8 @@ type Engine struct {
 	slots    SlotStore
 	replicas ReplicaStore
 	beats    HeartbeatReader
+	actions  ActionStore
+	locks    LockStore
 	starter  RunStarter
 	limits   Limits
 	box      Sealer
@@ -106,6 +111,7 @@ func New(cfg Config, deps Deps) *Engine {
 	cfg.defaults()
 	e := &Engine{
 		cfg: cfg, runs: deps.Runs, slots: deps.Slots, replicas: deps.Replicas, beats: deps.Heartbeats,
+		actions: deps.Actions, locks: deps.Locks,
 		starter: deps.Starter, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
 		held: actors{m: map[string]*actor{}}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 	}
@@ -276,6 +282,7 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 		msgs = append(msgs, msg)
 	}
 	e.pub.enqueue(msgs, nil)
+	e.gateEffects(st, eff)
 	for _, i := range eff.StartChild {
 		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })
 	}
@@ -306,6 +313,7 @@ func (e *Engine) ended(st *domain.State) {
 	holdsSlot := live && !r.SharesSlot
 	// What the parent is told, as it is now: the run in memory may move on (a finalize).
 	done := &domain.Run{ID: id, Status: status, Results: maps.Clone(r.Results), SecretResults: slices.Clone(r.SecretResults)}
+	locks, actions := gatesUsed(st)
 	e.timers.set(id, time.Time{})
 	if r.Stopped() {
 		e.spawn(func(ctx context.Context) { e.cancelDescendants(ctx, id, status) })
@@ -329,6 +337,20 @@ func (e *Engine) ended(st *domain.State) {
 			}
 			if !live {
 				return // in the archive already
+			}
+			// Before it is put away: a crash before this is done leaves the run in flight,
+			// and its next load ends it again.
+			if locks {
+				if err := e.releaseRunLocks(ctx, id); err != nil {
+					e.log.Warn("cannot release the run's locks", "run", id, "error", err)
+					return
+				}
+			}
+			if actions {
+				if err := e.closeRunActions(ctx, id, status); err != nil {
+					e.log.Warn("cannot close the run's actions", "run", id, "error", err)
+					return
+				}
 			}
 			if err := e.archive(ctx, id); err != nil {
 				e.log.Warn("cannot archive run", "run", id, "error", err)
@@ -421,4 +443,21 @@ func (e *Engine) TryStep(id string, fn func(m *domain.Machine, owned bool) bool)
 		return false
 	}
 	return fn(domain.NewMachine(a.st, e.now()), a.st.Run.Owner == e.cfg.Replica)
+}
+
+// gatesUsed reports whether a run has asked for locks or made actions: only then does its
+// end look for them.
+func gatesUsed(st *domain.State) (locks, actions bool) {
+	for _, t := range st.Tasks {
+		if t.Attempt == 0 || t.Kept {
+			continue
+		}
+		switch {
+		case t.Type == tasktype.AcquireLock || t.Type == tasktype.ReleaseLock:
+			locks = true
+		case domain.HasAction(t.Type):
+			actions = true
+		}
+	}
+	return locks, actions
 }

@@ -137,6 +137,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 		e.kickQueued(team)
 	}
 	e.cancelOrphans(ctx, mine)
+	e.reconcileGates(ctx)
 }
 
 // cancelOrphans cancels the child runs among held that a run above them was stopped

@@ -38,7 +38,7 @@ func OfRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) Run {
 	v := Run{
 		ID: r.ID, WorkflowRef: r.Workflow, WorkflowName: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
 		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: string(r.Status), Phase: string(r.Phase), StatusMessage: r.Scrub(r.StatusMessage),
-		Trigger: r.Trigger, InitiatedBy: events.Initiator(r.InitiatedBy), InitiatedByRef: r.InitiatedBy.ID,
+		Trigger: r.Trigger, InitiatedBy: events.Initiator{Type: r.InitiatedBy.Type, ID: r.InitiatedBy.ID, Name: r.InitiatedBy.Name}, InitiatedByRef: r.InitiatedBy.ID,
 		InitiatedByUserName: r.InitiatedBy.Name, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(r.Annotations),
 		Params:     nameValues(maskValues(r.Params, r.SecretParams, known)),
 		Results:    nameValues(maskValues(r.Results, r.SecretResults, known)),
