@@ -70,6 +70,13 @@ type Principal struct {
 	Workflow string `json:"workflow,omitempty"`
 	// TokenID is the id of the token that authenticated the request, if any.
 	TokenID string `json:"tokenId,omitempty"`
+	// Person is the user answerable for what the principal does: the user itself for user
+	// and session principals; for team, workflow and global tokens, the user at the root of
+	// the chain of tokens that made the token (tokens are made by users or by other tokens).
+	// Empty when no user is at the root (the bootstrap admin token, a service), so rules
+	// about people, such as a run's initiator not approving their own run, hold whichever
+	// credential a person uses.
+	Person string `json:"person,omitempty"`
 }
 
 // IsAdmin reports whether the principal holds the global admin role. A run's callback

@@ -90,6 +90,7 @@ func TestIdentitySignIn(t *testing.T) {
 	id.set("email:user@example.com", answer{status: http.StatusOK, principal: auth.Principal{Type: auth.TypeUser, ID: "u", Email: "user@example.com"}})
 	id.set("email:other@example.com", answer{status: http.StatusOK, principal: devSession})
 	id.set("email:rights@example.com", answer{status: http.StatusOK, principal: auth.Principal{Type: auth.TypeSession, Email: "rights@example.com", Roles: []string{"admin"}}})
+	id.set("email:someone@example.com", answer{status: http.StatusOK, principal: auth.Principal{Type: auth.TypeSession, Email: "someone@example.com", Person: "u"}})
 	id.set("email:broken@example.com", answer{status: http.StatusInternalServerError, body: `{}`})
 	a := newIdentity(t, IdentityConfig{Resolver: resolverFor(id.url), Signer: signer})
 	tests := []struct {
@@ -105,6 +106,7 @@ func TestIdentitySignIn(t *testing.T) {
 		{name: "not a session: identity misbehaves", email: "user@example.com", wantReason: apperr.DependencyUnavailable},
 		{name: "another user's principal", email: "other@example.com", wantReason: apperr.DependencyUnavailable},
 		{name: "rights without a user", email: "rights@example.com", wantReason: apperr.DependencyUnavailable},
+		{name: "a person without a user", email: "someone@example.com", wantReason: apperr.DependencyUnavailable},
 		{name: "identity fails", email: "broken@example.com", wantReason: apperr.DependencyUnavailable},
 	}
 	for _, tt := range tests {
