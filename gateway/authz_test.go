@@ -219,3 +219,72 @@ func TestBuildAuthenticatesThroughIdentity(t *testing.T) {
 	requireError(t, resp, raw, 503, "DEPENDENCY_UNAVAILABLE", "/api/v2/features")
 	assert.False(t, strings.Contains(string(raw), "btt_bad"))
 }
+
+// A run's callback token, as Build wires the authenticator: the service key verifies it
+// without asking identity; it acts as its run on the callbacks, in a header or the query,
+// and is refused everywhere else, including routes the gateway leaves to their service.
+func TestRunTokensAnswerOnlyCallbacks(t *testing.T) {
+	t.Parallel()
+	id := &fakeIdentity{tokens: map[string]auth.Principal{}}
+	h := newHarnessWith(t, gateway.Config{}, func(h *harness) gateway.Authenticator {
+		a, err := gateway.NewAuthenticator(gateway.Config{BootstrapToken: testToken}, h.resolver, h.signer, slog.New(slog.NewJSONHandler(h.logs, nil)))
+		require.NoError(t, err)
+		return a
+	})
+	h.resolver.Set("identity", startUpstream(t, "identity", id.handler(t, h.signer)).url)
+	const runID = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+	token := h.signer.RunToken(runID)
+	forged := "btr_" + runID + "." + strings.Repeat("A", 43)
+	other, err := auth.NewSigner([]byte("not-the-gateways-service-key"))
+	require.NoError(t, err)
+	callback := "/api/v2/callback?ref=" + runID + "&topic=deployed&status=Succeeded"
+	tests := []struct {
+		name         string
+		method, path string
+		header       map[string]string
+		wantStatus   int
+		wantReason   string
+	}{
+		{"a callback by POST", "POST", callback, bearer(token), 200, ""},
+		{"a callback by GET", "GET", callback, bearer(token), 200, ""},
+		{"a callback with the token in the query", "GET", callback + "&access_token=" + token, nil, 200, ""},
+		{"a callback with the token in x-access-token", "POST", callback, map[string]string{"x-access-token": token}, 200, ""},
+		{"a route the gateway checks", "GET", "/api/v2/team/x/workflowrun/query", bearer(token), 403, "PERMISSION_DENIED"},
+		{"a route its service decides", "POST", "/api/v2/token", bearer(token), 403, "PERMISSION_DENIED"},
+		{"a route anyone signed in may call", "GET", "/api/v2/features", bearer(token), 403, "PERMISSION_DENIED"},
+		{"a forged token", "POST", callback, bearer(forged), 401, "UNAUTHENTICATED"},
+		{"a forged token in the query", "GET", callback + "&access_token=" + forged, nil, 401, "UNAUTHENTICATED"},
+		{"a token signed with another key", "POST", callback, bearer(other.RunToken(runID)), 401, "UNAUTHENTICATED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body []byte
+			if tt.method == "POST" {
+				body = []byte(`{}`)
+			}
+			resp, raw := h.do(t, request{method: tt.method, path: tt.path, header: tt.header, body: body})
+			if tt.wantStatus != http.StatusOK {
+				requireError(t, resp, raw, tt.wantStatus, tt.wantReason, strings.SplitN(tt.path, "?", 2)[0])
+				return
+			}
+			require.Equal(t, http.StatusOK, resp.StatusCode, "body: %s", raw)
+			c := h.upstreams["runs"].lastCall(t)
+			assert.Equal(t, tt.method, c.Method)
+			p, err := h.signer.Decode(c.Header.Get(auth.HeaderPrincipal), c.Header.Get(auth.HeaderSignature))
+			require.NoError(t, err)
+			assert.Equal(t, auth.Principal{Type: auth.TypeRun, ID: runID, Name: "callback token"}, p)
+		})
+	}
+	// Nothing refused reached a service, and identity was never asked about run tokens.
+	for _, name := range services {
+		select {
+		case c := <-h.upstreams[name].calls:
+			t.Errorf("%s got %s %s", name, c.Method, c.RequestURI)
+		default:
+		}
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	assert.Zero(t, id.asked, "identity is not asked about run tokens")
+	assert.NotContains(t, h.logs.String(), token[strings.LastIndexByte(token, '.')+1:], "credentials stay out of the logs")
+}

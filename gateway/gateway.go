@@ -1,9 +1,9 @@
 // Package gateway is Baton's public entry point for /api/v2: it matches each request
 // against the one routing table, authenticates it (unless the route is open) with the
-// bootstrap token, an OIDC issuer's JWT or through the identity service, applies the
-// per-client rate limit, the route's coarse authorization and its body limit, and proxies
-// it to a healthy instance of the owning service with the caller's principal signed into
-// its headers.
+// bootstrap token, a run's callback token, an OIDC issuer's JWT or through the identity
+// service, applies the per-client rate limit, the route's coarse authorization and its body
+// limit, and proxies it to a healthy instance of the owning service with the caller's
+// principal signed into its headers.
 package gateway
 
 import (
@@ -225,6 +225,7 @@ type Authenticator = authn.Authenticator
 
 // NewAuthenticator returns what Build authenticates with: the bootstrap token first
 // (compared in constant time, and never sent anywhere); then, by the credential's shape,
+// runs' callback tokens verified with signer (acting as their run, on the callbacks only),
 // JWTs verified with the OIDC issuer when one is configured (and mapped to users by
 // identity), and Baton's opaque tokens checked by the identity service, found through
 // resolver and asked as the gateway's service principal. Answers are cached as cfg says.
@@ -239,7 +240,7 @@ func NewAuthenticator(cfg Config, resolver registry.Resolver, signer *auth.Signe
 	if err != nil {
 		return nil, err
 	}
-	chain := authn.Chain{authn.NewBootstrap(cfg.BootstrapToken)}
+	chain := authn.Chain{authn.NewBootstrap(cfg.BootstrapToken), authn.NewRunTokens(signer)}
 	if cfg.OIDC.Issuer != "" {
 		oidc, err := authn.NewOIDC(authn.OIDCConfig{
 			Issuer:     cfg.OIDC.Issuer,

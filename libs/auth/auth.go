@@ -38,6 +38,10 @@ const (
 	// TypeAnonymous is a caller without credentials on an open endpoint (activation, chat,
 	// code-host deliveries verified by their signatures instead).
 	TypeAnonymous = "anonymous"
+	// TypeRun is a run's callback token (Signer.RunToken): its ID is the run's id, and it may
+	// do nothing but answer that run's callbacks, which the runs service checks itself. Can
+	// grants it nothing.
+	TypeRun = "run"
 )
 
 // Anonymous is the principal the gateway forwards for open endpoints called without
@@ -66,10 +70,21 @@ type Principal struct {
 	Workflow string `json:"workflow,omitempty"`
 	// TokenID is the id of the token that authenticated the request, if any.
 	TokenID string `json:"tokenId,omitempty"`
+	// Person is the user answerable for what the principal does: the user itself for user
+	// and session principals; for team, workflow and global tokens, the user at the root of
+	// the chain of tokens that made the token (tokens are made by users or by other tokens).
+	// Empty when no user is at the root (the bootstrap admin token, a service), so rules
+	// about people, such as a run's initiator not approving their own run, hold whichever
+	// credential a person uses.
+	Person string `json:"person,omitempty"`
 }
 
-// IsAdmin reports whether the principal holds the global admin role.
+// IsAdmin reports whether the principal holds the global admin role. A run's callback
+// token never does, whatever roles it claims.
 func (p Principal) IsAdmin() bool {
+	if p.Type == TypeRun {
+		return false
+	}
 	for _, r := range p.Roles {
 		if r == "admin" {
 			return true
@@ -79,9 +94,13 @@ func (p Principal) IsAdmin() bool {
 }
 
 // Signer signs and verifies principal headers with the service key shared by Baton's
-// processes.
+// processes, and mints and verifies runs' callback tokens (RunToken) with a key derived
+// from it.
 type Signer struct {
 	key []byte
+	// runKey signs run tokens. It is derived from key under its own label, so no run
+	// token's MAC can ever pass for a principal signature or the other way round.
+	runKey []byte
 }
 
 // NewSigner returns a Signer for key, which must be at least 16 bytes.
@@ -89,7 +108,15 @@ func NewSigner(key []byte) (*Signer, error) {
 	if len(key) < 16 {
 		return nil, fmt.Errorf("service key must be at least 16 bytes, got %d", len(key))
 	}
-	return &Signer{key: append([]byte(nil), key...)}, nil
+	key = append([]byte(nil), key...)
+	return &Signer{key: key, runKey: deriveKey(key, runTokenLabel)}, nil
+}
+
+// deriveKey returns the key for one purpose of the service key: HMAC-SHA256 of the label.
+func deriveKey(key []byte, label string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(label))
+	return m.Sum(nil)
 }
 
 // Encode returns the header values carrying p: the encoded principal and its signature.

@@ -48,3 +48,16 @@ func TestSignerRoundTripAndTampering(t *testing.T) {
 		})
 	}
 }
+
+// The person behind a principal travels with it in the signed headers.
+func TestPersonTravelsSigned(t *testing.T) {
+	t.Parallel()
+	s, err := auth.NewSigner([]byte("0123456789abcdef0123"))
+	require.NoError(t, err)
+	p := auth.Principal{Type: auth.TypeTeam, ID: "infra", Team: "infra", TokenID: "t1", Person: "u1"}
+	enc, sig, err := s.Encode(p)
+	require.NoError(t, err)
+	got, err := s.Decode(enc, sig)
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
+}

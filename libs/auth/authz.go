@@ -94,11 +94,13 @@ func TeamScope(team string) Scope { return Scope{Team: team} }
 //     workflow tokens' only inside their workflow.
 //   - A user token acts as its user, narrowed to its permissions when it lists any.
 //   - Baton's own services may do anything; anonymous callers nothing.
+//   - A run's callback token nothing, whatever else the principal claims: answering its
+//     run's callbacks is no resource and action, and the runs service checks that itself.
 func (p Principal) Can(scope Scope, resource, action string) bool {
 	switch p.Type {
 	case TypeService:
 		return true
-	case TypeAnonymous, "":
+	case TypeAnonymous, TypeRun, "":
 		return false
 	}
 	if p.TokenID != "" && p.Type == TypeUser && len(p.Permissions) > 0 &&
@@ -130,6 +132,9 @@ func (p Principal) Can(scope Scope, resource, action string) bool {
 
 // SeesAllTeams reports whether p holds a global role that reaches every team.
 func (p Principal) SeesAllTeams() bool {
+	if p.Type == TypeRun {
+		return false
+	}
 	return slices.Contains(p.Roles, RoleAdmin) || slices.Contains(p.Roles, RoleOperator) ||
 		(p.Type == TypeGlobal && len(p.Permissions) > 0) || p.Type == TypeService
 }

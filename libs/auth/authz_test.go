@@ -83,3 +83,32 @@ func TestRequire(t *testing.T) {
 	assert.True(t, apperr.HasReason(err, apperr.PermissionDenied))
 	assert.Contains(t, err.Error(), "team 'infra'")
 }
+
+// A run's token may do nothing but answer its run's callbacks, which is no resource and
+// action: Can refuses it everything, even with rights it should never carry.
+func TestRunPrincipalCanDoNothing(t *testing.T) {
+	t.Parallel()
+	run := auth.RunPrincipal("run-1")
+	assert.Equal(t, auth.Principal{Type: auth.TypeRun, ID: "run-1", Name: "callback token"}, run)
+	claiming := run
+	claiming.Roles = []string{auth.RoleAdmin}
+	claiming.Permissions = []string{"**/**"}
+	claiming.Teams = map[string]string{"infra": auth.RoleOwner}
+	claiming.Team, claiming.Workflow = "infra", "build"
+
+	for _, p := range []auth.Principal{run, claiming} {
+		assert.False(t, p.IsAdmin())
+		assert.False(t, p.SeesAllTeams())
+		for _, scope := range []auth.Scope{{}, auth.TeamScope("infra"), {Team: "infra", Workflow: "build"}} {
+			for _, res := range auth.Resources {
+				for _, act := range auth.Actions {
+					assert.False(t, p.Can(scope, res, act), "%+v may %s/%s in %+v", p, res, act, scope)
+				}
+			}
+		}
+		_, err := auth.Require(auth.WithPrincipal(context.Background(), p), auth.TeamScope("infra"), "workflowrun", "read")
+		assert.True(t, apperr.HasReason(err, apperr.PermissionDenied), "%v", err)
+		_, err = auth.RequireService(auth.WithPrincipal(context.Background(), p))
+		assert.True(t, apperr.HasReason(err, apperr.PermissionDenied), "%v", err)
+	}
+}

@@ -22,6 +22,8 @@ const (
 	runContextTimeout   = 10 * time.Second
 	// workflowContextTimeout bounds a workflow context read: a workflow's save waits on it.
 	workflowContextTimeout = 5 * time.Second
+	// approverGroupsTimeout bounds an approver groups read: a caller's vote waits on it.
+	approverGroupsTimeout = 5 * time.Second
 )
 
 // Client calls identity's internal endpoints, acting as the service self.
@@ -124,6 +126,19 @@ func (c *Client) RunContext(ctx context.Context, team string) (RunContext, error
 		return RunContext{}, err
 	}
 	return rc, nil
+}
+
+// ApproverGroups returns team's approver groups, within 5 s. A client error identity
+// answers (404 TEAM_NOT_FOUND) is returned as that error; anything else as
+// DEPENDENCY_UNAVAILABLE.
+func (c *Client) ApproverGroups(ctx context.Context, team string) (ApproverGroups, error) {
+	ctx, cancel := context.WithTimeout(ctx, approverGroupsTimeout)
+	defer cancel()
+	var g ApproverGroups
+	if err := c.c.Get(ctx, c.self, ApproverGroupsPath(team), nil, &g); err != nil {
+		return ApproverGroups{}, err
+	}
+	return g, nil
 }
 
 // WorkflowContext returns what the workflows service needs of team, within 5 s. A client

@@ -10,6 +10,7 @@
 //	GET  /internal/v1/teams/{team}           → 200 Team | 404 TEAM_NOT_FOUND (workflows)
 //	GET  /internal/v1/teams/{team}/run-context → 200 RunContext | 404 TEAM_NOT_FOUND (runs)
 //	GET  /internal/v1/teams/{team}/workflow-context → 200 WorkflowContext | 404 TEAM_NOT_FOUND (workflows)
+//	GET  /internal/v1/teams/{team}/approver-groups → 200 ApproverGroups | 404 TEAM_NOT_FOUND (runs)
 //
 // Every one answers 403 PERMISSION_DENIED to a caller that is not one of Baton's services.
 package identityapi
@@ -37,6 +38,8 @@ const (
 	RunContextRoute   = "/teams/:team/run-context"
 	// WorkflowContextRoute is what the workflows service needs of a team.
 	WorkflowContextRoute = "/teams/:team/workflow-context"
+	// ApproverGroupsRoute is who may decide a team's approvals, for the runs service.
+	ApproverGroupsRoute = "/teams/:team/approver-groups"
 )
 
 // Paths, for callers.
@@ -51,6 +54,9 @@ func TeamPath(team string) string { return Prefix + "/teams/" + url.PathEscape(t
 
 // RunContextPath is the path of team's run context.
 func RunContextPath(team string) string { return TeamPath(team) + "/run-context" }
+
+// ApproverGroupsPath is the path of team's approver groups.
+func ApproverGroupsPath(team string) string { return TeamPath(team) + "/approver-groups" }
 
 // HeaderTokenExpires carries, on a successful authentication of a token, when the token
 // stops working (RFC 3339): whoever caches the answer must not keep it longer.
@@ -146,4 +152,22 @@ type RunQuotas struct {
 	MaxWorkflowRunDuration int `json:"maxWorkflowRunDuration"`
 	MaxConcurrentRuns      int `json:"maxConcurrentRuns"`
 	MaxWorkflowRunStorage  int `json:"maxWorkflowRunStorage"`
+}
+
+// ApproverGroups is the answer of GET /internal/v1/teams/{team}/approver-groups: the
+// team's approver groups as they are now, in the team's order, for the runs service to
+// tell who may decide an approval task that names a group. A team without groups answers
+// an empty list.
+type ApproverGroups struct {
+	Team   string          `json:"team"`
+	Groups []ApproverGroup `json:"groups"`
+}
+
+// ApproverGroup is one named set of a team's members who may decide approvals.
+type ApproverGroup struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Approvers are user ids, each a member of the team; empty (never null) for a group
+	// without any.
+	Approvers []string `json:"approvers"`
 }

@@ -41,6 +41,11 @@ func goldenCases() []golden.Case {
 		}},
 		{Name: "workflow-context", Value: identityapi.WorkflowContext{Team: "platform", ParamNames: []string{"registry-password", "flags"},
 			MaxWorkflowCount: 50}},
+		{Name: "approver-groups", Value: identityapi.ApproverGroups{Team: "platform", Groups: []identityapi.ApproverGroup{
+			{ID: "6650c0ffee0000000000000c", Name: "release-managers",
+				Approvers: []string{"6650c0ffee0000000000000b", "6650c0ffee0000000000000d"}},
+			{ID: "6650c0ffee0000000000000e", Name: "on-call", Approvers: []string{}},
+		}}},
 	}
 }
 
@@ -79,6 +84,7 @@ func TestPaths(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "/internal/v1/teams/a%20team", identityapi.TeamPath("a team"))
 	assert.Equal(t, "/internal/v1/teams/infra/run-context", identityapi.RunContextPath("infra"))
+	assert.Equal(t, "/internal/v1/teams/a%20team/approver-groups", identityapi.ApproverGroupsPath("a team"))
 }
 
 // fakeIdentity answers each path from a table, checking that every request is signed by
@@ -154,6 +160,27 @@ func TestRunContext(t *testing.T) {
 	_, err = c.RunContext(t.Context(), "gone")
 	assert.True(t, apperr.HasReason(err, apperr.TeamNotFound), "%v", err)
 	_, err = c.RunContext(t.Context(), "broken")
+	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
+}
+
+func TestApproverGroups(t *testing.T) {
+	t.Parallel()
+	signer := newSigner(t)
+	self := auth.Principal{Type: auth.TypeService, ID: "runs", Name: "runs"}
+	c := fakeIdentity(t, signer, self, map[string]func(http.ResponseWriter, *http.Request){
+		"GET /internal/v1/teams/infra/approver-groups": reply(200, `{"team":"infra","groups":[
+			{"id":"g1","name":"leads","approvers":["u1","u2"]},{"id":"g2","name":"ops","approvers":[]}]}`),
+		"GET /internal/v1/teams/gone/approver-groups":   reply(404, `{"reason":"TEAM_NOT_FOUND","message":"Team 'gone' was not found."}`),
+		"GET /internal/v1/teams/broken/approver-groups": reply(503, `{"reason":"DEPENDENCY_UNAVAILABLE"}`),
+	})
+	got, err := c.ApproverGroups(t.Context(), "infra")
+	require.NoError(t, err)
+	assert.Equal(t, identityapi.ApproverGroups{Team: "infra", Groups: []identityapi.ApproverGroup{
+		{ID: "g1", Name: "leads", Approvers: []string{"u1", "u2"}}, {ID: "g2", Name: "ops", Approvers: []string{}},
+	}}, got)
+	_, err = c.ApproverGroups(t.Context(), "gone")
+	assert.True(t, apperr.HasReason(err, apperr.TeamNotFound), "%v", err)
+	_, err = c.ApproverGroups(t.Context(), "broken")
 	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
 }
 

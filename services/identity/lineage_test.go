@@ -130,3 +130,41 @@ func TestTokensLiveNoLongerThanThePersonWhoMadeThem(t *testing.T) {
 	assert.True(t, valid[ownerTokID])
 	principalOf(t, f, ownerSecret)
 }
+
+// The principal identity answers for a token names the person answerable for it, so that
+// rules about people (a run's initiator does not approve it) hold whichever credential
+// they use: the user of a user token, the user at the root of a chain of tokens, nobody
+// for tokens the bootstrap admin made.
+func TestAuthenticatedTokensNameTheirPerson(t *testing.T) {
+	t.Parallel()
+	w := newTeamWorld(t)
+	f := w.f
+	owner := w.owner
+	owner.Teams = map[string]string{"infra": auth.RoleOwner}
+
+	_, userSecret := mintToken(t, f, owner, `{"type":"user"}`)
+	_, teamSecret := mintToken(t, f, owner, `{"type":"team","principal":"infra","permissions":["token/write","workflowrun/write"]}`)
+	teamTok, _ := principalOf(t, f, teamSecret)
+	_, workflowSecret := mintToken(t, f, teamTok, `{"type":"workflow","principal":"infra/build","permissions":["workflowrun/write"]}`)
+	_, globalSecret := mintToken(t, f, admin, `{"type":"global","permissions":["workflow/read"]}`)
+
+	tests := []struct {
+		name   string
+		secret string
+		want   string
+	}{
+		{"a user token: its user", userSecret, owner.ID},
+		{"a team token the owner made: the owner", teamSecret, owner.ID},
+		{"a workflow token the team token made: the owner", workflowSecret, owner.ID},
+		{"a global token the bootstrap admin made: nobody", globalSecret, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, a := principalOf(t, f, tt.secret)
+			assert.Equal(t, tt.want, p.Person)
+			if tt.want == "" {
+				assert.NotContains(t, a.raw, `"person"`)
+			}
+		})
+	}
+}

@@ -50,7 +50,7 @@ func TestSignInMapsVerifiedEmailsToUsers(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.code, r.raw)
 	assert.Equal(t, auth.Principal{
 		Type: auth.TypeSession, ID: id, Name: "Grace Hopper", Email: "grace@example.com",
-		Teams: map[string]string{"infra": "editor"},
+		Teams: map[string]string{"infra": "editor"}, Person: id,
 	}, again)
 
 	// An inactive user is refused, and so is a deleted one.

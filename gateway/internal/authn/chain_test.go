@@ -35,6 +35,8 @@ func TestChainRoutesByShape(t *testing.T) {
 	jwt := "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"
 	opaque := "btu_" + strings.Repeat("a", 43)
 	refused := apperr.New(apperr.Unauthenticated, "refused")
+	signer := testSigner(t)
+	runToken := signer.RunToken("run-1")
 	tests := []struct {
 		name         string
 		oidc         *shapedStub // nil: OIDC is not configured
@@ -51,12 +53,15 @@ func TestChainRoutesByShape(t *testing.T) {
 		{name: "a JWT without OIDC is refused", credential: jwt, wantReason: apperr.Unauthenticated},
 		{name: "an opaque token goes to identity", oidc: &shapedStub{}, credential: opaque, want: teamPrincipal, wantIdentity: 1},
 		{name: "anything else is refused unasked", oidc: &shapedStub{}, credential: "guess", wantReason: apperr.Unauthenticated},
+		{name: "a run token is the signer's to verify", oidc: &shapedStub{}, credential: runToken, want: auth.RunPrincipal("run-1")},
+		{name: "a forged run token is refused unasked", oidc: &shapedStub{}, credential: "btr_run-1." + strings.Repeat("A", 43),
+			wantReason: apperr.Unauthenticated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			identity := &shapedStub{shape: IsOpaqueToken, p: teamPrincipal}
-			chain := Chain{NewBootstrap("bt-boot")}
+			chain := Chain{NewBootstrap("bt-boot"), NewRunTokens(signer)}
 			if tt.oidc != nil {
 				tt.oidc.shape = IsJWT
 				chain = append(chain, tt.oidc)
@@ -90,6 +95,7 @@ func TestIdentitySignIn(t *testing.T) {
 	id.set("email:user@example.com", answer{status: http.StatusOK, principal: auth.Principal{Type: auth.TypeUser, ID: "u", Email: "user@example.com"}})
 	id.set("email:other@example.com", answer{status: http.StatusOK, principal: devSession})
 	id.set("email:rights@example.com", answer{status: http.StatusOK, principal: auth.Principal{Type: auth.TypeSession, Email: "rights@example.com", Roles: []string{"admin"}}})
+	id.set("email:someone@example.com", answer{status: http.StatusOK, principal: auth.Principal{Type: auth.TypeSession, Email: "someone@example.com", Person: "u"}})
 	id.set("email:broken@example.com", answer{status: http.StatusInternalServerError, body: `{}`})
 	a := newIdentity(t, IdentityConfig{Resolver: resolverFor(id.url), Signer: signer})
 	tests := []struct {
@@ -105,6 +111,7 @@ func TestIdentitySignIn(t *testing.T) {
 		{name: "not a session: identity misbehaves", email: "user@example.com", wantReason: apperr.DependencyUnavailable},
 		{name: "another user's principal", email: "other@example.com", wantReason: apperr.DependencyUnavailable},
 		{name: "rights without a user", email: "rights@example.com", wantReason: apperr.DependencyUnavailable},
+		{name: "a person without a user", email: "someone@example.com", wantReason: apperr.DependencyUnavailable},
 		{name: "identity fails", email: "broken@example.com", wantReason: apperr.DependencyUnavailable},
 	}
 	for _, tt := range tests {

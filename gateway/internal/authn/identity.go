@@ -330,12 +330,13 @@ func (a *Identity) readSignIn(resp *fasthttp.Response, email string) (cacheEntry
 
 // signedIn reports whether p is what a sign-in with email may act as: a session of the
 // user with that email or, for someone not registered yet, a session with nothing but the
-// email (and a name), which holds no rights.
+// email (and a name), which holds no rights and has no person behind it yet.
 func signedIn(p auth.Principal, email string) bool {
 	if p.Type != auth.TypeSession || !strings.EqualFold(p.Email, strings.TrimSpace(email)) || p.TokenID != "" {
 		return false
 	}
-	return p.ID != "" || (len(p.Roles) == 0 && len(p.Teams) == 0 && len(p.Permissions) == 0 && p.Team == "" && p.Workflow == "")
+	return p.ID != "" || (len(p.Roles) == 0 && len(p.Teams) == 0 && len(p.Permissions) == 0 && p.Team == "" && p.Workflow == "" &&
+		p.Person == "")
 }
 
 // remember caches an answer while its lifetime allows.

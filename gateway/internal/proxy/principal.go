@@ -66,7 +66,7 @@ func (c *principalCache) hash(p *auth.Principal) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	// A separator after each field keeps ("ab","c") and ("a","bc") apart.
-	for _, s := range [...]string{p.Type, p.ID, p.Name, p.Email, p.TokenID, p.Team, p.Workflow} {
+	for _, s := range [...]string{p.Type, p.ID, p.Name, p.Email, p.TokenID, p.Team, p.Workflow, p.Person} {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}
@@ -100,7 +100,7 @@ func (c *principalCache) hash(p *auth.Principal) uint64 {
 
 func samePrincipal(a, b *auth.Principal) bool {
 	return a.Type == b.Type && a.ID == b.ID && a.Name == b.Name && a.Email == b.Email &&
-		a.TokenID == b.TokenID && a.Team == b.Team && a.Workflow == b.Workflow &&
+		a.TokenID == b.TokenID && a.Team == b.Team && a.Workflow == b.Workflow && a.Person == b.Person &&
 		slices.Equal(a.Roles, b.Roles) && slices.Equal(a.Permissions, b.Permissions) &&
 		maps.Equal(a.Teams, b.Teams)
 }

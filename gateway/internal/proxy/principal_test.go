@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,6 +28,8 @@ func TestPrincipalCache(t *testing.T) {
 		{"workflow token's workflow", auth.Principal{Type: "workflow", ID: "infra/build", Team: "infra", Workflow: "build", TokenID: "t1", Permissions: []string{"workflow/read"}}},
 		{"team token", auth.Principal{Type: "team", ID: "infra", Team: "infra", TokenID: "t2", Permissions: []string{"**/read"}}},
 		{"team token, other team", auth.Principal{Type: "team", ID: "infra", Team: "ops", TokenID: "t2", Permissions: []string{"**/read"}}},
+		{"team token, made by a person", auth.Principal{Type: "team", ID: "infra", Team: "ops", TokenID: "t2", Permissions: []string{"**/read"}, Person: "u1"}},
+		{"team token, made by another person", auth.Principal{Type: "team", ID: "infra", Team: "ops", TokenID: "t2", Permissions: []string{"**/read"}, Person: "u2"}},
 		{"user", auth.Principal{Type: "user", ID: "u1", Teams: map[string]string{"infra": "reader", "ops": "owner"}}},
 		{"user's role changed", auth.Principal{Type: "user", ID: "u1", Teams: map[string]string{"infra": "owner", "ops": "owner"}}},
 		{"roles swapped between teams", auth.Principal{Type: "user", ID: "u1", Teams: map[string]string{"infra": "owner", "ops": "reader"}}},
@@ -75,4 +78,31 @@ func setHeaders(t *testing.T, cache *principalCache, p *auth.Principal) (header,
 	require.NoError(t, cache.setHeaders(p, func(k, v string) { got[k] = v }))
 	require.Len(t, got, 2)
 	return got[auth.HeaderPrincipal], got[auth.HeaderSignature]
+}
+
+// Every field of a principal tells two principals apart: one the cache forgot would sign
+// one principal's headers for another (a field added to auth.Principal must be added to
+// samePrincipal and hash).
+func TestSamePrincipalComparesEveryField(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeOf(auth.Principal{})
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
+			var a, b auth.Principal
+			v := reflect.ValueOf(&b).Elem().Field(i)
+			switch f.Type.Kind() {
+			case reflect.String:
+				v.SetString("x")
+			case reflect.Slice:
+				v.Set(reflect.ValueOf([]string{"x"}))
+			case reflect.Map:
+				v.Set(reflect.ValueOf(map[string]string{"x": "y"}))
+			default:
+				t.Fatalf("field %s of kind %s: teach this test and samePrincipal about it", f.Name, f.Type.Kind())
+			}
+			assert.False(t, samePrincipal(&a, &b), "%s is not compared", f.Name)
+		})
+	}
 }

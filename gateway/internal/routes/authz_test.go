@@ -173,6 +173,37 @@ func TestAuthorize(t *testing.T) {
 	}
 }
 
+// A run's callback token answers its run's callbacks and nothing else: every other route
+// refuses it at the gateway, also those that leave the decision to their service or need no
+// credentials.
+func TestRunTokensOnlyAnswerCallbacks(t *testing.T) {
+	t.Parallel()
+	run := auth.RunPrincipal("run-1")
+	var callbacks []string
+	for _, r := range Default().Routes() {
+		if r.RunCallback {
+			callbacks = append(callbacks, r.Method+" "+r.Pattern)
+		}
+		t.Run(r.Method+" "+r.Pattern, func(t *testing.T) {
+			t.Parallel()
+			var params Params
+			params.names = r.params
+			params.n = len(r.params)
+			for i := range params.n {
+				params.values[i] = "infra"
+			}
+			err := r.Authorize(&run, &params)
+			if r.RunCallback {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.True(t, apperr.HasReason(err, apperr.PermissionDenied), "%v", err)
+		})
+	}
+	assert.ElementsMatch(t, []string{"POST /api/v2/callback", "GET /api/v2/callback"}, callbacks)
+}
+
 func TestAuthorizeDoesNotAllocate(t *testing.T) {
 	table := Default()
 	r, params, err := table.Match("POST", "/api/v2/team/infra/workflow/build/submit")

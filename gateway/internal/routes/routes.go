@@ -95,6 +95,11 @@ type Route struct {
 	// makes its creator the owner): after one succeeds, the gateway forgets the caller's
 	// cached principal so the next request sees the change.
 	ChangesMembership bool
+	// RunCallback routes (the callbacks) admit a run's callback token, whose run the service
+	// checks against the request. Every other route refuses such a token, even one that
+	// would pass on to its service unchecked: it may do nothing but answer its run's
+	// callbacks.
+	RunCallback bool
 
 	params  []string // parameter names of Pattern, in order
 	rewrite []part   // RewritePath compiled
@@ -450,6 +455,9 @@ func (r *Route) AppendUpstreamPath(dst []byte, path string, p *Params) []byte {
 
 // checkAccess refuses a route without a sound authorization decision.
 func (r *Route) checkAccess() error {
+	if r.RunCallback && (r.Open || r.Access != ServiceDecides) {
+		return errors.New("a route that admits run tokens leaves the decision to its service (ServiceDecides), which checks the run")
+	}
 	if r.Open {
 		if r.Access != Check || r.Resource != "" || r.Action != "" || r.Workflow || r.InWorkflow {
 			return errors.New("open routes are not authorized at the gateway: give no access rule")
@@ -489,6 +497,9 @@ func (r *Route) checkAccess() error {
 // Path values are compared as the client sent them (still percent-encoded), as services
 // read them: an encoded team name never matches a team a caller belongs to.
 func (r *Route) Authorize(p *auth.Principal, params *Params) error {
+	if p.Type == auth.TypeRun && !r.RunCallback {
+		return apperr.New(apperr.PermissionDenied, "A run's callback token may only answer that run's callbacks.")
+	}
 	if r.Open || r.Access != Check {
 		return nil
 	}

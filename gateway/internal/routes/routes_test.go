@@ -365,6 +365,8 @@ func TestNewRejectsBrokenTables(t *testing.T) {
 		{"resource on a service-decided route", with(func(r *Route) { r.Access, r.Resource = ServiceDecides, "workflow" }), "checks nothing"},
 		{"unknown access", with(func(r *Route) { r.Access = 9 }), "unknown access"},
 		{"open with a rule", with(func(r *Route) { r.Open, r.Access = true, ServiceDecides }), "open routes"},
+		{"run tokens on a route the gateway checks", with(func(r *Route) { r.RunCallback = true }), "run tokens"},
+		{"run tokens on an open route", with(func(r *Route) { r.Access, r.Open, r.RunCallback = Check, true, true }), "run tokens"},
 		{"workflow scope without a team", with(func(r *Route) {
 			r.Access, r.Resource, r.Action, r.Workflow, r.Pattern = Check, "workflow", "read", true, "/api/v2/a/{name}"
 		}), "needs {team} and {name}"},

@@ -175,8 +175,8 @@ var declared = []Route{
 	// workflow or run is in the query or the event, and a callback accepts a run's token.
 	{Method: post, Pattern: "/api/v2/event", Service: Integrations, QueryToken: true, Access: ServiceDecides},
 	{Method: post, Pattern: "/api/v2/webhook", Service: Integrations, QueryToken: true, Open: true},
-	{Method: post, Pattern: "/api/v2/callback", Service: Runs, QueryToken: true, Access: ServiceDecides},
-	{Method: get, Pattern: "/api/v2/callback", Service: Runs, QueryToken: true, Access: ServiceDecides},
+	{Method: post, Pattern: "/api/v2/callback", Service: Runs, QueryToken: true, Access: ServiceDecides, RunCallback: true},
+	{Method: get, Pattern: "/api/v2/callback", Service: Runs, QueryToken: true, Access: ServiceDecides, RunCallback: true},
 
 	// Compatibility paths of Boomerang Flow v4 clients (API.md §1), answered by the seed's
 	// endpoints.

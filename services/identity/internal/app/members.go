@@ -80,6 +80,27 @@ func (s *Teams) RemoveApproverGroups(ctx context.Context, name string, ids []str
 	return err
 }
 
+// TeamApproverGroups is a team's approver groups, in the team's order.
+type TeamApproverGroups struct {
+	Team   string
+	Groups []domain.ApproverGroup
+}
+
+// ApproverGroups returns the approver groups of the team called name as they are now, each
+// with its approvers' user ids; an unknown team answers 404 TEAM_NOT_FOUND. Only Baton's
+// services may ask: the runs service, deciding who may answer an approval, has checked its
+// own caller's rights on the run.
+func (s *Teams) ApproverGroups(ctx context.Context, name string) (TeamApproverGroups, error) {
+	if _, err := auth.RequireService(ctx); err != nil {
+		return TeamApproverGroups{}, err
+	}
+	t, err := s.store.FindTeamByName(ctx, name)
+	if err != nil {
+		return TeamApproverGroups{}, err
+	}
+	return TeamApproverGroups{Team: t.Name, Groups: t.ApproverGroups}, nil
+}
+
 // RemoveTeamParam deletes the team parameter called param (team/write); a missing one is
 // PARAMS_NOT_FOUND.
 func (s *Teams) RemoveTeamParam(ctx context.Context, name, param string) error {

@@ -20,10 +20,11 @@ func NewPrincipals(users UserStore, teams TeamStore) *Principals {
 	return &Principals{users: users, teams: teams}
 }
 
-// ForUser returns the principal of the user with userID: type user, the user's id, name and
-// email, roles from their type (admin → ["admin"], operator → ["operator"]) and their role
-// in every team they belong to. Active and invited (pending) users have one; inactive and
-// deleted users are refused with UNAUTHENTICATED; an unknown id is USER_NOT_FOUND.
+// ForUser returns the principal of the user with userID: type user, the user's id (as the
+// principal's id and its person), name and email, roles from their type (admin →
+// ["admin"], operator → ["operator"]) and their role in every team they belong to. Active
+// and invited (pending) users have one; inactive and deleted users are refused with
+// UNAUTHENTICATED; an unknown id is USER_NOT_FOUND.
 func (s *Principals) ForUser(ctx context.Context, userID string) (auth.Principal, error) {
 	u, err := s.users.FindUserByID(ctx, userID)
 	if err != nil {
@@ -55,7 +56,7 @@ func (s *Principals) build(ctx context.Context, u domain.User) (auth.Principal, 
 	if name == "" {
 		name = u.Name
 	}
-	p := auth.Principal{Type: auth.TypeUser, ID: u.ID, Name: name, Email: u.Email, Roles: u.Roles()}
+	p := auth.Principal{Type: auth.TypeUser, ID: u.ID, Name: name, Email: u.Email, Roles: u.Roles(), Person: u.ID}
 	if len(teams) > 0 {
 		p.Teams = make(map[string]string, len(teams))
 		for _, t := range teams {

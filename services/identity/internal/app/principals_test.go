@@ -183,19 +183,19 @@ func TestPrincipalsForUserAndEmail(t *testing.T) {
 		wantReason apperr.Reason
 	}{
 		{name: "admin", byID: "u-admin", want: auth.Principal{
-			Type: auth.TypeUser, ID: "u-admin", Name: "Ada L.", Email: "admin@example.com",
+			Type: auth.TypeUser, ID: "u-admin", Person: "u-admin", Name: "Ada L.", Email: "admin@example.com",
 			Roles: []string{"admin"}, Teams: map[string]string{"infra": "reader"},
 		}},
 		{name: "operator by email in any case", byEmail: "OP@Example.com", want: auth.Principal{
-			Type: auth.TypeUser, ID: "u-op", Name: "Otto", Email: "op@example.com",
+			Type: auth.TypeUser, ID: "u-op", Person: "u-op", Name: "Otto", Email: "op@example.com",
 			Roles: []string{"operator"}, Teams: map[string]string{"other": "owner"},
 		}},
 		{name: "user in two teams", byID: "u-dev", want: auth.Principal{
-			Type: auth.TypeUser, ID: "u-dev", Name: "Dev", Email: "dev@example.com",
+			Type: auth.TypeUser, ID: "u-dev", Person: "u-dev", Name: "Dev", Email: "dev@example.com",
 			Teams: map[string]string{"infra": "owner", "web": "editor"},
 		}},
 		{name: "invited user", byEmail: "new@example.com", want: auth.Principal{
-			Type: auth.TypeUser, ID: "u-new", Name: "new", Email: "new@example.com", Teams: map[string]string{"web": "reader"},
+			Type: auth.TypeUser, ID: "u-new", Person: "u-new", Name: "new", Email: "new@example.com", Teams: map[string]string{"web": "reader"},
 		}},
 		{name: "inactive user", byID: "u-off", wantReason: apperr.Unauthenticated},
 		{name: "deleted user by email", byEmail: "gone@example.com", wantReason: apperr.Unauthenticated},

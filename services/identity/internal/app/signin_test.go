@@ -24,17 +24,17 @@ func TestPrincipalsSignIn(t *testing.T) {
 		wantReason apperr.Reason
 	}{
 		{name: "a user signs in as a session with their roles and teams", email: "Dev@Example.com", userName: "ignored", want: auth.Principal{
-			Type: auth.TypeSession, ID: "u-dev", Name: "Dev", Email: "dev@example.com",
+			Type: auth.TypeSession, ID: "u-dev", Person: "u-dev", Name: "Dev", Email: "dev@example.com",
 			Teams: map[string]string{"infra": "owner", "web": "editor"},
 		}},
 		{name: "an admin keeps the role", email: "admin@example.com", want: auth.Principal{
-			Type: auth.TypeSession, ID: "u-admin", Name: "Ada L.", Email: "admin@example.com",
+			Type: auth.TypeSession, ID: "u-admin", Person: "u-admin", Name: "Ada L.", Email: "admin@example.com",
 			Roles: []string{"admin"}, Teams: map[string]string{"infra": "reader"},
 		}},
 		{name: "an invited user is known already", email: "new@example.com", want: auth.Principal{
-			Type: auth.TypeSession, ID: "u-new", Name: "new", Email: "new@example.com", Teams: map[string]string{"web": "reader"},
+			Type: auth.TypeSession, ID: "u-new", Person: "u-new", Name: "new", Email: "new@example.com", Teams: map[string]string{"web": "reader"},
 		}},
-		{name: "a first-time user has no id yet", email: " Who@Example.com ", userName: " Who Ever ", want: auth.Principal{
+		{name: "a first-time user has no id (nor person) yet", email: " Who@Example.com ", userName: " Who Ever ", want: auth.Principal{
 			Type: auth.TypeSession, Email: "who@example.com", Name: "Who Ever",
 		}},
 		{name: "an inactive user", email: "off@example.com", wantReason: apperr.Unauthenticated},

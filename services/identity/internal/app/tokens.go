@@ -464,7 +464,10 @@ func (s *Tokens) Authenticate(ctx context.Context, secret string) (TokenAuthenti
 		return TokenAuthentication{}, err
 	}
 
-	p := auth.Principal{Type: string(t.Type), Name: t.Name, TokenID: t.ID, Permissions: slices.Clone(t.Permissions)}
+	// The person answerable for a token is whoever is at the root of its making (recorded
+	// when it was made, through every token in between); a user token's is its user.
+	p := auth.Principal{Type: string(t.Type), Name: t.Name, TokenID: t.ID, Permissions: slices.Clone(t.Permissions),
+		Person: t.CreatorUser()}
 	switch t.Type {
 	case domain.TokenGlobal:
 		p.ID = t.ID
@@ -572,7 +575,7 @@ func (s *Tokens) withinCreator(ctx context.Context, t domain.Token, perms []stri
 }
 
 // userPrincipal is the principal of a user or session token: its user as they are now,
-// narrowed to the token's permissions.
+// narrowed to the token's permissions, with the user as its person.
 func (s *Tokens) userPrincipal(ctx context.Context, t domain.Token) (auth.Principal, error) {
 	p := auth.Principal{ID: t.UserID}
 	if s.users != nil {
@@ -591,5 +594,7 @@ func (s *Tokens) userPrincipal(ctx context.Context, t domain.Token) (auth.Princi
 	p.Type = string(t.Type)
 	p.TokenID = t.ID
 	p.Permissions = slices.Clone(t.Permissions)
+	// A user token acts as its user, who answers for it even when an admin made it.
+	p.Person = t.UserID
 	return p, nil
 }

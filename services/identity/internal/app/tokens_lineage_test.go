@@ -190,3 +190,50 @@ func TestTokensActWithinTheirCreatorsRightsNow(t *testing.T) {
 		})
 	}
 }
+
+// Whatever credential acts, the person answerable for it travels with the principal: the
+// user behind a user token, the user at the root of the chain of tokens that made a team,
+// workflow or global token, and nobody for tokens no person made.
+func TestTokensAnswerForThePersonAtTheirRoot(t *testing.T) {
+	t.Parallel()
+	f := newTokenFixture(t)
+	userTok := f.mint(t, tokOwner, domain.TokenRequest{Type: "user"})
+	teamTok := f.mint(t, tokOwner, domain.TokenRequest{Type: "team", Principal: "infra", Permissions: []string{"**/**"}})
+	wfByTeamTok := f.mint(t, f.principalOf(t, teamTok), domain.TokenRequest{Type: "workflow", Principal: "infra/build",
+		Permissions: []string{"workflowrun/write"}})
+	wfDeeper := f.mint(t, f.principalOf(t, f.mint(t, f.principalOf(t, teamTok), domain.TokenRequest{Type: "team",
+		Principal: "infra", Permissions: []string{"token/write", "workflowrun/write"}})),
+		domain.TokenRequest{Type: "workflow", Principal: "infra/build", Permissions: []string{"workflowrun/write"}})
+	teamByUserTok := f.mint(t, f.principalOf(t, userTok), domain.TokenRequest{Type: "team", Principal: "infra",
+		Permissions: []string{"workflow/read"}})
+	edByAdmin := f.mint(t, tokAdmin, domain.TokenRequest{Type: "user", Principal: tokEditorID})
+	teamByEdTok := f.mint(t, f.principalOf(t, edByAdmin), domain.TokenRequest{Type: "team", Principal: "infra",
+		Permissions: []string{"workflow/read"}})
+	globalByAdmin := f.mint(t, tokAdmin, domain.TokenRequest{Type: "global", Permissions: []string{"insights/read"}})
+	globalByBootstrap := f.mint(t, tokBootstrap, domain.TokenRequest{Type: "global", Permissions: []string{"token/write", "workflow/read"}})
+	teamByBootstrapToken := f.mint(t, f.principalOf(t, globalByBootstrap), domain.TokenRequest{Type: "team", Principal: "infra",
+		Permissions: []string{"workflow/read"}})
+
+	tests := []struct {
+		name string
+		give CreatedToken
+		want string
+	}{
+		{"a user token: its user", userTok, tokOwnerID},
+		{"a team token a user made: that user", teamTok, tokOwnerID},
+		{"a workflow token a team token made: the user who made the team token", wfByTeamTok, tokOwnerID},
+		{"three tokens down: the user at the root", wfDeeper, tokOwnerID},
+		{"a team token made through a user token: its user", teamByUserTok, tokOwnerID},
+		{"a user token an admin made: its user, not the admin", edByAdmin, tokEditorID},
+		{"a team token made through it: that user", teamByEdTok, tokEditorID},
+		{"a global token an admin made: the admin", globalByAdmin, tokAdminID},
+		{"a global token the bootstrap admin made: nobody", globalByBootstrap, ""},
+		{"a token made by a token nobody made: nobody", teamByBootstrapToken, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, f.principalOf(t, tt.give).Person)
+		})
+	}
+}

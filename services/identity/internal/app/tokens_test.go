@@ -356,13 +356,17 @@ func TestAuthenticate(t *testing.T) {
 		wantExpires *time.Time
 	}{
 		{name: "team token", secret: teamTok.Secret, wantExpires: &in, want: auth.Principal{
-			Type: "team", ID: "infra", Name: "ci", Team: "infra", TokenID: teamTok.Token.ID, Permissions: []string{"**/read"}}},
+			Type: "team", ID: "infra", Name: "ci", Team: "infra", TokenID: teamTok.Token.ID, Permissions: []string{"**/read"},
+			Person: tokOwnerID}},
 		{name: "workflow token", secret: wfTok.Secret, want: auth.Principal{
-			Type: "workflow", ID: "infra/build", Team: "infra", Workflow: "build", TokenID: wfTok.Token.ID, Permissions: []string{"workflowrun/write"}}},
+			Type: "workflow", ID: "infra/build", Team: "infra", Workflow: "build", TokenID: wfTok.Token.ID, Permissions: []string{"workflowrun/write"},
+			Person: tokOwnerID}},
 		{name: "global token", secret: globalTok.Secret, want: auth.Principal{
-			Type: "global", ID: globalTok.Token.ID, TokenID: globalTok.Token.ID, Permissions: []string{"insights/read"}}},
+			Type: "global", ID: globalTok.Token.ID, TokenID: globalTok.Token.ID, Permissions: []string{"insights/read"},
+			Person: tokAdminID}},
 		{name: "user token acts as its user, narrowed", secret: userTok.Secret, want: auth.Principal{
-			Type: "user", ID: tokReaderID, Teams: tokReader.Teams, TokenID: userTok.Token.ID, Permissions: []string{"workflow/read"}}},
+			Type: "user", ID: tokReaderID, Teams: tokReader.Teams, TokenID: userTok.Token.ID, Permissions: []string{"workflow/read"},
+			Person: tokReaderID}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
