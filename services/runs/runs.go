@@ -169,7 +169,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 			Reconcile: cfg.Reconcile, Logger: deps.Logger},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
 	}, app.Deps{
-		Stores:    app.Stores{Runs: store, Quotas: store, Keys: store, Heartbeats: store, Logs: store, Replicas: store},
+		Stores:    app.Stores{Runs: store, Quotas: store, Keys: store, Heartbeats: store, Logs: store, Replicas: store, Actions: store, Locks: store},
 		Publisher: producer{deps.Publisher}, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
 		Contexts: deps.Contexts, Sealer: box,
 	})

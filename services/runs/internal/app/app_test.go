@@ -89,7 +89,7 @@ func newApp(t *testing.T, tc app.TeamContext) (*app.App, *published) {
 	s := memstore.New()
 	pub := &published{}
 	a := app.New(app.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, app.Deps{
-		Stores:    app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s},
+		Stores:    app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s},
 		Publisher: pub, Definitions: defs, Catalogue: noCatalogue{}, Contexts: contexts{tc},
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,8 +1,8 @@
 // Package memstore keeps everything the runs service stores in memory: runs and task runs,
-// quotas and slots, replicas, heartbeats, idempotency keys and logs. It passes the same
-// store contract suite as the Mongo store (internal/storetest), so the engine and the use
-// cases can be tested on it alone, without a database, in milliseconds. Nothing survives
-// the process.
+// quotas and slots, replicas, heartbeats, idempotency keys, logs, actions and locks. It
+// passes the same store contract suite as the Mongo store (internal/storetest), so the
+// engine and the use cases can be tested on it alone, without a database, in
+// milliseconds. Nothing survives the process.
 //
 // What it keeps is copied in and out, never shared: a caller that changes a run after
 // storing it changes its own copy, as with a database.
@@ -39,6 +39,11 @@ type Store struct {
 	replicas      map[string]time.Time
 	beats         map[string]domain.Heartbeat
 	logs          map[string]string
+	actions       map[string]domain.Action
+	// locks are by team and key ("<team>/<key>"); lockVersion is the last version given a
+	// lock, so that a lock removed and taken again never repeats one.
+	locks       map[string]domain.Lock
+	lockVersion int64
 }
 
 type record struct {
@@ -57,6 +62,7 @@ func New() *Store {
 		live: map[string]*record{}, archive: map[string]*record{}, defs: map[string]json.RawMessage{},
 		slots: map[string]map[string]bool{}, monthly: map[string]int{}, keys: map[string]heldKey{},
 		replicas: map[string]time.Time{}, beats: map[string]domain.Heartbeat{}, logs: map[string]string{},
+		actions: map[string]domain.Action{}, locks: map[string]domain.Lock{},
 	}
 }
 

@@ -11,6 +11,6 @@ func TestStoreContract(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) app.Stores {
 		s := newStore(t)
-		return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s}
+		return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s}
 	})
 }

@@ -1,6 +1,8 @@
-// Package mongostore keeps runs, task runs, logs and the engine's bookkeeping in the runs
-// service's MongoDB database. Every state change is one conditional write on a document's
-// version; the engine's lookups go by _id, the only lookup FerretDB answers without a scan.
+// Package mongostore keeps runs, task runs, logs, actions, locks and the engine's
+// bookkeeping in the runs service's MongoDB database. Every state change is conditional on
+// a document's version: a write on it, or for actions an insert claiming the next one (see
+// actions.go); the engine's lookups go by _id, the only lookup FerretDB answers without a
+// scan.
 package mongostore
 
 import (

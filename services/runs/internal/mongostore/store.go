@@ -25,9 +25,10 @@ import (
 
 // Runs in flight live apart from runs that have ended. A step's writes go to the live
 // collections only, which hold what is in flight and so stay small however many runs have
-// ended: on the embedded FerretDB every update, even one by _id, reads its whole
-// collection, while inserts and reads by _id do not. When a run ends it is copied to the
-// archive collections (inserts) and removed from the live ones.
+// ended: on the embedded FerretDB every write on a condition beyond _id (a version) reads
+// its whole collection, while inserts, and reads and writes by _id alone, do not. When a
+// run ends it is copied to the archive collections (inserts) and removed from the live
+// ones.
 //
 //   - live, pages_NN:   runs in flight (owner and queued included) and their task-run
 //     pages, spread over pageShards collections by run id: a step's conditional page
@@ -35,7 +36,10 @@ import (
 //   - runs, taskpages:  runs that ended, and their pages;
 //   - definitions:      the workflow versions runs run, each written once and shared;
 //   - logs:             task-run log chunks, written once each;
-//   - heartbeats:       the last heartbeat of each running task run, by task-run id.
+//   - heartbeats:       the last heartbeat of each running task run, by task-run id;
+//   - actions, actionwrites, unapplied: the actions of approval and manual tasks (see
+//     actions.go);
+//   - locks:            the teams' named locks in use (see locks.go).
 
 // PageSize is how many task runs share a page.
 const PageSize = 64
@@ -46,6 +50,8 @@ type Store struct {
 	pages                                [pageShards]*mongo.Collection
 	defs, logs, replicas, counters, idem *mongo.Collection
 	beats                                *mongo.Collection
+	actions, actionWrites, unapplied     *mongo.Collection
+	locks                                *mongo.Collection
 	box                                  Sealer
 
 	// Documents known to exist, so their writes are not repeated: definition ids and
@@ -67,7 +73,9 @@ func New(db *mongo.Database, box Sealer) *Store {
 		runs: db.Collection("runs"), archivedPages: db.Collection("taskpages"),
 		defs: db.Collection("definitions"), logs: db.Collection("logs"),
 		replicas: db.Collection("replicas"), counters: db.Collection("counters"), idem: db.Collection("idempotency"),
-		beats: db.Collection("heartbeats"),
+		beats:   db.Collection("heartbeats"),
+		actions: db.Collection("actions"), actionWrites: db.Collection("actionwrites"), unapplied: db.Collection("unapplied"),
+		locks: db.Collection("locks"),
 	}
 	for i := range s.pages {
 		s.pages[i] = db.Collection(fmt.Sprintf("pages_%02d", i))
@@ -105,6 +113,24 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.runs, mongo.IndexModel{Keys: bson.D{{Key: "ancestors", Value: 1}}}))
 	// Keys expire by PurgeKeys rather than a TTL index, which FerretDB does not have.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.idem, mongo.IndexModel{Keys: bson.D{{Key: "created", Value: 1}}}))
+	// A team's searches of actions, by each order they take; a run's actions. The
+	// unapplied ones are read from their own small collection, whole.
+	errs = append(errs, mongox.EnsureIndexes(ctx, s.actions,
+		mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "creationDate", Value: 1}, {Key: "_id", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}, {Key: "creationDate", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflowName", Value: 1}, {Key: "_id", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "status", Value: 1}, {Key: "_id", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "runId", Value: 1}, {Key: "creationDate", Value: 1}}}))
+	// A team's delete reaches the versions and marks of its actions by team.
+	for _, coll := range []*mongo.Collection{s.actionWrites, s.unapplied} {
+		errs = append(errs, mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}}}))
+	}
+	// The locks a run holds or waits for, those not told, a team's.
+	errs = append(errs, mongox.EnsureIndexes(ctx, s.locks,
+		mongo.IndexModel{Keys: bson.D{{Key: "holder.run", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "queue.run", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "notified", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}}}))
 	return errors.Join(errs...)
 }
 

@@ -33,7 +33,7 @@ func newStore(t *testing.T) *mongostore.Store {
 }
 
 // newStoreDB is newStore with the database under it.
-func newStoreDB(t *testing.T) (*mongostore.Store, *mongo.Database) {
+func newStoreDB(t testing.TB) (*mongostore.Store, *mongo.Database) {
 	t.Helper()
 	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))
 	require.NoError(t, err)

@@ -5,7 +5,10 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +43,18 @@ func Run(t *testing.T, newStores NewStores) {
 		{"replicas say when they were last alive", replicas},
 		{"heartbeats are kept by task run", heartbeats},
 		{"logs are read in order from a cursor, across attempts", logs},
+		{"actions are created once and read back whole", createAndFindActions},
+		{"an action is updated on the version it was read at, fn applied anew after a lost race", updateActionIsConditional},
+		{"concurrent updates of an action are all kept", concurrentActionUpdates},
+		{"a run's actions are listed oldest first, open or not", runActions},
+		{"decisions not applied are found until applied", unappliedActions},
+		{"action searches filter, sort both ways and page with exact totals", actionSearches},
+		{"action counts sum a filter's open and decided actions", actionCounts},
+		{"an action's form and values, secret ones too, read back as stored", actionValues},
+		{"a lock absent is created, queued first come first served and removed once free", lockQueue},
+		{"a lock is updated on the version it was read at, fn applied anew after a lost race", updateLockIsConditional},
+		{"concurrent updates of a lock never lose a waiter", concurrentLockUpdates},
+		{"a run's locks, held or waited for, are found", runLocks},
 		{"a deleted team leaves nothing behind", deleteTeam},
 	}
 	for _, tt := range tests {
@@ -513,9 +528,20 @@ func deleteTeam(t *testing.T, s app.Stores) {
 		_, err = s.Keys.HoldKey(ctx, team+"/build/k", r.ID, at)
 		require.NoError(t, err)
 	}
+	for _, team := range []string{"infra", "other"} {
+		run := team + "-run"
+		a := newAction(run, 0, team)
+		require.NoError(t, s.Actions.CreateAction(ctx, a))
+		_, err := s.Actions.UpdateAction(ctx, a.ID, decide(domain.ActionApproved, at.Add(time.Minute)))
+		require.NoError(t, err)
+		_, err = s.Locks.UpdateLock(ctx, team, "deploy", acquire(waiter(run, 0)))
+		require.NoError(t, err)
+	}
 	require.NoError(t, s.Runs.DeleteTeamRuns(ctx, "infra"))
 	require.NoError(t, s.Quotas.DeleteTeamQuotas(ctx, "infra"))
 	require.NoError(t, s.Keys.DeleteTeamKeys(ctx, "infra"))
+	require.NoError(t, s.Actions.DeleteTeamActions(ctx, "infra"))
+	require.NoError(t, s.Locks.DeleteTeamLocks(ctx, "infra"))
 
 	_, err := s.Runs.FindRun(ctx, "infra-run")
 	assert.True(t, apperr.HasReason(err, apperr.WorkflowRunNotFound), "%v", err)
@@ -537,4 +563,587 @@ func deleteTeam(t *testing.T, s app.Stores) {
 	held, err = s.Keys.HoldKey(ctx, "other/build/k", "new", at)
 	require.NoError(t, err)
 	assert.Equal(t, "other-run", held)
+
+	_, err = s.Actions.FindAction(ctx, newAction("infra-run", 0, "infra").ID)
+	assert.True(t, apperr.HasReason(err, apperr.ActionNotFound), "%v", err)
+	found, total, err := s.Actions.FindActions(ctx, domain.ActionFilter{Team: "infra"}, domain.ActionSort{}, page.Request{Size: 10})
+	require.NoError(t, err)
+	assert.Empty(t, found)
+	assert.Zero(t, total)
+	unapplied, err := s.Actions.FindUnapplied(ctx, at.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, []string{newAction("other-run", 0, "other").ID}, actionIDs(unapplied), "another team's decision is still owed")
+	locks, err := s.Locks.FindRunLocks(ctx, "infra-run")
+	require.NoError(t, err)
+	assert.Empty(t, locks)
+	l, err := s.Locks.UpdateLock(ctx, "infra", "deploy", func(*domain.Lock) error { return nil })
+	require.NoError(t, err)
+	assert.Zero(t, l.Version, "the lock is gone")
+
+	_, err = s.Actions.FindAction(ctx, newAction("other-run", 0, "other").ID)
+	require.NoError(t, err, "another team's actions are kept")
+	locks, err = s.Locks.FindRunLocks(ctx, "other-run")
+	require.NoError(t, err)
+	assert.Len(t, locks, 1, "another team's locks are kept")
+}
+
+// errRefused is an error fn answers: nothing is stored.
+var errRefused = errors.New("refused")
+
+// newAction builds the open approval of task i of run (its first attempt), created i
+// minutes after at.
+func newAction(run string, i int, team string) *domain.Action {
+	task := domain.TaskRunID(run, i)
+	return &domain.Action{ID: domain.ActionID(task, 1), Team: team, Type: domain.ApprovalAction, Status: domain.ActionSubmitted,
+		Workflow: "build", WorkflowName: "Build", RunID: run, TaskRunID: task, TaskName: fmt.Sprintf("t%d", i), Attempt: 1,
+		Instructions: "Ship it?", Required: 1, Initiator: "user-0", CreationDate: at.Add(time.Duration(i) * time.Minute)}
+}
+
+func createAction(t *testing.T, s app.Stores, a *domain.Action) {
+	t.Helper()
+	require.NoError(t, s.Actions.CreateAction(context.Background(), a))
+}
+
+// vote is fn adding person's approving vote.
+func vote(person string) func(*domain.Action) error {
+	return func(a *domain.Action) error {
+		a.Actioners = append(a.Actioners, domain.Actioner{ID: person, Name: person, Approved: true, Date: at})
+		return nil
+	}
+}
+
+// decide is fn deciding an action as status at decided.
+func decide(status domain.ActionStatus, decided time.Time) func(*domain.Action) error {
+	return func(a *domain.Action) error {
+		a.Status, a.DecidedAt = status, decided
+		return nil
+	}
+}
+
+// apply is fn marking an action's decision taken.
+func apply(a *domain.Action) error {
+	a.Applied = true
+	return nil
+}
+
+func actionIDs(actions []*domain.Action) []string {
+	out := make([]string, len(actions))
+	for i, a := range actions {
+		out[i] = a.ID
+	}
+	return out
+}
+
+func voters(a *domain.Action) []string {
+	out := make([]string, len(a.Actioners))
+	for i, v := range a.Actioners {
+		out[i] = v.ID
+	}
+	return out
+}
+
+// retryConflicts calls f until it answers something else than a lost race, as the
+// engine would.
+func retryConflicts(f func() error) error {
+	for {
+		if err := f(); !errors.Is(err, domain.ErrConflict) {
+			return err
+		}
+	}
+}
+
+func createAndFindActions(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	a := newAction("run-1", 2, "infra")
+	a.ApproverGroup, a.Required = "ops", 2
+	a.Actioners = []domain.Actioner{{ID: "u1", Name: "Ann", Email: "ann@example.com", Approved: true, Comments: "fine", Date: at.Add(time.Minute)}}
+	createAction(t, s, a)
+
+	got, err := s.Actions.FindAction(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, a, got)
+
+	again := *newAction("run-1", 2, "infra")
+	again.Instructions = "Something else"
+	require.NoError(t, s.Actions.CreateAction(ctx, &again), "creating again is harmless")
+	got, err = s.Actions.FindAction(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "Ship it?", got.Instructions, "the first one is kept")
+	assert.Equal(t, a.Actioners, got.Actioners)
+
+	_, err = s.Actions.FindAction(ctx, "nope")
+	assert.True(t, apperr.HasReason(err, apperr.ActionNotFound), "%v", err)
+}
+
+func updateActionIsConditional(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	a := newAction("run-1", 0, "infra")
+	createAction(t, s, a)
+
+	calls := 0
+	got, err := s.Actions.UpdateAction(ctx, a.ID, func(x *domain.Action) error {
+		calls++
+		if calls == 1 {
+			// Another writer moves first, between this read and its write.
+			_, err := s.Actions.UpdateAction(ctx, a.ID, vote("bob"))
+			require.NoError(t, err)
+		}
+		return vote("ann")(x)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, calls, "fn is applied again to the action as the other writer left it")
+	assert.Equal(t, []string{"bob", "ann"}, voters(got))
+	back, err := s.Actions.FindAction(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"bob", "ann"}, voters(back))
+	assert.Equal(t, got.Version, back.Version, "the answer is the action as stored")
+	assert.Greater(t, back.Version, a.Version)
+
+	_, err = s.Actions.UpdateAction(ctx, a.ID, func(x *domain.Action) error {
+		x.Status = domain.ActionApproved
+		return errRefused
+	})
+	assert.ErrorIs(t, err, errRefused)
+	again, err := s.Actions.FindAction(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, back, again, "fn's error stores nothing")
+
+	_, err = s.Actions.UpdateAction(ctx, "nope", func(*domain.Action) error {
+		t.Error("fn is not applied to an action that is not there")
+		return nil
+	})
+	assert.True(t, apperr.HasReason(err, apperr.ActionNotFound), "%v", err)
+}
+
+func concurrentActionUpdates(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	a := newAction("run-1", 0, "infra")
+	createAction(t, s, a)
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = retryConflicts(func() error {
+				_, err := s.Actions.UpdateAction(ctx, a.ID, vote(fmt.Sprintf("u%d", i)))
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	want := make([]string, n)
+	for i := range n {
+		require.NoError(t, errs[i])
+		want[i] = fmt.Sprintf("u%d", i)
+	}
+	back, err := s.Actions.FindAction(ctx, a.ID)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, want, voters(back))
+}
+
+func runActions(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	for _, i := range []int{2, 0, 1} {
+		createAction(t, s, newAction("run-1", i, "infra"))
+	}
+	createAction(t, s, newAction("run-2", 0, "infra"))
+	_, err := s.Actions.UpdateAction(ctx, newAction("run-1", 1, "infra").ID, decide(domain.ActionRejected, at.Add(time.Hour)))
+	require.NoError(t, err)
+
+	got, err := s.Actions.FindRunActions(ctx, "run-1")
+	require.NoError(t, err)
+	want := []string{newAction("run-1", 0, "").ID, newAction("run-1", 1, "").ID, newAction("run-1", 2, "").ID}
+	assert.Equal(t, want, actionIDs(got))
+	assert.Equal(t, domain.ActionRejected, got[1].Status, "decided ones too")
+	got, err = s.Actions.FindRunActions(ctx, "nope")
+	require.NoError(t, err)
+	assert.Empty(t, got)
+}
+
+func unappliedActions(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	id := func(i int) string { return newAction("run-1", i, "infra").ID }
+	for i := range 4 {
+		createAction(t, s, newAction("run-1", i, "infra"))
+	}
+	// Created decided, not applied.
+	created := newAction("run-1", 4, "infra")
+	created.Status, created.DecidedAt, created.Reason = domain.ActionCancelled, at.Add(3*time.Minute), "timed out"
+	createAction(t, s, created)
+	for _, u := range []struct {
+		i  int
+		fn func(*domain.Action) error
+	}{
+		// 0 stays open.
+		{1, decide(domain.ActionApproved, at.Add(2*time.Minute))},
+		{2, decide(domain.ActionRejected, at.Add(time.Minute))},
+		{2, apply},
+		{3, decide(domain.ActionApproved, at.Add(10*time.Minute))}, // after the cutoff
+	} {
+		_, err := s.Actions.UpdateAction(ctx, id(u.i), u.fn)
+		require.NoError(t, err)
+	}
+	cutoff := at.Add(5 * time.Minute)
+	got, err := s.Actions.FindUnapplied(ctx, cutoff)
+	require.NoError(t, err)
+	assert.Equal(t, []string{id(1), id(4)}, actionIDs(got), "decided before the cutoff, not applied, oldest decision first")
+
+	_, err = s.Actions.UpdateAction(ctx, id(1), apply)
+	require.NoError(t, err)
+	got, err = s.Actions.FindUnapplied(ctx, cutoff)
+	require.NoError(t, err)
+	assert.Equal(t, []string{id(4)}, actionIDs(got))
+	got, err = s.Actions.FindUnapplied(ctx, at.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, []string{id(4), id(3)}, actionIDs(got))
+}
+
+// searchActions creates actions a..f of team infra, a minute apart, and one of another
+// team; it answers the label of each id.
+func searchActions(t *testing.T, s app.Stores) map[string]string {
+	ctx := context.Background()
+	labels := map[string]string{}
+	for i, spec := range []struct {
+		label        string
+		typ          domain.ActionType
+		status       domain.ActionStatus
+		workflow     string
+		workflowName string
+	}{
+		{"a", domain.ApprovalAction, domain.ActionSubmitted, "build", "Build"},
+		{"b", domain.ManualAction, domain.ActionSubmitted, "deploy", "Deploy"},
+		{"c", domain.ApprovalAction, domain.ActionApproved, "build", "Build"},
+		{"d", domain.ApprovalAction, domain.ActionRejected, "deploy", "Deploy"},
+		{"e", domain.ManualAction, domain.ActionApproved, "test", "Test"},
+		{"f", domain.ApprovalAction, domain.ActionCancelled, "build", "Build"},
+	} {
+		a := newAction("run-1", i, "infra")
+		a.Type, a.Workflow, a.WorkflowName = spec.typ, spec.workflow, spec.workflowName
+		createAction(t, s, a)
+		labels[a.ID] = spec.label
+		if spec.status != domain.ActionSubmitted {
+			_, err := s.Actions.UpdateAction(ctx, a.ID, decide(spec.status, a.CreationDate.Add(time.Hour)))
+			require.NoError(t, err)
+		}
+	}
+	other := newAction("run-2", 0, "other")
+	createAction(t, s, other)
+	labels[other.ID] = "x"
+	return labels
+}
+
+func actionSearches(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	labels := searchActions(t, s)
+	from, to := at.Add(time.Minute), at.Add(3*time.Minute)
+	infra := domain.ActionFilter{Team: "infra"}
+	asc := func(field string) domain.ActionSort { return domain.ActionSort{Field: field, Asc: true} }
+	desc := func(field string) domain.ActionSort { return domain.ActionSort{Field: field} }
+	all := page.Request{Size: 10}
+	tests := []struct {
+		name  string
+		f     domain.ActionFilter
+		s     domain.ActionSort
+		p     page.Request
+		want  []string
+		total int64
+	}{
+		{"newest first by default", infra, domain.ActionSort{}, all, []string{"f", "e", "d", "c", "b", "a"}, 6},
+		{"by creation date, oldest first", infra, asc("creationDate"), all, []string{"a", "b", "c", "d", "e", "f"}, 6},
+		{"by name, then id", infra, asc("name"), all, []string{"a", "c", "f", "b", "d", "e"}, 6},
+		{"by name, descending", infra, desc("name"), all, []string{"e", "d", "b", "f", "c", "a"}, 6},
+		{"by status, then id", infra, asc("status"), all, []string{"c", "e", "f", "d", "a", "b"}, 6},
+		{"by status, descending", infra, desc("status"), all, []string{"b", "a", "d", "f", "e", "c"}, 6},
+		{"second page", infra, asc("creationDate"), page.Request{Number: 1, Size: 4}, []string{"e", "f"}, 6},
+		{"second page by name", infra, asc("name"), page.Request{Number: 1, Size: 2}, []string{"f", "b"}, 6},
+		{"past the end", infra, asc("creationDate"), page.Request{Number: 5, Size: 4}, []string{}, 6},
+		{"types", domain.ActionFilter{Team: "infra", Types: []string{"manual"}}, asc(""), all, []string{"b", "e"}, 2},
+		{"statuses", domain.ActionFilter{Team: "infra", Statuses: []string{"approved", "cancelled"}}, asc(""), all, []string{"c", "e", "f"}, 3},
+		{"workflows", domain.ActionFilter{Team: "infra", Workflows: []string{"build", "test"}}, asc(""), all, []string{"a", "c", "e", "f"}, 4},
+		{"unknown workflow", domain.ActionFilter{Team: "infra", Workflows: []string{"nope"}}, asc(""), all, []string{}, 0},
+		{"dates, both ends in", domain.ActionFilter{Team: "infra", From: &from, To: &to}, asc(""), all, []string{"b", "c", "d"}, 3},
+		{"all filters", domain.ActionFilter{Team: "infra", Types: []string{"approval"}, Statuses: []string{"submitted", "rejected"},
+			Workflows: []string{"deploy"}, From: &from}, asc(""), all, []string{"d"}, 1},
+		{"another team", domain.ActionFilter{Team: "other"}, asc(""), all, []string{"x"}, 1},
+	}
+	for _, tt := range tests {
+		got, total, err := s.Actions.FindActions(ctx, tt.f, tt.s, tt.p)
+		require.NoError(t, err, tt.name)
+		seen := []string{}
+		for _, id := range actionIDs(got) {
+			seen = append(seen, labels[id])
+		}
+		assert.Equal(t, tt.want, seen, tt.name)
+		assert.Equal(t, tt.total, total, tt.name)
+	}
+}
+
+func actionCounts(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	searchActions(t, s)
+	from := at.Add(2 * time.Minute)
+	tests := []struct {
+		name string
+		f    domain.ActionFilter
+		want domain.ActionCounts
+	}{
+		{"the team's", domain.ActionFilter{Team: "infra"}, domain.ActionCounts{OpenApprovals: 1, OpenManual: 1, Approvals: 4, ApprovalsClosed: 3}},
+		{"workflows", domain.ActionFilter{Team: "infra", Workflows: []string{"build"}}, domain.ActionCounts{OpenApprovals: 1, Approvals: 3, ApprovalsClosed: 2}},
+		{"from a date", domain.ActionFilter{Team: "infra", From: &from}, domain.ActionCounts{Approvals: 3, ApprovalsClosed: 3}},
+		{"types", domain.ActionFilter{Team: "infra", Types: []string{"manual"}}, domain.ActionCounts{OpenManual: 1}},
+		{"another team", domain.ActionFilter{Team: "other"}, domain.ActionCounts{OpenApprovals: 1, Approvals: 1}},
+		{"nobody", domain.ActionFilter{Team: "nobody"}, domain.ActionCounts{}},
+	}
+	for _, tt := range tests {
+		got, err := s.Actions.CountActions(ctx, tt.f)
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, tt.want, got, tt.name)
+	}
+}
+
+func actionValues(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	a := newAction("run-1", 0, "infra")
+	a.Type = domain.ManualAction
+	a.Form = []domain.Param{
+		{Name: "user", Label: "User", Type: "text"},
+		{Name: "pw", Label: "Password", Type: "password", Default: json.RawMessage(`"d3fault-pw"`)},
+	}
+	a.SecretValues = []string{"pw"}
+	createAction(t, s, a)
+	values := map[string]any{"user": "ann", "pw": "s3cret-pw", "count": 3.0}
+	done, err := s.Actions.UpdateAction(ctx, a.ID, func(x *domain.Action) error {
+		x.Values, x.Status, x.DecidedAt = values, domain.ActionApproved, at.Add(time.Minute)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, values, done.Values)
+
+	back, err := s.Actions.FindAction(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, values, back.Values)
+	assert.Equal(t, []string{"pw"}, back.SecretValues)
+	assert.Equal(t, a.Form, back.Form)
+	again, err := s.Actions.UpdateAction(ctx, a.ID, apply)
+	require.NoError(t, err)
+	assert.Equal(t, values, again.Values, "an update keeps the values it did not change")
+}
+
+// waiter is task of run's first attempt waiting from at.
+func waiter(run string, task int) domain.Waiter {
+	return domain.Waiter{Run: run, Task: task, Attempt: 1, At: at}
+}
+
+// acquire is fn having w acquire a lock.
+func acquire(w domain.Waiter) func(*domain.Lock) error {
+	return func(l *domain.Lock) error {
+		l.Acquire(w)
+		return nil
+	}
+}
+
+// normalLock is l with an empty queue as nil, which a store may answer either way.
+func normalLock(l domain.Lock) domain.Lock {
+	if len(l.Queue) == 0 {
+		l.Queue = nil
+	}
+	return l
+}
+
+func queueRuns(l *domain.Lock) []string {
+	out := []string{}
+	for _, w := range l.Queue {
+		out = append(out, w.Run)
+	}
+	return out
+}
+
+func lockQueue(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	var granted bool
+	l, err := s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+		assert.Zero(t, l.Version, "a lock with no record reads free")
+		assert.True(t, l.Free())
+		granted = l.Acquire(waiter("r1", 0))
+		return nil
+	})
+	require.NoError(t, err)
+	assert.True(t, granted)
+	assert.NotZero(t, l.Version, "stored")
+	assert.Equal(t, waiter("r1", 0), l.Holder)
+	assert.True(t, l.Notified, "acquired at once: told as it is")
+
+	for _, run := range []string{"r2", "r3", "r4"} {
+		l, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+			granted = l.Acquire(waiter(run, 1))
+			return nil
+		})
+		require.NoError(t, err)
+		assert.False(t, granted, run)
+	}
+	assert.Equal(t, []string{"r2", "r3", "r4"}, queueRuns(l))
+
+	_, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+		l.Release("r1")
+		return errRefused
+	})
+	assert.ErrorIs(t, err, errRefused)
+	stored, err := s.Locks.FindRunLocks(ctx, "r1")
+	require.NoError(t, err)
+	require.Len(t, stored, 1, "fn's error stores nothing")
+	assert.Equal(t, normalLock(*l), normalLock(stored[0]))
+
+	untold, err := s.Locks.FindUntold(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, untold)
+	for i, want := range []string{"r2", "r3", "r4"} {
+		var next domain.Waiter
+		l, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+			next, granted = l.Release(l.Holder.Run)
+			return nil
+		})
+		require.NoError(t, err)
+		require.True(t, granted, want)
+		assert.Equal(t, waiter(want, 1), next, "first come first served")
+		assert.Equal(t, next, l.Holder)
+		assert.False(t, l.Notified)
+		assert.Equal(t, []string{"r2", "r3", "r4"}[i+1:], queueRuns(l))
+
+		untold, err = s.Locks.FindUntold(ctx)
+		require.NoError(t, err)
+		require.Len(t, untold, 1)
+		assert.Equal(t, normalLock(*l), normalLock(untold[0]))
+		_, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+			l.Notified = true
+			return nil
+		})
+		require.NoError(t, err)
+		untold, err = s.Locks.FindUntold(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, untold, "told")
+	}
+
+	l, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+		_, granted = l.Release("r4")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.False(t, granted)
+	assert.True(t, l.Free())
+	assert.Zero(t, l.Version, "a free lock is removed")
+	l, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+		assert.Zero(t, l.Version, "no record left")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Zero(t, l.Version, "a lock left free is not stored")
+	held, err := s.Locks.FindRunLocks(ctx, "r4")
+	require.NoError(t, err)
+	assert.Empty(t, held)
+}
+
+func updateLockIsConditional(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	calls := 0
+	l, err := s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+		calls++
+		if calls == 1 {
+			// Another writer creates the lock between this read and its write.
+			_, err := s.Locks.UpdateLock(ctx, "infra", "deploy", acquire(waiter("r1", 0)))
+			require.NoError(t, err)
+		}
+		l.Acquire(waiter("r2", 0))
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, calls)
+	assert.Equal(t, "r1", l.Holder.Run, "the first writer's holder is kept")
+	assert.Equal(t, []string{"r2"}, queueRuns(l))
+
+	calls = 0
+	l, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+		calls++
+		if calls == 1 {
+			// Another writer frees the lock between this read and its write.
+			_, err := s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+				l.Release("r1")
+				l.Release("r2")
+				return nil
+			})
+			require.NoError(t, err)
+		}
+		l.Acquire(waiter("r3", 0))
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, calls)
+	assert.Equal(t, "r3", l.Holder.Run, "taken anew once free")
+	assert.Empty(t, queueRuns(l))
+}
+
+func concurrentLockUpdates(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = retryConflicts(func() error {
+				_, err := s.Locks.UpdateLock(ctx, "infra", "deploy", acquire(waiter(fmt.Sprintf("r%d", i), 0)))
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	want := make([]string, n)
+	for i := range n {
+		require.NoError(t, errs[i])
+		want[i] = fmt.Sprintf("r%d", i)
+	}
+	l, err := s.Locks.UpdateLock(ctx, "infra", "deploy", func(*domain.Lock) error { return nil })
+	require.NoError(t, err)
+	assert.ElementsMatch(t, want, append(queueRuns(l), l.Holder.Run), "one holds it, every other waits, once")
+}
+
+func runLocks(t *testing.T, s app.Stores) {
+	ctx := context.Background()
+	for _, step := range []struct {
+		team, key string
+		w         domain.Waiter
+	}{
+		{"infra", "k1", waiter("r1", 0)},
+		{"infra", "k2", waiter("r2", 0)},
+		{"infra", "k2", waiter("r1", 1)},
+		{"infra", "k2", waiter("r3", 0)},
+		{"other", "k1", waiter("r9", 0)},
+	} {
+		_, err := s.Locks.UpdateLock(ctx, step.team, step.key, acquire(step.w))
+		require.NoError(t, err)
+	}
+	keys := func(locks []domain.Lock) []string {
+		out := []string{}
+		for _, l := range locks {
+			out = append(out, l.Team+"/"+l.Key)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		run  string
+		want []string
+	}{
+		{"r1", []string{"infra/k1", "infra/k2"}},
+		{"r2", []string{"infra/k2"}},
+		{"r3", []string{"infra/k2"}},
+		{"r9", []string{"other/k1"}},
+		{"nope", []string{}},
+	} {
+		got, err := s.Locks.FindRunLocks(ctx, tt.run)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, keys(got), tt.run)
+	}
+	got, err := s.Locks.FindRunLocks(ctx, "r1")
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, waiter("r1", 0), got[0].Holder)
+	assert.Equal(t, []domain.Waiter{waiter("r1", 1), waiter("r3", 0)}, got[1].Queue)
 }
