@@ -509,7 +509,15 @@ func (m *Machine) Tick(lease time.Duration) {
 
 // NextWake is when Tick next has something to do; zero when nothing is timed.
 func (m *Machine) NextWake(lease time.Duration) time.Time {
-	var next time.Time
+	next, _ := m.Wake(lease)
+	return next
+}
+
+// Wake is NextWake, and whether the run only waits: it is running and every task that has
+// not ended waits for a decision, a callback, a lock, a timer or a child run, none for a
+// runner. Such a run needs nothing in memory until one of those comes, or its wake.
+func (m *Machine) Wake(lease time.Duration) (next time.Time, idle bool) {
+	idle = true
 	at := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
@@ -517,26 +525,29 @@ func (m *Machine) NextWake(lease time.Duration) time.Time {
 	}
 	r := m.S.Run
 	if r.Phase != PhaseRunning {
-		return next
+		return next, false
 	}
+	idle = !r.Queued
 	at(r.Deadline)
 	for _, t := range m.S.Tasks {
 		switch t.Status {
 		case Waiting:
 			at(t.WakeAt)
 		case Ready:
+			idle = false
 			at(t.Deadline)
 			if lease > 0 && RunsOnRunner(t.Type) {
 				at(t.DispatchedAt.Add(lease))
 			}
 		case Running:
+			idle = idle && t.Type == tasktype.RunWorkflow && t.Child != ""
 			at(t.Deadline)
 			if t.Runner != "" && lease > 0 {
 				at(t.Heartbeat.Add(lease))
 			}
 		}
 	}
-	return next
+	return next, idle
 }
 
 // Heartbeat records that runner still executes attempt of task i. cancel says the attempt

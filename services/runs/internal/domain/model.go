@@ -121,6 +121,10 @@ type Run struct {
 	SharesSlot bool
 	// FinalStatus is set by a setwfstatus task; it overrides the computed final status.
 	FinalStatus Status
+	// WakeAt is when the run next has a timed move (a gate's timeout, its deadline), as
+	// stored when the run was put out of memory to wait: the replica holding it loads it
+	// again in time. A hint only, possibly stale: a run loaded early finds nothing due.
+	WakeAt time.Time
 	// AwaitingApproval is set while an approval task of the run waits for its decision.
 	AwaitingApproval bool
 	// Callbacks are the wait-for-event callbacks that came before a task waited for
@@ -158,8 +162,11 @@ type RunContext struct {
 	// SecretNames names the password parameters of Global and Team, as "global.<name>"
 	// and "team.<name>": their values are secret wherever they are substituted.
 	SecretNames []string `json:"secretNames,omitempty"`
-	// Links are the context params that are URLs and tokens of this run.
+	// Links are the context params that are URLs of this run.
 	Links map[string]string `json:"links,omitempty"`
+	// CallbackToken is the run's callback-token context param: a credential that answers
+	// the run's callbacks only. It is among Secrets too, so it is masked wherever it shows.
+	CallbackToken string `json:"callbackToken,omitempty"`
 }
 
 // DefaultMaxDepth is how deep child runs may nest when the runs.maxDepth setting is not

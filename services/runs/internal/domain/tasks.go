@@ -169,6 +169,7 @@ func (m *Machine) Scope(i int) params.Scope {
 	for k, v := range r.Context.Links {
 		ctx[k] = v
 	}
+	ctx["callback-token"] = r.Context.CallbackToken
 	sc := params.Scope{Global: r.Context.Global, Team: r.Context.Team, Run: r.Params, Context: ctx, Results: m.S.results}
 	sc.Secret.Run = names(r.SecretParams)
 	sc.Secret.Results = m.S.secretResults

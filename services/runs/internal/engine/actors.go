@@ -10,6 +10,8 @@ import (
 type actor struct {
 	mu sync.Mutex
 	st *domain.State
+	// idle is set when the run only waits, as of its last stored step (see park).
+	idle bool
 }
 
 // actors holds the runs in memory, one actor each.
@@ -52,6 +54,23 @@ func (h *actors) drop(id string) {
 		a.st = nil
 		a.mu.Unlock()
 	}
+}
+
+// unloaded lists the runs held in memory without their state and not being worked on:
+// those whose last step failed to store.
+func (h *actors) unloaded() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for id, a := range h.m {
+		if a.mu.TryLock() {
+			if a.st == nil {
+				out = append(out, id)
+			}
+			a.mu.Unlock()
+		}
+	}
+	return out
 }
 
 // holds reports whether a run is held in memory, or being worked on.

@@ -76,6 +76,7 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	}
 	ended := r.Phase.Ended()
 	slotted := !ended && !r.SharesSlot
+	r.WakeAt, a.idle = m.Wake(e.cfg.Lease)
 	if slotted {
 		slot, err := e.slots.AcquireSlot(ctx, r.Team, r.ID, maxConcurrent)
 		if err != nil || !slot {
@@ -99,5 +100,6 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		// away later.
 		e.forget(r.ID)
 	}
+	e.park(r.ID, a)
 	return true, nil
 }

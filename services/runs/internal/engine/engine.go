@@ -99,6 +99,8 @@ type Engine struct {
 	queueMu    sync.Mutex
 	queueLooks map[string]*bool
 	timers     *timers
+	// lastSweep is when the reconciler last looked at every run in flight.
+	lastSweep time.Time
 	// bg is the context of Run: work a request starts but must outlive it uses it.
 	bg     context.Context
 	bgOnce sync.Once
@@ -182,6 +184,7 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 			a.st = nil
 			e.held.release(id)
 		}
+		e.park(id, a)
 		return nil
 	}
 }
@@ -207,6 +210,7 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 			return fmt.Errorf("load run %s: %w", id, err)
 		}
 		a.st = st
+		_, a.idle = domain.NewMachine(st, e.now()).Wake(e.cfg.Lease)
 		if r.Owner != e.cfg.Replica {
 			// Ended and put away (no owner), or another replica's run, loaded to apply a
 			// claim or a report: what the run still owes is its owner's to settle, and a
@@ -241,12 +245,30 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 		for i := range changed {
 			idx = append(idx, i)
 		}
+		// Stored with the step: a replica that lets the run out of memory (park) finds
+		// it again by it, in time.
+		a.st.Run.WakeAt, a.idle = domain.NewMachine(a.st, e.now()).Wake(e.cfg.Lease)
 		if err := e.runs.SaveStep(ctx, a.st.Run, a.st.Tasks, idx); err != nil {
 			return err
 		}
 	}
 	e.effects(id, a.st, m)
 	return nil
+}
+
+// park lets go of a run of this replica's that only waits (domain's Machine.Wake): a run
+// waiting on people costs no memory. Its next step loads it again; its timer is kept only
+// when due before the reconciler would find it (wakeSoon).
+func (e *Engine) park(id string, a *actor) {
+	if a.st == nil || !a.idle || a.st.Run.Owner != e.cfg.Replica {
+		return
+	}
+	wake := a.st.Run.WakeAt
+	a.st = nil
+	e.held.release(id)
+	if wake.IsZero() || wake.After(e.now().Add(2*e.cfg.Reconcile)) {
+		e.timers.set(id, time.Time{})
+	}
 }
 
 // effects carries out what a stored step owes: its status events, dispatches, child runs,
@@ -297,7 +319,7 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 		e.ended(st)
 		return
 	}
-	e.timers.set(id, domain.NewMachine(st, e.now()).NextWake(e.cfg.Lease))
+	e.timers.set(id, st.Run.WakeAt)
 }
 
 // ended carries out what a completed run owes once its events are out: the runs below it
@@ -314,6 +336,10 @@ func (e *Engine) ended(st *domain.State) {
 	// What the parent is told, as it is now: the run in memory may move on (a finalize).
 	done := &domain.Run{ID: id, Status: status, Results: maps.Clone(r.Results), SecretResults: slices.Clone(r.SecretResults)}
 	locks, actions := gatesUsed(st)
+	var ends map[string]actionEnd
+	if actions {
+		ends = actionEnds(st)
+	}
 	e.timers.set(id, time.Time{})
 	if r.Stopped() {
 		e.spawn(func(ctx context.Context) { e.cancelDescendants(ctx, id, status) })
@@ -347,7 +373,7 @@ func (e *Engine) ended(st *domain.State) {
 				}
 			}
 			if actions {
-				if err := e.closeRunActions(ctx, id, status); err != nil {
+				if err := e.closeRunActions(ctx, id, status, ends); err != nil {
 					e.log.Warn("cannot close the run's actions", "run", id, "error", err)
 					return
 				}

@@ -40,8 +40,12 @@ func (e *Engine) gateEffects(st *domain.State, eff domain.Effects) {
 	}
 	team := st.Run.Team
 	for _, i := range eff.Acquire {
+		// Asked within the step, under the run's lock: waiters queue in the order their
+		// steps were taken, so a run submitted later never overtakes one submitted before.
 		key, w := st.LockWaiter(i, now)
-		e.spawn(func(ctx context.Context) { e.acquire(ctx, team, key, w) })
+		if e.queueFor(team, key, w) {
+			e.spawn(func(ctx context.Context) { e.grant(ctx, domain.Grant{Team: team, Key: key, To: w}) })
+		}
 	}
 	for _, i := range eff.Leave {
 		key, w := st.LockWaiter(i, now)
@@ -88,16 +92,43 @@ func (e *Engine) closeAction(ctx context.Context, id string, status domain.Actio
 	}
 }
 
-// closeRunActions closes the open actions of a run that ended.
-func (e *Engine) closeRunActions(ctx context.Context, run string, why domain.Status) error {
+// actionEnd is how an action is closed once its task has ended.
+type actionEnd struct {
+	status domain.ActionStatus
+	reason string
+}
+
+// actionEnds answers how each action of a run that ended is closed, by action id: as its
+// task ended (a timeout may have approved it); those it does not name are cancelled.
+func actionEnds(st *domain.State) map[string]actionEnd {
+	out := map[string]actionEnd{}
+	for i, t := range st.Tasks {
+		if !domain.HasAction(t.Type) || t.Attempt == 0 {
+			continue
+		}
+		id := domain.ActionID(t.ID, t.Attempt)
+		if status, reason, ok := st.ActionState(i, &domain.Action{ID: id}); ok {
+			out[id] = actionEnd{status, reason}
+		}
+	}
+	return out
+}
+
+// closeRunActions closes the open actions of a run that ended, as ends says.
+func (e *Engine) closeRunActions(ctx context.Context, run string, why domain.Status, ends map[string]actionEnd) error {
 	list, err := e.actions.FindRunActions(ctx, run)
 	if err != nil {
 		return err
 	}
 	for _, a := range list {
-		if a.Status.Open() {
-			e.closeAction(ctx, a.ID, domain.ActionCancelled, "the run was "+string(why))
+		if !a.Status.Open() {
+			continue
 		}
+		end, ok := ends[a.ID]
+		if !ok {
+			end = actionEnd{domain.ActionCancelled, "the run was " + string(why)}
+		}
+		e.closeAction(ctx, a.ID, end.status, end.reason)
 	}
 	return nil
 }
@@ -147,21 +178,22 @@ func (e *Engine) ApplyDecision(ctx context.Context, a *domain.Action) error {
 	return nil
 }
 
-// acquire asks for lock key of team for waiter w, and gives it to w when it is free.
-func (e *Engine) acquire(ctx context.Context, team, key string, w domain.Waiter) {
+// queueFor asks for lock key of team for waiter w, and answers whether w holds it now.
+func (e *Engine) queueFor(team, key string, w domain.Waiter) bool {
+	<-e.ready
+	ctx := e.bg
 	var got bool
 	if _, err := e.locks.UpdateLock(ctx, team, key, func(l *domain.Lock) error {
 		got = l.Acquire(w)
 		return nil
 	}); err != nil {
+		// The run's next load asks again (domain's Recover).
 		if ctx.Err() == nil {
 			e.log.Warn("cannot ask for a lock", "run", w.Run, "lock", key, "error", err)
 		}
-		return
+		return false
 	}
-	if got {
-		e.grant(ctx, domain.Grant{Team: team, Key: key, To: w})
-	}
+	return got
 }
 
 // grant tells a waiter's run that it holds the lock. A run that no longer wants it (its
@@ -299,4 +331,3 @@ func (e *Engine) reconcileGates(ctx context.Context) {
 		e.log.Warn("cannot list locks not told", "error", err)
 	}
 }
-

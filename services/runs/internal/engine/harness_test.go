@@ -114,7 +114,8 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) start(name string) *Engine {
 	h.t.Helper()
 	e := New(Config{Replica: name, Reconcile: h.reconcile, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		Deps{Runs: h.store, Slots: h.store, Replicas: h.store, Heartbeats: h.store, Publisher: h.pub, Starter: h, Limits: h})
+		Deps{Runs: h.store, Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.store,
+			Publisher: h.pub, Starter: h, Limits: h})
 	e.now = h.clock.Now
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{e: e, stop: cancel, done: make(chan struct{})}

@@ -34,8 +34,8 @@ type (
 		// it completes an archive a crash cut short.
 		Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
 
-		// ListInFlight lists every run in flight.
-		ListInFlight(ctx context.Context) ([]domain.InFlight, error)
+		// ListInFlight lists the runs in flight f selects.
+		ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]domain.InFlight, error)
 		// SetQueued marks whether a run in flight waits for a slot, moving its version.
 		SetQueued(ctx context.Context, id string, queued bool) error
 		// TakeOver moves a run in flight from replica from to owner; false when it is not

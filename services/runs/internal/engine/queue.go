@@ -108,7 +108,7 @@ func (e *Engine) kickQueued(team string) {
 // startQueued starts a team's queued runs held by this replica, oldest first, while slots
 // are free.
 func (e *Engine) startQueued(ctx context.Context, team string) {
-	all, err := e.runs.ListInFlight(ctx)
+	all, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Owners: []string{e.cfg.Replica}, Team: team, Queued: true})
 	if err != nil {
 		e.log.Warn("cannot list queued runs", "error", err)
 		return

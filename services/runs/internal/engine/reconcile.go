@@ -73,18 +73,17 @@ func (e *Engine) reconcileLoop(ctx context.Context) {
 	}
 }
 
-// reconcile takes over the runs of dead replicas, starts queued runs and cancels the
-// children of stopped runs that a cascade missed.
+// reconcile takes over the runs of dead replicas, starts queued runs, loads the runs of
+// this replica that are out of memory and due soon or whose last step failed, cancels the
+// children of stopped runs that a cascade missed, and applies what gates left owed. It
+// asks the store only for those runs, never for every run in flight: the runs waiting on
+// people may be many, and they cost nothing while they wait.
 func (e *Engine) reconcile(ctx context.Context) {
-	all, err := e.runs.ListInFlight(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.log.Warn("cannot list active runs", "error", err)
-		}
-		return
-	}
 	seen, err := e.replicas.Replicas(ctx)
 	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot list replicas", "error", err)
+		}
 		return
 	}
 	now := e.now()
@@ -92,29 +91,51 @@ func (e *Engine) reconcile(ctx context.Context) {
 		t, ok := seen[r]
 		return r == e.cfg.Replica || (ok && now.Sub(t) < e.cfg.ReplicaTimeout)
 	}
-	dead := map[string]bool{}
-	var mine []domain.InFlight
-	for _, a := range all {
-		if a.Owner == e.cfg.Replica {
-			mine = append(mine, a)
+	var dead []string
+	for r := range seen {
+		if !alive(r) {
+			dead = append(dead, r)
 		}
-		if a.Owner == e.cfg.Replica && !a.Queued {
-			// A run of ours whose last step failed to store is reloaded from the truth.
-			if !e.held.holds(a.ID) {
+	}
+	var candidates []domain.InFlight
+	sweep := e.lastSweep.IsZero() || now.Sub(e.lastSweep) >= sweepEvery
+	if sweep {
+		// Now and then, every run in flight: those of replicas nobody knows of (forgotten,
+		// or gone before their first beat), and, at start, this replica's own (a restart
+		// under the same name finds its runs out of memory).
+		all, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{})
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.Warn("cannot list active runs", "error", err)
+			}
+			return
+		}
+		first := e.lastSweep.IsZero()
+		e.lastSweep = now
+		for _, a := range all {
+			if (a.Owner == e.cfg.Replica && first) || !alive(a.Owner) {
+				candidates = append(candidates, a)
+			}
+		}
+	} else if len(dead) > 0 {
+		if candidates, err = e.runs.ListInFlight(ctx, domain.InFlightFilter{Owners: dead}); err != nil {
+			return
+		}
+	}
+	left := map[string]bool{}
+	for _, a := range candidates {
+		if a.Owner == e.cfg.Replica {
+			if !a.Queued && !e.held.holds(a.ID) {
 				e.adopt(ctx, a)
 			}
 			continue
 		}
-		if alive(a.Owner) {
-			continue
-		}
-		dead[a.Owner] = true
 		took, err := e.runs.TakeOver(ctx, a.ID, a.Owner, e.cfg.Replica)
 		if err != nil || !took {
+			left[a.Owner] = left[a.Owner] || err != nil
 			continue
 		}
 		e.log.Info("took over run", "run", a.ID, "from", a.Owner)
-		mine = append(mine, a)
 		if !a.Queued {
 			// Held here already, it was loaded as another replica's run: load it again as
 			// this one's, which settles what the dead replica left owed.
@@ -122,22 +143,50 @@ func (e *Engine) reconcile(ctx context.Context) {
 			e.adopt(ctx, a)
 		}
 	}
-	for r := range dead {
-		if _, ok := seen[r]; ok {
+	for _, r := range dead {
+		if !left[r] {
 			_ = e.replicas.ForgetReplica(ctx, r)
 		}
 	}
-	teams := map[string]bool{}
-	for _, a := range all {
-		if a.Queued {
+	// Runs whose last step failed to store are reloaded from the truth.
+	for _, id := range e.held.unloaded() {
+		e.adopt(ctx, domain.InFlight{ID: id, Phase: domain.PhaseRunning})
+	}
+	e.wakeSoon(ctx, now)
+	if queued, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Queued: true}); err == nil {
+		teams := map[string]bool{}
+		for _, a := range queued {
 			teams[a.Team] = true
 		}
+		for team := range teams {
+			e.kickQueued(team)
+		}
 	}
-	for team := range teams {
-		e.kickQueued(team)
+	if children, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Owners: []string{e.cfg.Replica}, Children: true}); err == nil {
+		e.cancelOrphans(ctx, children)
 	}
-	e.cancelOrphans(ctx, mine)
 	e.reconcileGates(ctx)
+}
+
+// sweepEvery is how often the reconciler looks at every run in flight for those of
+// replicas nobody knows of.
+const sweepEvery = 10 * time.Minute
+
+// wakeSoon sets the timers of this replica's runs out of memory that have something due
+// before the next reconcile but one: they are loaded when it falls due.
+func (e *Engine) wakeSoon(ctx context.Context, now time.Time) {
+	due, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Owners: []string{e.cfg.Replica}, WakeBefore: now.Add(2 * e.cfg.Reconcile)})
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot list runs due soon", "error", err)
+		}
+		return
+	}
+	for _, a := range due {
+		if !a.Queued && !a.Phase.Ended() && !e.held.holds(a.ID) {
+			e.timers.set(a.ID, a.WakeAt)
+		}
+	}
 }
 
 // cancelOrphans cancels the child runs among held that a run above them was stopped

@@ -7,50 +7,69 @@ import (
 	"time"
 )
 
-// timers wakes runs when something of theirs is due: one entry per run, the earliest.
+// timers wakes runs when something of theirs is due: one entry per run, the earliest, in
+// a heap that drops an entry as soon as it is cleared, so runs put out of memory leave
+// nothing behind.
 type timers struct {
 	mu   sync.Mutex
-	at   map[string]time.Time
+	at   map[string]*timerEntry
 	h    timerHeap
 	wake chan struct{}
 }
 
 type timerEntry struct {
-	run string
-	at  time.Time
+	run   string
+	at    time.Time
+	index int
 }
 
-type timerHeap []timerEntry
+type timerHeap []*timerEntry
 
 func (h timerHeap) Len() int           { return len(h) }
 func (h timerHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timerEntry)) }
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timerHeap) Push(x any) {
+	e := x.(*timerEntry)
+	e.index = len(*h)
+	*h = append(*h, e)
+}
 func (h *timerHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
+	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
 	return x
 }
 
 func newTimers() *timers {
-	return &timers{at: map[string]time.Time{}, wake: make(chan struct{}, 1)}
+	return &timers{at: map[string]*timerEntry{}, wake: make(chan struct{}, 1)}
 }
 
-// set makes at the run's next wake; zero clears it. Stale heap entries are skipped when
-// they surface.
+// set makes at the run's next wake; zero clears it.
 func (t *timers) set(run string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if at.IsZero() {
-		delete(t.at, run)
+	cur, ok := t.at[run]
+	switch {
+	case at.IsZero():
+		if ok {
+			heap.Remove(&t.h, cur.index)
+			delete(t.at, run)
+		}
 		return
-	}
-	if cur, ok := t.at[run]; ok && cur.Equal(at) {
+	case ok && cur.at.Equal(at):
 		return
+	case ok:
+		cur.at = at
+		heap.Fix(&t.h, cur.index)
+	default:
+		e := &timerEntry{run: run, at: at}
+		t.at[run] = e
+		heap.Push(&t.h, e)
 	}
-	t.at[run] = at
-	heap.Push(&t.h, timerEntry{run: run, at: at})
 	select {
 	case t.wake <- struct{}{}:
 	default:
@@ -64,10 +83,6 @@ func (t *timers) due(now time.Time) ([]string, time.Duration) {
 	var out []string
 	for t.h.Len() > 0 {
 		top := t.h[0]
-		if cur, ok := t.at[top.run]; !ok || !cur.Equal(top.at) {
-			heap.Pop(&t.h)
-			continue
-		}
 		if top.at.After(now) {
 			return out, top.at.Sub(now)
 		}

@@ -244,14 +244,22 @@ func (s *Store) FinalizeArchived(_ context.Context, id string) (bool, error) {
 }
 
 // ListInFlight lists every run in flight.
-func (s *Store) ListInFlight(context.Context) ([]domain.InFlight, error) {
+func (s *Store) ListInFlight(_ context.Context, f domain.InFlightFilter) ([]domain.InFlight, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]domain.InFlight, 0, len(s.live))
 	for _, rec := range s.live {
 		r := rec.run
+		switch {
+		case len(f.Owners) > 0 && !slices.Contains(f.Owners, r.Owner),
+			f.Team != "" && r.Team != f.Team,
+			f.Queued && !r.Queued,
+			f.Children && r.Depth == 0,
+			!f.WakeBefore.IsZero() && (r.WakeAt.IsZero() || !r.WakeAt.Before(f.WakeBefore)):
+			continue
+		}
 		out = append(out, domain.InFlight{ID: r.ID, Team: r.Team, Owner: r.Owner, Created: r.CreationDate, Queued: r.Queued,
-			Phase: r.Phase, Ancestors: slices.Clone(r.Ancestors)})
+			Phase: r.Phase, Ancestors: slices.Clone(r.Ancestors), WakeAt: r.WakeAt})
 	}
 	return out, nil
 }

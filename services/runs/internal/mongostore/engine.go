@@ -31,6 +31,7 @@ type inFlightDoc struct {
 	Queued    bool      `bson:"queued"`
 	Phase     string    `bson:"phase"`
 	Ancestors []string  `bson:"ancestors"`
+	WakeAt    time.Time `bson:"wakeAt"`
 }
 
 // SetQueued marks whether a run in flight waits for a slot. Like a takeover it moves the
@@ -42,10 +43,30 @@ func (s *Store) SetQueued(ctx context.Context, id string, queued bool) error {
 	return nil
 }
 
-// ListInFlight lists every run in flight.
-func (s *Store) ListInFlight(ctx context.Context) ([]domain.InFlight, error) {
-	cur, err := s.live.Find(ctx, bson.M{}, options.Find().SetProjection(bson.M{
-		"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1, "ancestors": 1,
+// ListInFlight lists the runs in flight f selects.
+func (s *Store) ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]domain.InFlight, error) {
+	filter := bson.M{}
+	switch len(f.Owners) {
+	case 0:
+	case 1:
+		filter["owner"] = f.Owners[0]
+	default:
+		filter["owner"] = bson.M{"$in": f.Owners}
+	}
+	if f.Team != "" {
+		filter["team"] = f.Team
+	}
+	if f.Queued {
+		filter["queued"] = true
+	}
+	if f.Children {
+		filter["depth"] = bson.M{"$gt": 0}
+	}
+	if !f.WakeBefore.IsZero() {
+		filter["wakeAt"] = bson.M{"$gt": time.Time{}, "$lt": f.WakeBefore}
+	}
+	cur, err := s.live.Find(ctx, filter, options.Find().SetProjection(bson.M{
+		"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1, "ancestors": 1, "wakeAt": 1,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("list active runs: %w", err)
@@ -57,7 +78,7 @@ func (s *Store) ListInFlight(ctx context.Context) ([]domain.InFlight, error) {
 	out := make([]domain.InFlight, len(docs))
 	for i, d := range docs {
 		out[i] = domain.InFlight{ID: d.ID, Team: d.Team, Owner: d.Owner, Created: d.Created, Queued: d.Queued,
-			Phase: domain.Phase(d.Phase), Ancestors: d.Ancestors}
+			Phase: domain.Phase(d.Phase), Ancestors: d.Ancestors, WakeAt: utc(d.WakeAt)}
 	}
 	return out, nil
 }

@@ -135,6 +135,9 @@ func sealContext(box Sealer, rc domain.RunContext) domain.RunContext {
 		}
 		rc.Secrets = sealed
 	}
+	if rc.CallbackToken != "" {
+		rc.CallbackToken = seal(box, rc.CallbackToken)
+	}
 	return rc
 }
 
@@ -145,6 +148,9 @@ func openContext(box Sealer, rc domain.RunContext) domain.RunContext {
 	rc.Team = openValues(box, rc.Team, team)
 	for i, s := range rc.Secrets {
 		rc.Secrets[i] = open(box, s)
+	}
+	if rc.CallbackToken != "" {
+		rc.CallbackToken = open(box, rc.CallbackToken)
 	}
 	return rc
 }

@@ -223,7 +223,7 @@ func TestSaveStepIsConditionalAndArchiveMovesTheRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, found)
 
-	active, err := s.ListInFlight(ctx)
+	active, err := s.ListInFlight(ctx, domain.InFlightFilter{})
 	require.NoError(t, err)
 	require.Len(t, active, 1)
 	assert.Equal(t, "replica-a", active[0].Owner)
@@ -231,7 +231,7 @@ func TestSaveStepIsConditionalAndArchiveMovesTheRun(t *testing.T) {
 	r.Status, r.Phase = domain.Succeeded, domain.Completed
 	require.NoError(t, s.Archive(ctx, r, tasks))
 	require.NoError(t, s.Archive(ctx, r, tasks), "archiving again is harmless")
-	active, err = s.ListInFlight(ctx)
+	active, err = s.ListInFlight(ctx, domain.InFlightFilter{})
 	require.NoError(t, err)
 	assert.Empty(t, active)
 	back, err := s.FindRun(ctx, r.ID)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -131,7 +132,7 @@ func createEnded(t *testing.T, s app.Stores) {
 	create(t, s, r, tasks)
 	assert.Empty(t, r.Owner, "a run stored in the archive has no owner")
 
-	inFlight, err := s.Runs.ListInFlight(ctx)
+	inFlight, err := s.Runs.ListInFlight(ctx, domain.InFlightFilter{})
 	require.NoError(t, err)
 	assert.Empty(t, inFlight)
 	got, err := s.Runs.FindRun(ctx, "quick")
@@ -196,7 +197,7 @@ func archiveAndFinalize(t *testing.T, s app.Stores) {
 	r.Status, r.Phase, r.EndTime = domain.Succeeded, domain.Completed, at.Add(time.Minute)
 	require.NoError(t, s.Runs.Archive(ctx, r, tasks))
 	require.NoError(t, s.Runs.Archive(ctx, r, tasks), "archiving again is harmless")
-	inFlight, err := s.Runs.ListInFlight(ctx)
+	inFlight, err := s.Runs.ListInFlight(ctx, domain.InFlightFilter{})
 	require.NoError(t, err)
 	assert.Empty(t, inFlight)
 	back, err := s.Runs.FindRun(ctx, "run-1")
@@ -235,7 +236,7 @@ func inFlight(t *testing.T, s app.Stores) {
 	queued.Status, queued.Phase, queued.Queued = domain.NotStarted, domain.Queued, true
 	create(t, s, queued, queuedTasks)
 
-	list, err := s.Runs.ListInFlight(ctx)
+	list, err := s.Runs.ListInFlight(ctx, domain.InFlightFilter{})
 	require.NoError(t, err)
 	byID := map[string]domain.InFlight{}
 	for _, f := range list {
@@ -248,6 +249,31 @@ func inFlight(t *testing.T, s app.Stores) {
 	assert.Equal(t, "replica-a", byID["root"].Owner)
 	assert.True(t, byID["root"].Created.Equal(at))
 
+	owned := func(f domain.InFlightFilter) []string {
+		t.Helper()
+		list, err := s.Runs.ListInFlight(ctx, f)
+		require.NoError(t, err)
+		var ids []string
+		for _, r := range list {
+			ids = append(ids, r.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	assert.Equal(t, []string{"queued"}, owned(domain.InFlightFilter{Queued: true, Team: "infra"}))
+	assert.Empty(t, owned(domain.InFlightFilter{Queued: true, Team: "other"}))
+	assert.Equal(t, []string{"child"}, owned(domain.InFlightFilter{Children: true}))
+	assert.Empty(t, owned(domain.InFlightFilter{Owners: []string{"replica-z"}}))
+	assert.Len(t, owned(domain.InFlightFilter{Owners: []string{"replica-z", "replica-a"}}), 3)
+	assert.Empty(t, owned(domain.InFlightFilter{WakeBefore: at.Add(time.Hour)}), "no wake stored")
+	root.WakeAt = at.Add(30 * time.Minute)
+	require.NoError(t, s.Runs.SaveStep(ctx, root, rootTasks, nil))
+	assert.Equal(t, []string{"root"}, owned(domain.InFlightFilter{Owners: []string{"replica-a"}, WakeBefore: at.Add(time.Hour)}))
+	assert.Empty(t, owned(domain.InFlightFilter{WakeBefore: at.Add(time.Minute)}))
+	back, err := s.Runs.FindRun(ctx, "root")
+	require.NoError(t, err)
+	assert.True(t, back.WakeAt.Equal(root.WakeAt))
+
 	require.NoError(t, s.Runs.SetQueued(ctx, "queued", false))
 	took, err := s.Runs.TakeOver(ctx, "queued", "replica-b", "replica-c")
 	require.NoError(t, err)
@@ -255,7 +281,7 @@ func inFlight(t *testing.T, s app.Stores) {
 	took, err = s.Runs.TakeOver(ctx, "queued", "replica-a", "replica-c")
 	require.NoError(t, err)
 	assert.True(t, took)
-	back, err := s.Runs.FindRun(ctx, "queued")
+	back, err = s.Runs.FindRun(ctx, "queued")
 	require.NoError(t, err)
 	assert.Equal(t, "replica-c", back.Owner)
 	assert.False(t, back.Queued)
@@ -971,7 +997,7 @@ func lockQueue(t *testing.T, s app.Stores) {
 	assert.True(t, granted)
 	assert.NotZero(t, l.Version, "stored")
 	assert.Equal(t, waiter("r1", 0), l.Holder)
-	assert.True(t, l.Notified, "acquired at once: told as it is")
+	assert.False(t, l.Notified, "granted: untold until its run takes it")
 
 	for _, run := range []string{"r2", "r3", "r4"} {
 		l, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
@@ -994,6 +1020,15 @@ func lockQueue(t *testing.T, s app.Stores) {
 	assert.Equal(t, normalLock(*l), normalLock(stored[0]))
 
 	untold, err := s.Locks.FindUntold(ctx)
+	require.NoError(t, err)
+	require.Len(t, untold, 1)
+	assert.Equal(t, "r1", untold[0].Holder.Run)
+	_, err = s.Locks.UpdateLock(ctx, "infra", "deploy", func(l *domain.Lock) error {
+		l.Notified = true
+		return nil
+	})
+	require.NoError(t, err)
+	untold, err = s.Locks.FindUntold(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, untold)
 	for i, want := range []string{"r2", "r3", "r4"} {

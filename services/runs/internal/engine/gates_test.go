@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/tasktype"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// gate is start → g → end.
+func gate(typ string, params map[string]any) *domain.Definition {
+	return &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		task("g", typ, params, "start"), task("end", tasktype.End, nil, "g")}}
+}
+
+// openAction waits for the action of run's task g and answers it.
+func (h *harness) openAction(run string) *domain.Action {
+	h.t.Helper()
+	var a *domain.Action
+	require.Eventually(h.t, func() bool {
+		list, err := h.store.FindRunActions(context.Background(), run)
+		if err != nil || len(list) == 0 {
+			return false
+		}
+		a = list[0]
+		return true
+	}, within, time.Millisecond)
+	return a
+}
+
+// decide stores person's vote on action id and applies it through e, as the use cases do.
+func (h *harness) decide(e *Engine, id string, approved bool) {
+	h.t.Helper()
+	a, err := h.store.UpdateAction(context.Background(), id, func(a *domain.Action) error {
+		return a.Decide(domain.Vote{By: domain.Actioner{ID: "ann", Name: "Ann"}, Approved: approved}, h.clock.Now())
+	})
+	require.NoError(h.t, err)
+	require.NoError(h.t, e.ApplyDecision(context.Background(), a))
+}
+
+func TestEngineApprovals(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	e := h.start("a")
+	run := h.submit(e, gate(tasktype.Approval, nil))
+	h.waitTask(run, "g", domain.Waiting)
+	a := h.openAction(run)
+	assert.Equal(t, domain.ActionSubmitted, a.Status)
+	r, _ := h.stored(run)
+	assert.True(t, r.AwaitingApproval)
+	assert.False(t, e.held.holds(run), "a run that only waits is not kept in memory")
+
+	h.decide(e, a.ID, true)
+	h.ends(run, domain.Succeeded)
+	// A decision applied again (the reconciler after a crash) changes nothing.
+	again, err := h.store.FindAction(context.Background(), a.ID)
+	require.NoError(t, err)
+	assert.True(t, again.Applied)
+	require.NoError(t, e.ApplyDecision(context.Background(), again))
+	assert.Equal(t, "start=succeeded g=succeeded end=succeeded", h.statuses(run))
+}
+
+// A decision stored by a replica that died before applying it is applied by the
+// reconciler, exactly once; the waiting run is taken over with its gate.
+func TestEngineGateSurvivesTakeover(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := h.start("a")
+	run := h.submit(a, gate(tasktype.Approval, map[string]any{"numberOfApprovers": 1}))
+	act := h.openAction(run)
+	h.stop("a")
+	_, err := h.store.UpdateAction(context.Background(), act.ID, func(x *domain.Action) error {
+		return x.Decide(domain.Vote{By: domain.Actioner{ID: "bob"}, Approved: true}, h.clock.Now())
+	})
+	require.NoError(t, err)
+	h.clock.mu.Lock()
+	h.clock.now = h.clock.now.Add(time.Minute)
+	h.clock.mu.Unlock()
+	h.start("b")
+	h.ends(run, domain.Succeeded)
+	back, err := h.store.FindAction(context.Background(), act.ID)
+	require.NoError(t, err)
+	assert.True(t, back.Applied)
+}
+
+func TestEngineCallbackKeptAndTimeouts(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	e := h.start("a")
+	run := h.submit(e, gate(tasktype.EventWait, map[string]any{"topic": "done", "timeout": 5}))
+	h.waitTask(run, "g", domain.Waiting)
+	h.advance(5 * time.Minute)
+	h.ends(run, domain.Failed)
+	assert.Equal(t, "start=succeeded g=timedout end=succeeded", h.statuses(run), "the end is reached; the failure still fails the run")
+
+	run = h.submit(e, gate(tasktype.Approval, map[string]any{"timeout": 1, "onTimeout": "approve"}))
+	act := h.openAction(run)
+	h.advance(time.Minute)
+	h.ends(run, domain.Succeeded)
+	require.Eventually(t, func() bool {
+		back, err := h.store.FindAction(context.Background(), act.ID)
+		return err == nil && back.Status == domain.ActionApproved
+	}, within, time.Millisecond)
+}
+
+// Locks serve their waiters first come, first served, and a run that ends lets its lock go.
+func TestEngineLocks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	e := h.start("a")
+	def := &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		task("lock", tasktype.AcquireLock, map[string]any{"key": "prod"}, "start"),
+		task("hold", tasktype.EventWait, map[string]any{"topic": "go"}, "lock"),
+		task("unlock", tasktype.ReleaseLock, map[string]any{"key": "prod"}, "hold"),
+		task("end", tasktype.End, nil, "unlock")}}
+	var runs []string
+	for range 3 {
+		runs = append(runs, h.submit(e, clone(def)))
+	}
+	h.waitTask(runs[0], "lock", domain.Succeeded)
+	for i, run := range runs {
+		h.waitTask(run, "lock", domain.Succeeded)
+		for _, later := range runs[i+1:] {
+			_, tasks := h.stored(later)
+			assert.Equal(t, domain.Waiting, tasks[1].Status, "run %d waits behind run %d", i+1, i)
+		}
+		require.NoError(t, e.Step(context.Background(), run, func(m *domain.Machine) error {
+			return m.CallbackArrived("go", domain.Succeeded, "")
+		}))
+		h.ends(run, domain.Succeeded)
+	}
+
+	first, second := h.submit(e, clone(def)), h.submit(e, clone(def))
+	h.waitTask(first, "lock", domain.Succeeded)
+	h.waitTask(second, "lock", domain.Waiting)
+	require.NoError(t, e.Cancel(context.Background(), first, "stop"))
+	h.waitTask(second, "lock", domain.Succeeded)
+}
