@@ -100,6 +100,10 @@ type (
 	Contexts = app.Contexts
 	// TeamContext is what Contexts answer.
 	TeamContext = app.TeamContext
+	// Approvers reads teams' approver groups.
+	Approvers = app.Approvers
+	// ApproverGroup is what Approvers answer.
+	ApproverGroup = app.ApproverGroup
 	// Definition is the workflow version a run runs, as Definitions answer it.
 	Definition = domain.Definition
 	// Spec is a catalogue task's step, as Catalogue answers it.
@@ -123,6 +127,7 @@ type Deps struct {
 	Definitions Definitions
 	Catalogue   Catalogue
 	Contexts    Contexts
+	Approvers   Approvers
 }
 
 // updateConcurrency is how many runners' reports are applied at once.
@@ -153,6 +158,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if deps.Contexts == nil {
 		deps.Contexts = sources.NewIdentity(deps.Resolver, deps.Signer)
 	}
+	if deps.Approvers == nil && deps.Resolver != nil && deps.Signer != nil {
+		deps.Approvers = sources.NewIdentity(deps.Resolver, deps.Signer)
+	}
+	var tokens app.Tokens
+	if deps.Signer != nil {
+		tokens = deps.Signer
+	}
 	if cfg.GroupID == "" {
 		cfg.GroupID = "baton-" + Name
 	}
@@ -171,7 +183,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}, app.Deps{
 		Stores:    app.Stores{Runs: store, Quotas: store, Keys: store, Heartbeats: store, Logs: store, Replicas: store, Actions: store, Locks: store},
 		Publisher: producer{deps.Publisher}, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
-		Contexts: deps.Contexts, Sealer: box,
+		Contexts: deps.Contexts, Approvers: deps.Approvers, Tokens: tokens, Sealer: box,
 	})
 	s := &Service{app: a, signer: deps.Signer}
 	s.updates = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{

@@ -222,7 +222,9 @@ func TestRunnerTasksRetryAndLogs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "echo us-east > $(results.out.path)", a.Spec.Script)
 	assert.Equal(t, []string{"out"}, a.Results)
-	assert.Equal(t, []string{"s3cr3t-value"}, a.Secrets)
+	require.Len(t, a.Secrets, 2)
+	assert.Equal(t, "s3cr3t-value", a.Secrets[0])
+	assert.True(t, strings.HasPrefix(a.Secrets[1], auth.RunTokenPrefix), "the run's callback token is masked in logs too")
 
 	claim := map[string]any{"attempt": 1, "runner": "r1"}
 	f.must(t, http.StatusOK, service, http.MethodPost, "/internal/v1/taskruns/"+taskRun+"/claim", claim)

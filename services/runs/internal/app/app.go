@@ -32,6 +32,10 @@ type (
 	Contexts interface {
 		RunContext(ctx context.Context, team string) (TeamContext, error)
 	}
+	// Tokens mints and checks runs' callback tokens (*auth.Signer).
+	Tokens interface {
+		RunToken(run string) string
+	}
 )
 
 // What the use cases ask of the stores, beyond what the engine asks (engine.RunStore,
@@ -155,6 +159,9 @@ type TeamContext struct {
 	// MaxTreeRuns is how many runs one run may start below it, at every depth together
 	// (the runs.maxTreeRuns setting); 0 is domain.DefaultMaxTreeRuns.
 	MaxTreeRuns int
+	// PreventSelfApproval keeps a run's initiator from approving it (the setting
+	// actions.preventSelfApproval).
+	PreventSelfApproval bool
 }
 
 // maxDepth is the depth limit of the team's child runs.
@@ -190,6 +197,9 @@ type Deps struct {
 	Definitions Definitions
 	Catalogue   Catalogue
 	Contexts    Contexts
+	Approvers   Approvers
+	// Tokens mints each run's callback token (its context param callback-token).
+	Tokens Tokens
 	// Sealer seals the attempts that carry secrets for the runners, and opens the results
 	// they send back sealed (the shared BATON_SECRET_KEY).
 	Sealer engine.Sealer
@@ -197,19 +207,23 @@ type Deps struct {
 
 // App is the runs service's use cases.
 type App struct {
-	cfg    Config
-	engine *engine.Engine
-	runs   RunStore
-	quotas QuotaStore
-	keys   KeyStore
-	beats  HeartbeatStore
-	logs   LogStore
-	defs   Definitions
-	cat    Catalogue
-	ctxs   *contextCache
-	box    engine.Sealer
-	log    *slog.Logger
-	now    func() time.Time
+	cfg       Config
+	engine    *engine.Engine
+	runs      RunStore
+	quotas    QuotaStore
+	keys      KeyStore
+	beats     HeartbeatStore
+	logs      LogStore
+	acts      ActionStore
+	locks     LockStore
+	defs      Definitions
+	approvers Approvers
+	tokens    Tokens
+	cat       Catalogue
+	ctxs      *contextCache
+	box       engine.Sealer
+	log       *slog.Logger
+	now       func() time.Time
 	// stored remembers when each attempt's heartbeat was last stored here.
 	stored beatCache
 }
@@ -225,10 +239,12 @@ func New(cfg Config, deps Deps) *App {
 	a := &App{
 		cfg: cfg, runs: deps.Stores.Runs, quotas: deps.Stores.Quotas, keys: deps.Stores.Keys,
 		beats: deps.Stores.Heartbeats, logs: deps.Stores.Logs, defs: deps.Definitions, cat: deps.Catalogue,
+		acts: deps.Stores.Actions, locks: deps.Stores.Locks, approvers: deps.Approvers, tokens: deps.Tokens,
 		ctxs: newContextCache(deps.Contexts, cfg.ContextTTL), box: deps.Sealer, log: cfg.Logger, now: time.Now,
 	}
 	a.engine = engine.New(cfg.Engine, engine.Deps{
 		Runs: deps.Stores.Runs, Slots: deps.Stores.Quotas, Replicas: deps.Stores.Replicas, Heartbeats: deps.Stores.Heartbeats,
+		Actions: deps.Stores.Actions, Locks: deps.Stores.Locks,
 		Publisher: deps.Publisher, Starter: a, Limits: a.ctxs, Sealer: deps.Sealer,
 	})
 	return a
@@ -301,6 +317,11 @@ func (c *contextCache) get(ctx context.Context, team string) (TeamContext, error
 		return v.tc, nil
 	}
 	c.mu.Unlock()
+	return c.fresh(ctx, team)
+}
+
+// fresh reads a team's context from its source, not the cache, and caches it.
+func (c *contextCache) fresh(ctx context.Context, team string) (TeamContext, error) {
 	tc, err := c.src.RunContext(ctx, team)
 	if err != nil {
 		return TeamContext{}, err

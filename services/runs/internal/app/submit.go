@@ -171,6 +171,10 @@ func (a *App) runContext(r *domain.Run, tc TeamContext) domain.RunContext {
 			rc.Secrets = append(rc.Secrets, s)
 		}
 	}
+	if a.tokens != nil {
+		rc.CallbackToken = a.tokens.RunToken(r.ID)
+		rc.Secrets = append(rc.Secrets, rc.CallbackToken)
+	}
 	if base := strings.TrimRight(a.cfg.PublicURL, "/"); base != "" {
 		cb := base + "/api/v2/callback?ref=" + r.ID
 		rc.Links = map[string]string{

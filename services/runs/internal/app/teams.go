@@ -59,5 +59,11 @@ func (a *App) DeleteTeam(ctx context.Context, team string) error {
 	if err := a.quotas.DeleteTeamQuotas(ctx, team); err != nil {
 		return err
 	}
+	if err := a.acts.DeleteTeamActions(ctx, team); err != nil {
+		return err
+	}
+	if err := a.locks.DeleteTeamLocks(ctx, team); err != nil {
+		return err
+	}
 	return a.keys.DeleteTeamKeys(ctx, team)
 }

@@ -38,6 +38,9 @@ type handlers struct {
 //	DELETE /team/{team}/workflowrun/{id}/cancel
 //	GET    /taskrun/{id}/log
 //	GET    /team/{team}/insights
+//	PUT    /team/{team}/action
+//	GET    /team/{team}/action/query | /summary | /{id}
+//	POST   /callback, GET /callback
 func Routes(r fiber.Router, a *app.App) {
 	h := &handlers{app: a, poll: 250 * time.Millisecond}
 	r.Post("/team/:team/workflow/:name/submit", h.submit)
@@ -50,6 +53,12 @@ func Routes(r fiber.Router, a *app.App) {
 	r.Put("/team/:team/workflowrun/:id/retry", h.retry)
 	r.Get("/taskrun/:id/log", h.log)
 	r.Get("/team/:team/insights", h.insights)
+	r.Put("/team/:team/action", h.decide)
+	r.Get("/team/:team/action/query", h.queryActions)
+	r.Get("/team/:team/action/summary", h.actionSummary)
+	r.Get("/team/:team/action/:id", h.action)
+	r.Post("/callback", h.callback)
+	r.Get("/callback", h.callback)
 }
 
 // InternalRoutes registers the endpoints Baton's own services call (libs/runsapi), on r
@@ -111,7 +120,7 @@ func inScope(p auth.Principal, v app.RunView) error {
 }
 
 func initiator(p auth.Principal) domain.Initiator {
-	return domain.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email, p.ID)}
+	return domain.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email, p.ID), Person: p.Person}
 }
 
 // submitBody is WorkflowSubmitRequest; `trigger` from API clients is ignored.

@@ -137,6 +137,19 @@ func (i *Identity) RunContext(ctx context.Context, team string) (app.TeamContext
 		Global: rc.GlobalParams, Team: rc.TeamParams, Secrets: rc.Secrets,
 		MaxMonthly: rc.Quotas.MaxWorkflowRunMonthly, MaxDuration: rc.Quotas.MaxWorkflowRunDuration,
 		MaxConcurrent: rc.Quotas.MaxConcurrentRuns, TaskDefaultTimeout: rc.TaskDefaultTimeout,
-		MaxDepth: rc.MaxDepth, MaxTreeRuns: rc.MaxTreeRuns,
+		MaxDepth: rc.MaxDepth, MaxTreeRuns: rc.MaxTreeRuns, PreventSelfApproval: rc.PreventSelfApproval,
 	}, nil
+}
+
+// ApproverGroups implements app.Approvers.
+func (i *Identity) ApproverGroups(ctx context.Context, team string) ([]app.ApproverGroup, error) {
+	ag, err := i.c.ApproverGroups(ctx, team)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]app.ApproverGroup, len(ag.Groups))
+	for k, g := range ag.Groups {
+		out[k] = app.ApproverGroup{ID: g.ID, Name: g.Name, Approvers: g.Approvers}
+	}
+	return out, nil
 }

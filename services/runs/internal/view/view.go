@@ -44,7 +44,7 @@ func OfRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) Run {
 		Results:    nameValues(maskValues(r.Results, r.SecretResults, known)),
 		Workspaces: r.Workspaces, CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),
 		Timeout: r.Timeout, Retries: r.Retries, RetryOf: r.RetryOf, ParentRun: r.ParentRun,
-		RootRun: r.Root(), Depth: r.Depth,
+		RootRun: r.Root(), Depth: r.Depth, AwaitingApproval: r.AwaitingApproval,
 	}
 	if tasks != nil {
 		v.Tasks = make([]TaskRun, len(tasks))
