@@ -58,6 +58,12 @@ type Config struct {
 	// runners (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity
 	// seals with, shared with the runners).
 	SecretKey string
+	// Alone says this replica is the service's only one and the only writer of its
+	// database (BATON_RUNS_ALONE, default false; standalone mode sets it on its embedded
+	// database). Its store then checks its writes' conditions itself, which the embedded
+	// database cannot do by index, and its reconciler looks for other replicas' work only
+	// now and then. Never set it where two replicas share a database.
+	Alone bool
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -86,6 +92,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			}
 			*d.into = v
 		}
+	}
+	switch raw := getenv("BATON_RUNS_ALONE"); raw {
+	case "", "false":
+	case "true":
+		cfg.Alone = true
+	default:
+		return Config{}, fmt.Errorf("BATON_RUNS_ALONE: want true or false, got %q", raw)
 	}
 	return cfg, nil
 }
@@ -172,12 +185,16 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runs: %s: %w", secrets.EnvKey, err)
 	}
-	store := mongostore.New(deps.DB, box)
+	var opts []mongostore.Option
+	if cfg.Alone {
+		opts = append(opts, mongostore.Exclusive())
+	}
+	store := mongostore.New(deps.DB, box, opts...)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return nil, err
 	}
 	a := app.New(app.Config{
-		Engine: engine.Config{Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout,
+		Engine: engine.Config{Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout, Alone: cfg.Alone,
 			Reconcile: cfg.Reconcile, Logger: deps.Logger},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
 	}, app.Deps{

@@ -92,6 +92,8 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		}
 		defer m.Close()
 		overrides["BATON_MONGO_URI"] = m.URI()
+		// The embedded database is this process's alone, and so is its one runs replica.
+		overrides["BATON_RUNS_ALONE"] = "true"
 	}
 	if getenv("BATON_KAFKA_BROKERS") == "" {
 		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)

@@ -121,9 +121,8 @@ type Run struct {
 	SharesSlot bool
 	// FinalStatus is set by a setwfstatus task; it overrides the computed final status.
 	FinalStatus Status
-	// WakeAt is when the run next has a timed move (a gate's timeout, its deadline), as
-	// stored when the run was put out of memory to wait: the replica holding it loads it
-	// again in time. A hint only, possibly stale: a run loaded early finds nothing due.
+	// WakeAt is when the run next has a timed move (a gate's timeout, a retry, its
+	// deadline), as of its last step.
 	WakeAt time.Time
 	// AwaitingApproval is set while an approval task of the run waits for its decision.
 	AwaitingApproval bool

@@ -24,13 +24,11 @@ type InFlight struct {
 	Phase  Phase
 	// Ancestors are the runs above a child run in its tree, root first.
 	Ancestors []string
-	// WakeAt is when the run next has a timed move, as last stored (Run.WakeAt).
-	WakeAt time.Time
 }
 
 // InFlightFilter selects runs in flight; its zero value selects them all. The engine asks
-// for the few it needs (a dead replica's, the queued, those due soon), never for all of
-// them on a schedule: the runs waiting on people may be many.
+// for the few it needs (a dead replica's, the queued, the children), and for all of them
+// only now and then: the runs waiting on people may be many.
 type InFlightFilter struct {
 	// Owners keeps the runs held by one of these replicas.
 	Owners []string
@@ -40,8 +38,6 @@ type InFlightFilter struct {
 	Queued bool
 	// Children keeps child runs (with ancestors).
 	Children bool
-	// WakeBefore keeps the runs whose stored WakeAt is set and before it.
-	WakeBefore time.Time
 }
 
 // RunFilter selects runs of a team.

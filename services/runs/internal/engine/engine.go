@@ -44,7 +44,10 @@ type Config struct {
 	Reconcile time.Duration
 	// PublicURL is the gateway's base URL, for the callback URLs given to tasks.
 	PublicURL string
-	Logger    *slog.Logger
+	// Alone says this replica is the service's only one (the standalone process): the
+	// reconciler then looks for queued runs and orphaned children at its sweeps only.
+	Alone  bool
+	Logger *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -245,8 +248,6 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 		for i := range changed {
 			idx = append(idx, i)
 		}
-		// Stored with the step: a replica that lets the run out of memory (park) finds
-		// it again by it, in time.
 		a.st.Run.WakeAt, a.idle = domain.NewMachine(a.st, e.now()).Wake(e.cfg.Lease)
 		if err := e.runs.SaveStep(ctx, a.st.Run, a.st.Tasks, idx); err != nil {
 			return err
@@ -257,18 +258,14 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 }
 
 // park lets go of a run of this replica's that only waits (domain's Machine.Wake): a run
-// waiting on people costs no memory. Its next step loads it again; its timer is kept only
-// when due before the reconciler would find it (wakeSoon).
+// waiting on people keeps nothing in memory but its timer, a heap entry. Its next step, or
+// its timer, loads it again.
 func (e *Engine) park(id string, a *actor) {
 	if a.st == nil || !a.idle || a.st.Run.Owner != e.cfg.Replica {
 		return
 	}
-	wake := a.st.Run.WakeAt
 	a.st = nil
 	e.held.release(id)
-	if wake.IsZero() || wake.After(e.now().Add(2*e.cfg.Reconcile)) {
-		e.timers.set(id, time.Time{})
-	}
 }
 
 // effects carries out what a stored step owes: its status events, dispatches, child runs,

@@ -73,11 +73,11 @@ func (e *Engine) reconcileLoop(ctx context.Context) {
 	}
 }
 
-// reconcile takes over the runs of dead replicas, starts queued runs, loads the runs of
-// this replica that are out of memory and due soon or whose last step failed, cancels the
-// children of stopped runs that a cascade missed, and applies what gates left owed. It
-// asks the store only for those runs, never for every run in flight: the runs waiting on
-// people may be many, and they cost nothing while they wait.
+// reconcile takes over the runs of dead replicas, starts queued runs, reloads the runs of
+// this replica whose last step failed, cancels the children of stopped runs that a cascade
+// missed, and applies what gates left owed. Between sweeps it asks the store only for
+// those runs, never for every run in flight: the runs waiting on people may be many, and
+// they should cost nothing while they wait.
 func (e *Engine) reconcile(ctx context.Context) {
 	seen, err := e.replicas.Replicas(ctx)
 	if err != nil {
@@ -152,7 +152,12 @@ func (e *Engine) reconcile(ctx context.Context) {
 	for _, id := range e.held.unloaded() {
 		e.adopt(ctx, domain.InFlight{ID: id, Phase: domain.PhaseRunning})
 	}
-	e.wakeSoon(ctx, now)
+	if e.cfg.Alone && !sweep {
+		// Nothing but this replica queues runs or starts child runs: its own kicks and
+		// cascades need no looking after between sweeps.
+		e.reconcileGates(ctx)
+		return
+	}
 	if queued, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Queued: true}); err == nil {
 		teams := map[string]bool{}
 		for _, a := range queued {
@@ -171,23 +176,6 @@ func (e *Engine) reconcile(ctx context.Context) {
 // sweepEvery is how often the reconciler looks at every run in flight for those of
 // replicas nobody knows of.
 const sweepEvery = 10 * time.Minute
-
-// wakeSoon sets the timers of this replica's runs out of memory that have something due
-// before the next reconcile but one: they are loaded when it falls due.
-func (e *Engine) wakeSoon(ctx context.Context, now time.Time) {
-	due, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Owners: []string{e.cfg.Replica}, WakeBefore: now.Add(2 * e.cfg.Reconcile)})
-	if err != nil {
-		if ctx.Err() == nil {
-			e.log.Warn("cannot list runs due soon", "error", err)
-		}
-		return
-	}
-	for _, a := range due {
-		if !a.Queued && !a.Phase.Ended() && !e.held.holds(a.ID) {
-			e.timers.set(a.ID, a.WakeAt)
-		}
-	}
-}
 
 // cancelOrphans cancels the child runs among held that a run above them was stopped
 // for: the cancels of a cascade that a crash interrupted, or that could not be stored.

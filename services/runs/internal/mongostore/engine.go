@@ -31,13 +31,12 @@ type inFlightDoc struct {
 	Queued    bool      `bson:"queued"`
 	Phase     string    `bson:"phase"`
 	Ancestors []string  `bson:"ancestors"`
-	WakeAt    time.Time `bson:"wakeAt"`
 }
 
 // SetQueued marks whether a run in flight waits for a slot. Like a takeover it moves the
 // run's version, so a replica holding an older copy reloads before its next step.
 func (s *Store) SetQueued(ctx context.Context, id string, queued bool) error {
-	if _, err := s.live.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"queued": queued}, "$inc": bson.M{"version": 1}}); err != nil {
+	if _, err := s.updateIf(ctx, s.live, id, nil, bson.M{"$set": bson.M{"queued": queued}, "$inc": bson.M{"version": 1}}); err != nil {
 		return fmt.Errorf("mark run %s queued=%v: %w", id, queued, err)
 	}
 	return nil
@@ -62,11 +61,8 @@ func (s *Store) ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]do
 	if f.Children {
 		filter["depth"] = bson.M{"$gt": 0}
 	}
-	if !f.WakeBefore.IsZero() {
-		filter["wakeAt"] = bson.M{"$gt": time.Time{}, "$lt": f.WakeBefore}
-	}
 	cur, err := s.live.Find(ctx, filter, options.Find().SetProjection(bson.M{
-		"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1, "ancestors": 1, "wakeAt": 1,
+		"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1, "ancestors": 1,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("list active runs: %w", err)
@@ -78,7 +74,7 @@ func (s *Store) ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]do
 	out := make([]domain.InFlight, len(docs))
 	for i, d := range docs {
 		out[i] = domain.InFlight{ID: d.ID, Team: d.Team, Owner: d.Owner, Created: d.Created, Queued: d.Queued,
-			Phase: domain.Phase(d.Phase), Ancestors: d.Ancestors, WakeAt: utc(d.WakeAt)}
+			Phase: domain.Phase(d.Phase), Ancestors: d.Ancestors}
 	}
 	return out, nil
 }
@@ -149,11 +145,11 @@ func (s *Store) FindStopped(ctx context.Context, ids []string) (map[string]bool,
 // TakeOver moves a run in flight from a dead replica to owner; false when another replica
 // took it first.
 func (s *Store) TakeOver(ctx context.Context, id, from, owner string) (bool, error) {
-	res, err := s.live.UpdateOne(ctx, bson.M{"_id": id, "owner": from}, bson.M{"$set": bson.M{"owner": owner}, "$inc": bson.M{"version": 1}})
+	ok, err := s.updateIf(ctx, s.live, id, bson.M{"owner": from}, bson.M{"$set": bson.M{"owner": owner}, "$inc": bson.M{"version": 1}})
 	if err != nil {
 		return false, fmt.Errorf("take over run %s: %w", id, err)
 	}
-	return res.MatchedCount == 1, nil
+	return ok, nil
 }
 
 // MarkAlive records that replica was alive at.

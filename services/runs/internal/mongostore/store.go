@@ -53,6 +53,9 @@ type Store struct {
 	actions, actionWrites, unapplied     *mongo.Collection
 	locks                                *mongo.Collection
 	box                                  Sealer
+	// exclusive and writeLocks are an exclusive store's (see exclusive.go).
+	exclusive  bool
+	writeLocks idLocks
 
 	// Documents known to exist, so their writes are not repeated: definition ids and
 	// teams' slot documents. Neither is ever deleted.
@@ -66,7 +69,7 @@ type Store struct {
 
 // New returns the store over db. box seals, for storage, every value a run holds that came
 // from a secret, and opens them on reading (see seal.go).
-func New(db *mongo.Database, box Sealer) *Store {
+func New(db *mongo.Database, box Sealer, opts ...Option) *Store {
 	s := &Store{
 		box:  box,
 		live: db.Collection("live"),
@@ -79,6 +82,9 @@ func New(db *mongo.Database, box Sealer) *Store {
 	}
 	for i := range s.pages {
 		s.pages[i] = db.Collection(fmt.Sprintf("pages_%02d", i))
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	s.createLive = newCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.live, cs) })
 	s.createArchived = newCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.runs, cs) })
@@ -107,10 +113,10 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "creationDate", Value: 1}, {Key: "_id", Value: 1}}}),
 			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}, {Key: "creationDate", Value: 1}}}))
 	}
-	// The engine asks for the runs in flight of a replica (a dead one's; its own due
-	// soon), and for the queued ones, never for all of them on a schedule.
+	// The engine asks for the runs in flight of a replica (a dead one's), and for the
+	// queued ones, rarely for all of them.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live,
-		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}, {Key: "wakeAt", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "queued", Value: 1}, {Key: "team", Value: 1}}}))
 	// The runs a cancel cascades to are found by their ancestors, among the runs in flight.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live, mongo.IndexModel{Keys: bson.D{{Key: "ancestors", Value: 1}}}))
@@ -440,13 +446,19 @@ func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.Task
 	slices.Sort(pages)
 	pages = slices.Compact(pages)
 	if len(pages) > 0 {
-		models := make([]mongo.WriteModel, len(pages))
-		for k, p := range pages {
-			v := all[p*PageSize].Version
-			models[k] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": pageID(r.ID, p), "version": v}).
-				SetReplacement(pageOf(r.ID, all, p, v+1, s.box))
+		var matched int
+		var err error
+		if s.exclusive {
+			matched, err = s.replacePages(ctx, r, all, pages)
+		} else {
+			models := make([]mongo.WriteModel, len(pages))
+			for k, p := range pages {
+				v := all[p*PageSize].Version
+				models[k] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": pageID(r.ID, p), "version": v}).
+					SetReplacement(pageOf(r.ID, all, p, v+1, s.box))
+			}
+			matched, err = bulkWrite(ctx, s.livePages(r.ID), models)
 		}
-		matched, err := bulkWrite(ctx, s.livePages(r.ID), models)
 		if err != nil {
 			return fmt.Errorf("save task runs of %s: %w", r.ID, err)
 		}
@@ -466,11 +478,11 @@ func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.Task
 func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
 	d := toRunDoc(r, s.box)
 	d.Version = r.Version + 1
-	res, err := s.live.ReplaceOne(ctx, bson.M{"_id": r.ID, "version": r.Version}, d)
+	ok, err := s.replaceIf(ctx, s.live, r.ID, bson.M{"version": r.Version}, d)
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, err)
 	}
-	if res.MatchedCount == 0 {
+	if !ok {
 		return fmt.Errorf("save run %s: %w", r.ID, domain.ErrConflict)
 	}
 	r.Version++

@@ -33,7 +33,7 @@ func newStore(t *testing.T) *mongostore.Store {
 }
 
 // newStoreDB is newStore with the database under it.
-func newStoreDB(t testing.TB) (*mongostore.Store, *mongo.Database) {
+func newStoreDB(t testing.TB, opts ...mongostore.Option) (*mongostore.Store, *mongo.Database) {
 	t.Helper()
 	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func newStoreDB(t testing.TB) (*mongostore.Store, *mongo.Database) {
 	box, err := secrets.FromString("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
 	require.NoError(t, err)
 	db := client.Database(testkit.Database(t))
-	s := mongostore.New(db, box)
+	s := mongostore.New(db, box, opts...)
 	require.NoError(t, s.EnsureIndexes(context.Background()))
 	return s, db
 }
