@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/page"
@@ -43,9 +47,11 @@ const MaxDecisions = 100
 // be applied (unknown, of another team, closed, a vote the person may not cast, values
 // that do not fit a form), none. A decision that closes an action ends its task at once.
 //
-// Every item is checked before any is stored. Two requests deciding the same action at the
-// same moment can still meet between the check and the write: the later write is then
-// checked again, and refused alone if it no longer holds.
+// Every item is checked before any is stored. One decision is one conditional write.
+// Several are first held, each action in id order (so two requests never wait for each
+// other), checked again as it is held: no other request decides an action while it is
+// held, and a refusal lets go of those held. Only then are they decided. (A crash between
+// the first decision and the last leaves the rest held until their hold runs out.)
 func (a *App) Decide(ctx context.Context, team string, by domain.Actioner, items []Decision) error {
 	if len(items) == 0 || len(items) > MaxDecisions {
 		return apperr.New(apperr.RequestInvalid, "Send from 1 to %d decisions.", MaxDecisions)
@@ -92,12 +98,22 @@ func (a *App) Decide(ctx context.Context, team string, by domain.Actioner, items
 		}
 		actions[i] = act
 	}
+	req := ""
+	if len(items) > 1 {
+		req = uuid.NewString()
+		if err := a.holdAll(ctx, req, items, by); err != nil {
+			return err
+		}
+	}
 	var decided []*domain.Action
 	for i, d := range items {
-		stored, err := a.acts.UpdateAction(ctx, d.ID, func(act *domain.Action) error {
-			return act.Decide(vote(d, by), a.now())
+		stored, err := a.updateAction(ctx, d.ID, func(act *domain.Action) error {
+			return act.Decide(vote(d, by), req, a.now())
 		})
 		if err != nil {
+			if req != "" {
+				a.unholdAll(ctx, req, items[i:])
+			}
 			return itemError(i, err)
 		}
 		if !stored.Status.Open() {
@@ -116,6 +132,74 @@ func (a *App) Decide(ctx context.Context, team string, by domain.Actioner, items
 		a.log.Warn("decisions stored, not yet applied", "error", err)
 	}
 	return nil
+}
+
+// holdFor is how long a request deciding several actions holds them: far longer than it
+// takes, and short enough that a crash midway releases them soon. busyWait is how long a
+// decision waits for another request's hold to end.
+const (
+	holdFor  = 30 * time.Second
+	busyWait = 2 * time.Second
+)
+
+// holdAll holds the actions of items for request req, in id order, or none of them.
+func (a *App) holdAll(ctx context.Context, req string, items []Decision, by domain.Actioner) error {
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return strings.Compare(items[x].ID, items[y].ID) })
+	var held []Decision
+	for _, i := range order {
+		d := items[i]
+		_, err := a.updateAction(ctx, d.ID, func(act *domain.Action) error {
+			now := a.now()
+			return act.Reserve(vote(d, by), req, now.Add(holdFor), now)
+		})
+		if err != nil {
+			a.unholdAll(ctx, req, held)
+			return itemError(i, err)
+		}
+		held = append(held, d)
+	}
+	return nil
+}
+
+// unholdAll lets go of request req's holds on the actions of items.
+func (a *App) unholdAll(ctx context.Context, req string, items []Decision) {
+	for _, d := range items {
+		_, err := a.acts.UpdateAction(context.WithoutCancel(ctx), d.ID, func(act *domain.Action) error {
+			if !act.Unhold(req) {
+				return errNothingHeld
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errNothingHeld) {
+			// It runs out on its own (holdFor).
+			a.log.Warn("cannot let go of an action", "action", d.ID, "error", err)
+		}
+	}
+}
+
+var errNothingHeld = errors.New("not held")
+
+// updateAction is the store's UpdateAction, waiting up to busyWait while another request
+// holds the action.
+func (a *App) updateAction(ctx context.Context, id string, fn func(*domain.Action) error) (*domain.Action, error) {
+	deadline := time.Now().Add(busyWait)
+	for pause := 5 * time.Millisecond; ; pause *= 2 {
+		act, err := a.acts.UpdateAction(ctx, id, fn)
+		if !errors.Is(err, domain.ErrActionBusy) || time.Now().Add(pause).After(deadline) {
+			return act, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // mayDecide checks that by may cast decision d on act, as far as the request alone tells.
@@ -147,6 +231,8 @@ func itemError(i int, err error) error {
 		return apperr.New(apperr.ActionUnableToAction, "Item %d: the action is decided or cancelled already.", i)
 	case errors.Is(err, domain.ErrVotedAlready):
 		return apperr.New(apperr.ActionUnableToAction, "Item %d: you have decided on this action already.", i)
+	case errors.Is(err, domain.ErrActionBusy):
+		return apperr.New(apperr.ActionUnableToAction, "Item %d: another request is deciding this action; try again.", i)
 	case errors.As(err, &re):
 		e := apperr.New(apperr.RequestInvalid, "Item %d: %s", i, re.Message)
 		for _, f := range slices.Sorted(maps.Keys(re.Fields)) {

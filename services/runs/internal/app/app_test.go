@@ -82,6 +82,9 @@ func newApp(t *testing.T, tc app.TeamContext) (*app.App, *published) {
 	defs := definitions{
 		"inline": {Name: "inline", Tasks: []domain.TaskDef{{Name: "start", Type: tasktype.Start},
 			{Name: "end", Type: tasktype.End, Dependencies: dep}}},
+		"approve": {Name: "approve", Tasks: []domain.TaskDef{{Name: "start", Type: tasktype.Start},
+			{Name: "ok", Type: tasktype.Approval, Params: []domain.TaskParam{param("numberOfApprovers", 2)}, Dependencies: dep},
+			{Name: "end", Type: tasktype.End, Dependencies: []domain.Dependency{{TaskRef: "ok"}}}}},
 		"script": {Name: "script", Tasks: []domain.TaskDef{{Name: "start", Type: tasktype.Start},
 			{Name: "work", Type: tasktype.Script, Params: []domain.TaskParam{param("script", "true")}, Dependencies: dep},
 			{Name: "end", Type: tasktype.End, Dependencies: []domain.Dependency{{TaskRef: "work"}}}}},

@@ -72,6 +72,11 @@ type Action struct {
 	// it (a timeout, a cancel).
 	DecidedAt time.Time
 	Reason    string
+	// Hold names the request deciding several actions that holds this one until
+	// HoldUntil: while it checks and decides its other items, no other request decides
+	// this one, so the request applies all of its decisions or none.
+	Hold      string
+	HoldUntil time.Time
 	// Applied marks a decision the run has taken: a decision stored but not applied (a
 	// crash between the two) is applied again by the reconciler.
 	Applied bool

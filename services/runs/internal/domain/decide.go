@@ -28,6 +28,8 @@ var (
 	ErrActionClosed = errors.New("the action is closed")
 	// ErrVotedAlready refuses a second decision by the same person.
 	ErrVotedAlready = errors.New("this person has decided on the action already")
+	// ErrActionBusy refuses a decision on an action another request holds.
+	ErrActionBusy = errors.New("another request is deciding the action")
 )
 
 // MaxCommentBytes bounds a vote's comments.
@@ -36,13 +38,40 @@ const MaxCommentBytes = 4 << 10
 // Check reports why v cannot be applied to a as it is, without changing a: the action is
 // closed, the person voted already, or (an *ErrRequest) the values do not fit the form.
 func (a *Action) Check(v Vote) error {
-	_, _, err := a.check(v)
+	_, _, err := a.check(v, "", time.Time{})
 	return err
 }
 
-func (a *Action) check(v Vote) (map[string]any, []string, error) {
+// Reserve holds a for request req until until, for v, once v can be applied: the request
+// decides it later (Decide with req), or lets it go (Unhold).
+func (a *Action) Reserve(v Vote, req string, until, now time.Time) error {
+	if _, _, err := a.check(v, req, now); err != nil {
+		return err
+	}
+	a.Hold, a.HoldUntil = req, until.UTC()
+	return nil
+}
+
+// Unhold lets go of a hold of request req.
+func (a *Action) Unhold(req string) bool {
+	if a.Hold != req || req == "" {
+		return false
+	}
+	a.Hold, a.HoldUntil = "", time.Time{}
+	return true
+}
+
+// heldBy reports whether a request other than req holds a at now.
+func (a *Action) heldBy(req string, now time.Time) bool {
+	return a.Hold != "" && a.Hold != req && !now.IsZero() && now.Before(a.HoldUntil)
+}
+
+func (a *Action) check(v Vote, req string, now time.Time) (map[string]any, []string, error) {
 	if !a.Status.Open() {
 		return nil, nil, ErrActionClosed
+	}
+	if a.heldBy(req, now) {
+		return nil, nil, ErrActionBusy
 	}
 	if a.Voted(v.By.ID) {
 		return nil, nil, ErrVotedAlready
@@ -56,14 +85,16 @@ func (a *Action) check(v Vote) (map[string]any, []string, error) {
 	return CheckForm(a.Form, v.Values)
 }
 
-// Decide applies v to a at now. An approval is approved by Required distinct approvals
-// and rejected by one rejection; a manual action is decided by its one decision, approved
-// with the form's values.
-func (a *Action) Decide(v Vote, now time.Time) error {
-	values, secret, err := a.check(v)
+// Decide applies v to a at now, for request req (empty for a request of one decision): an
+// approval is approved by Required distinct approvals and rejected by one rejection; a
+// manual action is decided by its one decision, approved with the form's values. A hold
+// of req's ends with it.
+func (a *Action) Decide(v Vote, req string, now time.Time) error {
+	values, secret, err := a.check(v, req, now)
 	if err != nil {
 		return err
 	}
+	a.Unhold(req)
 	now = now.UTC()
 	a.Actioners = append(a.Actioners, Actioner{ID: v.By.ID, Name: v.By.Name, Email: v.By.Email,
 		Approved: v.Approved, Comments: v.Comments, Date: now})

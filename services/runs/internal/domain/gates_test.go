@@ -211,17 +211,17 @@ func TestDecide(t *testing.T) {
 	t.Parallel()
 	ann, bob, cy := Vote{By: Actioner{ID: "ann", Name: "Ann"}, Approved: true}, Vote{By: Actioner{ID: "bob", Name: "Bob"}, Approved: true}, Vote{By: Actioner{ID: "cy", Name: "Cy"}}
 	a := &Action{Type: ApprovalAction, Status: ActionSubmitted, Required: 2}
-	require.NoError(t, a.Decide(ann, t0))
+	require.NoError(t, a.Decide(ann, "", t0))
 	assert.Equal(t, ActionSubmitted, a.Status)
-	assert.ErrorIs(t, a.Decide(ann, t0), ErrVotedAlready)
-	require.NoError(t, a.Decide(bob, t0))
+	assert.ErrorIs(t, a.Decide(ann, "", t0), ErrVotedAlready)
+	require.NoError(t, a.Decide(bob, "", t0))
 	assert.Equal(t, ActionApproved, a.Status)
-	assert.ErrorIs(t, a.Decide(cy, t0), ErrActionClosed)
+	assert.ErrorIs(t, a.Decide(cy, "", t0), ErrActionClosed)
 	_, msg, _, _ := a.Outcome()
 	assert.Equal(t, "approved by Ann, Bob", msg)
 
 	a = &Action{Type: ApprovalAction, Status: ActionSubmitted, Required: 2}
-	require.NoError(t, a.Decide(cy, t0))
+	require.NoError(t, a.Decide(cy, "", t0))
 	assert.Equal(t, ActionRejected, a.Status, "one rejection rejects")
 }
 
@@ -263,4 +263,25 @@ func TestCheckForm(t *testing.T) {
 			assert.ElementsMatch(t, tt.fields, slices.Collect(maps.Keys(re.Fields)))
 		})
 	}
+}
+
+func TestActionHolds(t *testing.T) {
+	t.Parallel()
+	ann, bob := Vote{By: Actioner{ID: "ann"}, Approved: true}, Vote{By: Actioner{ID: "bob"}, Approved: true}
+	a := &Action{Type: ApprovalAction, Status: ActionSubmitted, Required: 2}
+	until := t0.Add(30 * time.Second)
+	require.NoError(t, a.Reserve(ann, "req-1", until, t0))
+	assert.ErrorIs(t, a.Reserve(bob, "req-2", until, t0), ErrActionBusy, "held by another request")
+	assert.ErrorIs(t, a.Decide(bob, "", t0), ErrActionBusy, "a single decision waits too")
+	require.NoError(t, a.Decide(ann, "req-1", t0), "the holder decides")
+	assert.Empty(t, a.Hold, "and lets go")
+	require.NoError(t, a.Reserve(bob, "req-2", until, t0))
+	assert.NoError(t, a.Decide(Vote{By: Actioner{ID: "cy"}, Approved: true}, "", until), "a hold runs out")
+
+	b := &Action{Type: ApprovalAction, Status: ActionSubmitted, Required: 1}
+	require.NoError(t, b.Reserve(ann, "req-1", until, t0))
+	assert.False(t, b.Unhold("req-2"))
+	assert.True(t, b.Unhold("req-1"))
+	assert.ErrorIs(t, b.Reserve(Vote{By: Actioner{ID: "ann"}}, "req-3", until, t0.Add(time.Second)), nil)
+	assert.ErrorIs(t, (&Action{Status: ActionRejected}).Reserve(ann, "r", until, t0), ErrActionClosed)
 }

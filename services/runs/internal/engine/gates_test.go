@@ -37,7 +37,7 @@ func (h *harness) openAction(run string) *domain.Action {
 func (h *harness) decide(e *Engine, id string, approved bool) {
 	h.t.Helper()
 	a, err := h.store.UpdateAction(context.Background(), id, func(a *domain.Action) error {
-		return a.Decide(domain.Vote{By: domain.Actioner{ID: "ann", Name: "Ann"}, Approved: approved}, h.clock.Now())
+		return a.Decide(domain.Vote{By: domain.Actioner{ID: "ann", Name: "Ann"}, Approved: approved}, "", h.clock.Now())
 	})
 	require.NoError(h.t, err)
 	require.NoError(h.t, e.ApplyDecision(context.Background(), a))
@@ -75,7 +75,7 @@ func TestEngineGateSurvivesTakeover(t *testing.T) {
 	act := h.openAction(run)
 	h.stop("a")
 	_, err := h.store.UpdateAction(context.Background(), act.ID, func(x *domain.Action) error {
-		return x.Decide(domain.Vote{By: domain.Actioner{ID: "bob"}, Approved: true}, h.clock.Now())
+		return x.Decide(domain.Vote{By: domain.Actioner{ID: "bob"}, Approved: true}, "", h.clock.Now())
 	})
 	require.NoError(t, err)
 	h.clock.mu.Lock()

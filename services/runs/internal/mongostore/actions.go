@@ -78,6 +78,8 @@ type actionDoc struct {
 	CreationDate time.Time `bson:"creationDate"`
 	DecidedAt    time.Time `bson:"decidedAt,omitempty"`
 	Reason       string    `bson:"reason,omitempty"`
+	Hold         string    `bson:"hold,omitempty"`
+	HoldUntil    time.Time `bson:"holdUntil,omitempty"`
 	Applied      bool      `bson:"applied"`
 	Version      int64     `bson:"version"`
 }
@@ -109,7 +111,7 @@ func toActionDoc(a *domain.Action, box Sealer) actionDoc {
 		WorkflowName: a.WorkflowName, RunID: a.RunID, TaskRunID: a.TaskRunID, TaskName: a.TaskName, Attempt: a.Attempt,
 		Instructions: a.Instructions, ApproverGroup: a.ApproverGroup, Required: a.Required,
 		Values: jsonText(sealValues(box, a.Values, a.SecretValues)), SecretValues: a.SecretValues,
-		Initiator: a.Initiator, CreationDate: a.CreationDate, DecidedAt: a.DecidedAt, Reason: a.Reason,
+		Initiator: a.Initiator, CreationDate: a.CreationDate, DecidedAt: a.DecidedAt, Reason: a.Reason, Hold: a.Hold, HoldUntil: a.HoldUntil,
 		Applied: a.Applied, Version: a.Version,
 	}
 	if len(a.Form) > 0 {
@@ -128,7 +130,7 @@ func (d actionDoc) action(box Sealer) *domain.Action {
 		TaskName: d.TaskName, Attempt: d.Attempt, Instructions: d.Instructions, ApproverGroup: d.ApproverGroup,
 		Required: d.Required, Values: openValues(box, fromText[map[string]any](d.Values), d.SecretValues),
 		SecretValues: d.SecretValues, Initiator: d.Initiator, CreationDate: d.CreationDate.UTC(),
-		DecidedAt: utc(d.DecidedAt), Reason: d.Reason, Applied: d.Applied, Version: d.Version,
+		DecidedAt: utc(d.DecidedAt), Reason: d.Reason, Hold: d.Hold, HoldUntil: utc(d.HoldUntil), Applied: d.Applied, Version: d.Version,
 	}
 	if d.Form != "" {
 		a.Form = openForm(box, fromText[[]domain.Param](d.Form))
