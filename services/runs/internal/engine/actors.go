@@ -85,3 +85,25 @@ func (h *actors) holds(id string) bool {
 	defer a.mu.Unlock()
 	return a.st != nil
 }
+
+// parkedRuns are the runs this replica put out of memory with nothing owed (park), each
+// with the version it left them at: a run loaded again at that version needs no settling.
+type parkedRuns struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (p *parkedRuns) put(id string, version int64) {
+	p.mu.Lock()
+	p.m[id] = version
+	p.mu.Unlock()
+}
+
+// take forgets run id, and reports whether it was parked at version.
+func (p *parkedRuns) take(id string, version int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.m[id]
+	delete(p.m, id)
+	return ok && v == version
+}

@@ -97,6 +97,8 @@ type Engine struct {
 	now      func() time.Time
 
 	held actors
+	// parked are the runs put out of memory (park), by the version they were left at.
+	parked parkedRuns
 	// queueLooks has a team's entry while its queued runs are being looked at, true when
 	// another look is wanted after (see kickQueued).
 	queueMu    sync.Mutex
@@ -118,7 +120,7 @@ func New(cfg Config, deps Deps) *Engine {
 		cfg: cfg, runs: deps.Runs, slots: deps.Slots, replicas: deps.Replicas, beats: deps.Heartbeats,
 		actions: deps.Actions, locks: deps.Locks,
 		starter: deps.Starter, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
-		held: actors{m: map[string]*actor{}}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
+		held: actors{m: map[string]*actor{}}, parked: parkedRuns{m: map[string]int64{}}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 	}
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
 	e.timers = newTimers()
@@ -128,6 +130,7 @@ func New(cfg Config, deps Deps) *Engine {
 // forget drops a run from memory, and its timer; the caller may hold the run's own lock.
 func (e *Engine) forget(id string) {
 	e.held.release(id)
+	e.parked.take(id, 0)
 	e.timers.set(id, time.Time{})
 }
 
@@ -220,6 +223,11 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 			// replica settling it too would only send its dispatches twice.
 			return nil
 		}
+		if e.parked.take(id, r.Version) {
+			// Put out of memory here with everything it owed done, and unchanged since:
+			// there is nothing to settle.
+			return nil
+		}
 		m := domain.NewMachine(st, e.now())
 		m.Repair()
 		m.Recover()
@@ -257,6 +265,15 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 	return nil
 }
 
+// owe records that what a stored step of run owed failed (an action or a lock not
+// written): its next load settles it (domain's Recover), and the reconciler loads it soon,
+// whether it is in memory or parked. It must not be called under the run's lock.
+func (e *Engine) owe(run string) {
+	e.parked.take(run, 0)
+	e.held.drop(run)
+	e.held.get(run)
+}
+
 // park lets go of a run of this replica's that only waits (domain's Machine.Wake): a run
 // waiting on people keeps nothing in memory but its timer, a heap entry. Its next step, or
 // its timer, loads it again.
@@ -264,6 +281,7 @@ func (e *Engine) park(id string, a *actor) {
 	if a.st == nil || !a.idle || a.st.Run.Owner != e.cfg.Replica {
 		return
 	}
+	e.parked.put(id, a.st.Run.Version)
 	a.st = nil
 	e.held.release(id)
 }

@@ -35,7 +35,8 @@ func (e *Engine) gateEffects(st *domain.State, eff domain.Effects) {
 		id := domain.ActionID(t.ID, t.Attempt)
 		status, reason, ok := st.ActionState(i, &domain.Action{ID: id})
 		if ok {
-			e.spawn(func(ctx context.Context) { e.closeAction(ctx, id, status, reason) })
+			run := st.Run.ID
+			e.spawn(func(ctx context.Context) { e.closeAction(ctx, run, id, status, reason) })
 		}
 	}
 	team := st.Run.Team
@@ -52,6 +53,7 @@ func (e *Engine) gateEffects(st *domain.State, eff domain.Effects) {
 		e.spawn(func(ctx context.Context) {
 			if _, err := e.locks.UpdateLock(ctx, team, key, func(l *domain.Lock) error { l.Leave(w); return nil }); err != nil && ctx.Err() == nil {
 				e.log.Warn("cannot leave a lock's queue", "run", w.Run, "lock", key, "error", err)
+				e.owe(w.Run)
 			}
 		})
 	}
@@ -66,14 +68,15 @@ func (e *Engine) createAction(ctx context.Context, a *domain.Action) {
 	if err := e.actions.CreateAction(ctx, a); err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("cannot store action", "action", a.ID, "error", err)
+			e.owe(a.RunID)
 		}
 		return
 	}
 	e.announce(a)
 }
 
-// closeAction closes an action its task no longer waits on (a timeout), as status.
-func (e *Engine) closeAction(ctx context.Context, id string, status domain.ActionStatus, reason string) {
+// closeAction closes an action of run its task no longer waits on (a timeout), as status.
+func (e *Engine) closeAction(ctx context.Context, run, id string, status domain.ActionStatus, reason string) {
 	a, err := e.actions.UpdateAction(ctx, id, func(a *domain.Action) error {
 		if !a.Close(status, reason, e.now()) && a.Applied {
 			return errUnchanged
@@ -86,6 +89,7 @@ func (e *Engine) closeAction(ctx context.Context, id string, status domain.Actio
 	case err != nil:
 		if ctx.Err() == nil {
 			e.log.Warn("cannot close action", "action", id, "error", err)
+			e.owe(run)
 		}
 	default:
 		e.announce(a)
@@ -128,7 +132,7 @@ func (e *Engine) closeRunActions(ctx context.Context, run string, why domain.Sta
 		if !ok {
 			end = actionEnd{domain.ActionCancelled, "the run was " + string(why)}
 		}
-		e.closeAction(ctx, a.ID, end.status, end.reason)
+		e.closeAction(ctx, run, a.ID, end.status, end.reason)
 	}
 	return nil
 }
@@ -190,6 +194,7 @@ func (e *Engine) queueFor(team, key string, w domain.Waiter) bool {
 		// The run's next load asks again (domain's Recover).
 		if ctx.Err() == nil {
 			e.log.Warn("cannot ask for a lock", "run", w.Run, "lock", key, "error", err)
+			e.spawn(func(context.Context) { e.owe(w.Run) })
 		}
 		return false
 	}
@@ -258,6 +263,7 @@ func (e *Engine) releaseTask(ctx context.Context, team, key string, w domain.Wai
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("cannot release a lock", "run", w.Run, "lock", key, "error", err)
+			e.owe(w.Run)
 		}
 		return
 	}

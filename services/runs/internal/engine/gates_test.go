@@ -57,6 +57,7 @@ func TestEngineApprovals(t *testing.T) {
 
 	h.decide(e, a.ID, true)
 	h.ends(run, domain.Succeeded)
+	assert.Equal(t, 1, h.pub.count(a.ID+"/submitted"), "a run parked here is loaded again without settling anew")
 	// A decision applied again (the reconciler after a crash) changes nothing.
 	again, err := h.store.FindAction(context.Background(), a.ID)
 	require.NoError(t, err)

@@ -67,6 +67,19 @@ func (p *published) attempts(t *testing.T) []events.TaskAttempt {
 	return out
 }
 
+// count counts the messages published with event id id.
+func (p *published) count(id string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, m := range p.msgs {
+		if m.Event.ID() == id {
+			n++
+		}
+	}
+	return n
+}
+
 // statusEvents lists the run status events published for run, as "status/phase".
 func (p *published) statusEvents(run string) []string {
 	p.mu.Lock()
