@@ -153,6 +153,15 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 	a := e.held.get(id)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// Set when a write of this step stored its task runs but not the run: what the step
+	// owed is then only in the task runs, and the reload below settles it only when the run
+	// is this replica's; another replica's owner is asked to, before the lock goes.
+	inPart := false
+	defer func() {
+		if inPart {
+			e.askOwner(ctx, id, a)
+		}
+	}()
 	revalidated := false
 	for try := 0; ; try++ {
 		if a.st == nil {
@@ -175,6 +184,7 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 			return err
 		}
 		err := e.commit(ctx, id, a, m)
+		inPart = inPart || errors.Is(err, errStoredInPart)
 		if errors.Is(err, domain.ErrConflict) && try < errConflictRetries {
 			a.st = nil
 			continue
@@ -231,6 +241,11 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 		m := domain.NewMachine(st, e.now())
 		m.Repair()
 		m.Recover()
+		if next, _ := m.Wake(e.cfg.Lease); r.Phase == domain.PhaseRunning && !sameMilli(next, r.WakeAt) {
+			// The run's next timed move is not the one its task runs hold (a step stored
+			// in part, an owner asked to settle it): stored again, it is found in time.
+			m.MarkRunChanged()
+		}
 		err = e.commit(ctx, id, a, m)
 		if errors.Is(err, domain.ErrConflict) && try < errConflictRetries {
 			continue
@@ -247,17 +262,66 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 	}
 }
 
+// errStoredInPart marks a failed step whose task runs were stored, but not its run.
+var errStoredInPart = errors.New("the step's task runs were stored, its run was not")
+
+// askOwner has the owner of run id settle a step of this replica's that was stored in
+// part: its task runs moved on (a sleep began, an approval opened, a task became ready)
+// while its run, written over by another writer, says nothing of what that owes. A
+// replica settles only its own runs on loading them (load), so the run is stored due at
+// once: the owner's reconciler finds it (wakeSoon) and loads it, and that load derives
+// what is owed (Recover) and its true next move. The caller holds the run's lock.
+func (e *Engine) askOwner(ctx context.Context, id string, a *actor) {
+	for range errConflictRetries {
+		if a.st == nil {
+			if err := e.load(ctx, id, a); err != nil {
+				return
+			}
+		}
+		r := a.st.Run
+		if r.Owner == e.cfg.Replica || r.Owner == "" || r.Phase != domain.PhaseRunning {
+			return // settled on loading, or nothing more is owed
+		}
+		r.WakeAt = e.now()
+		err := e.runs.SaveStep(ctx, r, a.st.Tasks, nil)
+		a.st = nil
+		if err == nil {
+			e.held.release(id)
+			return
+		}
+		if !errors.Is(err, domain.ErrConflict) {
+			if ctx.Err() == nil {
+				e.log.Warn("cannot ask the owner to settle a run", "run", id, "owner", r.Owner, "error", err)
+			}
+			return
+		}
+	}
+}
+
+// sameMilli reports whether a and b are the same moment as the store keeps times.
+func sameMilli(a, b time.Time) bool {
+	return a.Truncate(time.Millisecond).Equal(b.Truncate(time.Millisecond))
+}
+
 // commit stores a step and carries out its effects.
 func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Machine) error {
 	changed := m.Changed()
 	runChanged, _, _ := m.RunChanged()
 	if len(changed) > 0 || runChanged {
 		idx := make([]int, 0, len(changed))
+		versions := make([]int64, 0, len(changed))
 		for i := range changed {
 			idx = append(idx, i)
+			versions = append(versions, a.st.Tasks[i].Version)
 		}
 		a.st.Run.WakeAt, a.idle = domain.NewMachine(a.st, e.now()).Wake(e.cfg.Lease)
 		if err := e.runs.SaveStep(ctx, a.st.Run, a.st.Tasks, idx); err != nil {
+			// The store moves the versions of what it wrote (RunStore.SaveStep).
+			for k, i := range idx {
+				if a.st.Tasks[i].Version != versions[k] {
+					return fmt.Errorf("%w: %w", errStoredInPart, err)
+				}
+			}
 			return err
 		}
 	}

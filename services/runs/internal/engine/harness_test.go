@@ -96,6 +96,8 @@ func (p *published) statusEvents(run string) []string {
 type harness struct {
 	t     *testing.T
 	store *memstore.Store
+	// runs, when set, stands in for store as the replicas' RunStore.
+	runs  RunStore
 	clock *clock
 	pub   *published
 	// defs are the workflows child runs start, by name.
@@ -127,7 +129,7 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) start(name string) *Engine {
 	h.t.Helper()
 	e := New(Config{Replica: name, Reconcile: h.reconcile, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		Deps{Runs: h.store, Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.store,
+		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.store,
 			Publisher: h.pub, Starter: h, Limits: h})
 	e.now = h.clock.Now
 	ctx, cancel := context.WithCancel(context.Background())
@@ -148,6 +150,14 @@ func (h *harness) start(name string) *Engine {
 		return err == nil && ok
 	}, within, time.Millisecond, "replica %s alive", name)
 	return e
+}
+
+// runStore is the RunStore the replicas started next use.
+func (h *harness) runStore() RunStore {
+	if h.runs != nil {
+		return h.runs
+	}
+	return h.store
 }
 
 // stop stops replica name and waits for it to let go.

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/tasktype"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/memstore"
+)
+
+// halfStore is the in-memory store, but for the step trap picks it stores what the Mongo
+// store does when another writer moves the run between the step's two writes: the step's
+// task runs land, its run does not (the other writer's stays), and SaveStep answers
+// ErrConflict with the task runs' versions moved.
+type halfStore struct {
+	*memstore.Store
+
+	mu   sync.Mutex
+	trap func(r *domain.Run, tasks []*domain.TaskRun, changed []int) bool
+}
+
+func (s *halfStore) SaveStep(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, changed []int) error {
+	s.mu.Lock()
+	trapped := s.trap != nil && s.trap(r, tasks, changed)
+	if trapped {
+		s.trap = nil
+	}
+	s.mu.Unlock()
+	if !trapped {
+		return s.Store.SaveStep(ctx, r, tasks, changed)
+	}
+	other, err := s.FindRun(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.SaveStep(ctx, r, tasks, changed); err != nil {
+		return err
+	}
+	other.Version = r.Version
+	if err := s.Store.SaveStep(ctx, other, tasks, nil); err != nil {
+		return err
+	}
+	r.Version--
+	return fmt.Errorf("save run %s: %w", r.ID, domain.ErrConflict)
+}
+
+// A step whose task runs were stored but not its run still gets done what it owes: the
+// timer of a sleep it began, the action of an approval it began, whether the step was the
+// owner's or another replica's (which loads the run without settling it).
+func TestEngineStepStoredInPart(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		next  string
+		other bool
+	}{
+		{"owner begins a sleep", tasktype.Sleep, false},
+		{"owner begins an approval", tasktype.Approval, false},
+		{"another replica begins a sleep", tasktype.Sleep, true},
+		{"another replica begins an approval", tasktype.Approval, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			half := &halfStore{Store: h.store}
+			h.runs = half
+			a := h.start("a")
+			b := h.start("b")
+			var params map[string]any
+			if tt.next == tasktype.Sleep {
+				params = map[string]any{"duration": 1000}
+			}
+			run := h.submit(a, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+				task("g", tasktype.Approval, nil, "start"), task("next", tt.next, params, "g"), task("end", tasktype.End, nil, "next")}})
+			act := h.openAction(run)
+			half.mu.Lock()
+			half.trap = func(r *domain.Run, tasks []*domain.TaskRun, changed []int) bool {
+				return r.ID == run && slices.Contains(changed, 1) && tasks[1].Status == domain.Succeeded
+			}
+			half.mu.Unlock()
+			stepper := a
+			if tt.other {
+				stepper = b
+			}
+			h.decide(stepper, act.ID, true)
+			h.waitTask(run, "next", domain.Waiting)
+
+			if tt.next == tasktype.Sleep {
+				h.advance(2 * time.Second)
+			} else {
+				h.decide(a, h.actionOf(run, "next").ID, true)
+			}
+			h.ends(run, domain.Succeeded)
+		})
+	}
+}
+
+// actionOf waits for the action of run's task name and answers it.
+func (h *harness) actionOf(run, name string) *domain.Action {
+	h.t.Helper()
+	var a *domain.Action
+	require.Eventually(h.t, func() bool {
+		list, err := h.store.FindRunActions(context.Background(), run)
+		if err != nil {
+			return false
+		}
+		for _, x := range list {
+			if x.TaskName == name {
+				a = x
+				return true
+			}
+		}
+		return false
+	}, within, time.Millisecond, "action of task %s of %s", name, run)
+	return a
+}
