@@ -147,6 +147,12 @@ type Waiter struct {
 	At time.Time
 }
 
+// Is reports whether w and o are the same task attempt, whenever each was read: a store
+// may keep At less precisely than it was made.
+func (w Waiter) Is(o Waiter) bool {
+	return w.Run == o.Run && w.Task == o.Task && w.Attempt == o.Attempt
+}
+
 // Lock is a team's named lock: the run holding it and the tasks waiting for it, first come
 // first served. A run holds a lock as a whole: its other acquirelock tasks on the key take
 // it at once, and it is released by any of its releaselock tasks or by its end.
@@ -172,7 +178,7 @@ func (l *Lock) Acquire(w Waiter) bool {
 	case l.Holder.Run == w.Run:
 		return true
 	}
-	if !slices.ContainsFunc(l.Queue, func(q Waiter) bool { return q == w || (q.Run == w.Run && q.Task == w.Task && q.Attempt == w.Attempt) }) {
+	if !slices.ContainsFunc(l.Queue, w.Is) {
 		l.Queue = append(l.Queue, w)
 	}
 	return false

@@ -226,7 +226,7 @@ func (e *Engine) grant(ctx context.Context, g domain.Grant) {
 		var next domain.Waiter
 		var granted bool
 		if _, err := e.locks.UpdateLock(ctx, g.Team, g.Key, func(l *domain.Lock) error {
-			if l.Holder != g.To {
+			if !l.Holder.Is(g.To) {
 				return errUnchanged
 			}
 			if wanted {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/memstore"
 )
 
 // gate is start → g → end.
@@ -141,4 +142,42 @@ func TestEngineLocks(t *testing.T) {
 	h.waitTask(second, "lock", domain.Waiting)
 	require.NoError(t, e.Cancel(context.Background(), first, "stop"))
 	h.waitTask(second, "lock", domain.Succeeded)
+}
+
+// milliLocks keeps waiters' times to the millisecond, as the Mongo store does.
+type milliLocks struct{ *memstore.Store }
+
+func (s milliLocks) UpdateLock(ctx context.Context, team, key string, fn func(*domain.Lock) error) (*domain.Lock, error) {
+	return s.Store.UpdateLock(ctx, team, key, func(l *domain.Lock) error {
+		if err := fn(l); err != nil {
+			return err
+		}
+		l.Holder.At = l.Holder.At.Truncate(time.Millisecond)
+		for i := range l.Queue {
+			l.Queue[i].At = l.Queue[i].At.Truncate(time.Millisecond)
+		}
+		return nil
+	})
+}
+
+// A lock granted at once is recorded as told by the grant itself, not left to the
+// reconciler, whatever precision the store keeps the waiter's time in.
+func TestEngineGrantToldOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.locks = milliLocks{h.store}
+	h.reconcile = time.Hour
+	e := h.start("a")
+	h.clock.mu.Lock()
+	h.clock.now = h.clock.now.Add(123456 * time.Nanosecond)
+	h.clock.mu.Unlock()
+	run := h.submit(e, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		task("lock", tasktype.AcquireLock, map[string]any{"key": "prod"}, "start"),
+		task("hold", tasktype.EventWait, map[string]any{"topic": "go"}, "lock"),
+		task("end", tasktype.End, nil, "hold")}})
+	h.waitTask(run, "lock", domain.Succeeded)
+	require.Eventually(t, func() bool {
+		untold, err := h.store.FindUntold(context.Background())
+		return err == nil && len(untold) == 0
+	}, within, time.Millisecond, "the grant recorded as told")
 }

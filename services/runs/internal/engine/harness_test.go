@@ -96,8 +96,10 @@ func (p *published) statusEvents(run string) []string {
 type harness struct {
 	t     *testing.T
 	store *memstore.Store
-	// runs, when set, stands in for store as the replicas' RunStore.
+	// runs and locks, when set, stand in for store as the replicas' RunStore and
+	// LockStore.
 	runs  RunStore
+	locks LockStore
 	clock *clock
 	pub   *published
 	// defs are the workflows child runs start, by name.
@@ -129,7 +131,7 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) start(name string) *Engine {
 	h.t.Helper()
 	e := New(Config{Replica: name, Reconcile: h.reconcile, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.store,
+		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.lockStore(),
 			Publisher: h.pub, Starter: h, Limits: h})
 	e.now = h.clock.Now
 	ctx, cancel := context.WithCancel(context.Background())
@@ -156,6 +158,14 @@ func (h *harness) start(name string) *Engine {
 func (h *harness) runStore() RunStore {
 	if h.runs != nil {
 		return h.runs
+	}
+	return h.store
+}
+
+// lockStore is the LockStore the replicas started next use.
+func (h *harness) lockStore() LockStore {
+	if h.locks != nil {
+		return h.locks
 	}
 	return h.store
 }
