@@ -673,6 +673,18 @@ func (m *Machine) Recover() {
 			m.eff.Release = append(m.eff.Release, i)
 		}
 	}
+	// A callback kept by a step that did not see its task begin (the two stepped at once,
+	// and the task's step was stored in part) is the task's, as if it came after. Taken
+	// apart from the pass above, which would dispatch again what the tasks after it begin.
+	for i, t := range s.Tasks {
+		if t.Status == Waiting && t.Type == tasktype.EventWait {
+			if cb, ok := s.Run.Callbacks[Text(t.Params["topic"])]; ok {
+				m.takeCallback(i, cb)
+			}
+		}
+	}
+	// The run's flag follows its approvals as they are, whatever step last wrote it.
+	m.syncAwaiting()
 	m.maybeFinish()
 }
 

@@ -24,6 +24,8 @@ type halfStore struct {
 
 	mu   sync.Mutex
 	trap func(r *domain.Run, tasks []*domain.TaskRun, changed []int) bool
+	// meanwhile is what the other writer does to the run, if anything.
+	meanwhile func(r *domain.Run)
 }
 
 func (s *halfStore) SaveStep(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, changed []int) error {
@@ -44,6 +46,9 @@ func (s *halfStore) SaveStep(ctx context.Context, r *domain.Run, tasks []*domain
 		return err
 	}
 	other.Version = r.Version
+	if s.meanwhile != nil {
+		s.meanwhile(other)
+	}
 	if err := s.Store.SaveStep(ctx, other, tasks, nil); err != nil {
 		return err
 	}
@@ -121,4 +126,42 @@ func (h *harness) actionOf(run, name string) *domain.Action {
 		return false
 	}, within, time.Millisecond, "action of task %s of %s", name, run)
 	return a
+}
+
+// A callback kept for a task that had not begun, while the step beginning it was stored in
+// part, is taken by the task: the other writer kept it in the run because it saw no task
+// waiting for it, and the task's step never saw it kept.
+func TestEngineCallbackKeptWhileItsTaskBegan(t *testing.T) {
+	t.Parallel()
+	for _, other := range []bool{false, true} {
+		t.Run(fmt.Sprintf("decided by another replica %v", other), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			half := &halfStore{Store: h.store}
+			h.runs = half
+			a := h.start("a")
+			b := h.start("b")
+			run := h.submit(a, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+				task("g", tasktype.Approval, nil, "start"), task("hook", tasktype.EventWait, map[string]any{"topic": "go"}, "g"),
+				task("end", tasktype.End, nil, "hook")}})
+			act := h.openAction(run)
+			half.mu.Lock()
+			half.trap = func(r *domain.Run, tasks []*domain.TaskRun, changed []int) bool {
+				return r.ID == run && slices.Contains(changed, 1) && tasks[1].Status == domain.Succeeded
+			}
+			half.meanwhile = func(r *domain.Run) {
+				r.Callbacks = map[string]domain.Callback{"go": {Status: domain.Succeeded, Data: `{"n":1}`, At: h.clock.Now()}}
+			}
+			half.mu.Unlock()
+			stepper := a
+			if other {
+				stepper = b
+			}
+			h.decide(stepper, act.ID, true)
+			h.ends(run, domain.Succeeded)
+			r, tasks := h.stored(run)
+			require.False(t, r.AwaitingApproval)
+			require.Equal(t, map[string]string{"data": `{"n":1}`}, tasks[2].Results)
+		})
+	}
 }
