@@ -376,15 +376,17 @@ func (m *Machine) LockGranted(i, attempt int) (held, changed bool) {
 	return true, true
 }
 
-// LockReleased ends releaselock task i, attempt, once its lock was let go.
-func (m *Machine) LockReleased(i, attempt int, msg string) {
+// LockReleased ends releaselock task i, attempt, once its lock was let go. It answers
+// false when the task is not running that attempt (ended already, the run ended).
+func (m *Machine) LockReleased(i, attempt int, msg string) bool {
 	t := m.S.Tasks[i]
 	if m.S.Run.Phase.Ended() || t.Type != tasktype.ReleaseLock || t.Status != Running || t.Attempt != attempt {
-		return
+		return false
 	}
 	m.touch(i)
 	m.complete(i, Succeeded, msg)
 	m.maybeFinish()
+	return true
 }
 
 // gateTimedOut ends gate task i, whose timeout passed while it waited.

@@ -157,8 +157,12 @@ func (e *Engine) ApplyDecision(ctx context.Context, a *domain.Action) error {
 	}
 	status, msg, results, secret := a.Outcome()
 	err := e.Step(ctx, a.RunID, func(m *domain.Machine) error {
-		if i >= len(m.S.Tasks) || !m.ActionDecided(i, a.Attempt, status, msg, results, secret) {
+		if i >= len(m.S.Tasks) {
 			return ErrNoChange
+		}
+		if !m.ActionDecided(i, a.Attempt, status, msg, results, secret) {
+			// Decided on what is stored: a copy in memory may not show the task waiting.
+			return ErrStale
 		}
 		return nil
 	})
@@ -212,7 +216,12 @@ func (e *Engine) grant(ctx context.Context, g domain.Grant) {
 			}
 			var changed bool
 			wanted, changed = m.LockGranted(g.To.Task, g.To.Attempt)
-			if !changed {
+			switch {
+			case !wanted:
+				// Decided on what is stored before the lock is let go: a copy in memory
+				// may not show the task waiting yet.
+				return ErrStale
+			case !changed:
 				return ErrNoChange
 			}
 			return nil
@@ -272,7 +281,9 @@ func (e *Engine) releaseTask(ctx context.Context, team, key string, w domain.Wai
 		msg = "the run did not hold lock '" + key + "'"
 	}
 	if err := e.Step(ctx, w.Run, func(m *domain.Machine) error {
-		m.LockReleased(w.Task, w.Attempt, msg)
+		if !m.LockReleased(w.Task, w.Attempt, msg) {
+			return ErrStale
+		}
 		return nil
 	}); err != nil && ctx.Err() == nil {
 		e.log.Warn("cannot end a releaselock task", "run", w.Run, "error", err)

@@ -181,3 +181,51 @@ func TestEngineGrantToldOnce(t *testing.T) {
 		return err == nil && len(untold) == 0
 	}, within, time.Millisecond, "the grant recorded as told")
 }
+
+// A replica whose copy of a run in memory is behind the store (another replica stepped the
+// run) decides a grant or a decision on the stored run, not on its copy: a lock granted is
+// not let go, a decision not dropped, because the copy does not show the task waiting.
+func TestEngineGatesDecideOnTheStoredRun(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		gate domain.TaskDef
+	}{
+		{"a grant", task("gate", tasktype.AcquireLock, map[string]any{"key": "prod"}, "hook")},
+		{"a decision", task("gate", tasktype.Approval, nil, "hook")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			a := h.start("a")
+			b := h.start("b")
+			// The script keeps the run in a's memory, where the gate has not begun.
+			run := h.submit(a, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+				script("s", "start"), task("hook", tasktype.EventWait, map[string]any{"topic": "go"}, "start"), tt.gate,
+				task("hold", tasktype.EventWait, map[string]any{"topic": "done"}, "gate"), task("end", tasktype.End, nil, "s", "hold")}})
+			h.waitTask(run, "hook", domain.Waiting)
+			require.True(t, a.held.holds(run))
+			require.NoError(t, b.Step(context.Background(), run, func(m *domain.Machine) error {
+				return m.CallbackArrived("go", domain.Succeeded, "")
+			}))
+			ctx := context.Background()
+			if tt.gate.Type == tasktype.AcquireLock {
+				h.waitTask(run, "gate", domain.Succeeded)
+				a.grant(ctx, domain.Grant{Team: "infra", Key: "prod", To: domain.Waiter{Run: run, Task: 3, Attempt: 1}})
+				locks, err := h.store.FindRunLocks(ctx, run)
+				require.NoError(t, err)
+				require.Len(t, locks, 1, "the run still holds its lock")
+				require.Equal(t, run, locks[0].Holder.Run)
+				return
+			}
+			act := h.actionOf(run, "gate")
+			stored, err := h.store.UpdateAction(ctx, act.ID, func(x *domain.Action) error {
+				return x.Decide(domain.Vote{By: domain.Actioner{ID: "ann"}, Approved: true}, h.clock.Now())
+			})
+			require.NoError(t, err)
+			require.NoError(t, a.ApplyDecision(ctx, stored))
+			h.waitTask(run, "gate", domain.Succeeded)
+		})
+	}
+}
