@@ -174,6 +174,7 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 		if err := fn(m); err != nil {
 			if errors.Is(err, ErrStale) {
 				if revalidated {
+					e.putAway(id, a)
 					return nil
 				}
 				// A refusal decided on what this replica holds in memory, which another
@@ -181,6 +182,10 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 				a.st = nil
 				continue
 			}
+			// Nothing was stored, but the run may have been loaded for the step: kept as a
+			// stored step keeps it, or an idle run would stay in memory with no timer,
+			// where the reconciler does not look (wakeSoon).
+			e.putAway(id, a)
 			return err
 		}
 		err := e.commit(ctx, id, a, m)
@@ -193,16 +198,22 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 			a.st = nil
 			return err
 		}
-		if a.st != nil && a.st.Run.Owner != e.cfg.Replica {
-			// Another replica's run is not kept: its copy here would only go stale. Its
-			// timer is, so that what this step set going (a sleep, a retry) happens even
-			// when the owner does not know of it yet.
-			a.st = nil
-			e.held.release(id)
-		}
-		e.park(id, a)
+		e.putAway(id, a)
 		return nil
 	}
+}
+
+// putAway keeps a run in memory after a step only when it is this replica's and does more
+// than wait. The caller holds the run's lock.
+func (e *Engine) putAway(id string, a *actor) {
+	if a.st != nil && a.st.Run.Owner != e.cfg.Replica {
+		// Another replica's run is not kept: its copy here would only go stale. Its
+		// timer is, so that what this step set going (a sleep, a retry) happens even
+		// when the owner does not know of it yet.
+		a.st = nil
+		e.held.release(id)
+	}
+	e.park(id, a)
 }
 
 // load reads run id into a and, when the run is this replica's, settles whatever a
@@ -298,6 +309,13 @@ func (e *Engine) askOwner(ctx context.Context, id string, a *actor) {
 	}
 }
 
+// owesOwner reports whether a step owes effects that only its run's owner derives again
+// after a crash, with nothing timed to bring it back to them: a gate's action or lock, a
+// child run. (Dispatches come back with their lease.)
+func owesOwner(eff domain.Effects) bool {
+	return len(eff.Actions)+len(eff.Acquire)+len(eff.Leave)+len(eff.Release)+len(eff.StartChild) > 0
+}
+
 // sameMilli reports whether a and b are the same moment as the store keeps times.
 func sameMilli(a, b time.Time) bool {
 	return a.Truncate(time.Millisecond).Equal(b.Truncate(time.Millisecond))
@@ -315,6 +333,15 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			versions = append(versions, a.st.Tasks[i].Version)
 		}
 		a.st.Run.WakeAt, a.idle = domain.NewMachine(a.st, e.now()).Wake(e.cfg.Lease)
+		if a.st.Run.Owner != e.cfg.Replica && owesOwner(m.Effects()) {
+			// This replica does what the step owes, and nothing else would come back to it
+			// if this replica died first: the owner loads the run by the time it would
+			// know, and loading derives again what is still owed (Recover), then stores
+			// the run's true next move.
+			if check := e.now().Add(e.cfg.ReplicaTimeout); a.st.Run.WakeAt.IsZero() || check.Before(a.st.Run.WakeAt) {
+				a.st.Run.WakeAt = check
+			}
+		}
 		if err := e.runs.SaveStep(ctx, a.st.Run, a.st.Tasks, idx); err != nil {
 			// The store moves the versions of what it wrote (RunStore.SaveStep).
 			for k, i := range idx {

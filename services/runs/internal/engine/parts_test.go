@@ -165,3 +165,37 @@ func TestEngineCallbackKeptWhileItsTaskBegan(t *testing.T) {
 		})
 	}
 }
+
+// deadLocks refuses every lock write, as a replica that died before its writes does.
+type deadLocks struct{ *memstore.Store }
+
+func (deadLocks) UpdateLock(context.Context, string, string, func(*domain.Lock) error) (*domain.Lock, error) {
+	return nil, fmt.Errorf("the replica died")
+}
+
+// What a step owes its gates is done by the replica that made the step; when that replica
+// is not the run's owner and dies first, the owner does it: here a releaselock task's
+// release, which nothing else would ever come back to.
+func TestEngineGateEffectsOfAReplicaThatDied(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := h.start("a")
+	h.locks = deadLocks{h.store}
+	b := h.start("b")
+	run := h.submit(a, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		task("lock", tasktype.AcquireLock, map[string]any{"key": "prod"}, "start"),
+		task("hook", tasktype.EventWait, map[string]any{"topic": "go"}, "lock"),
+		task("unlock", tasktype.ReleaseLock, map[string]any{"key": "prod"}, "hook"),
+		task("end", tasktype.End, nil, "unlock")}})
+	h.waitTask(run, "hook", domain.Waiting)
+	require.NoError(t, b.Step(context.Background(), run, func(m *domain.Machine) error {
+		return m.CallbackArrived("go", domain.Succeeded, "")
+	}))
+	h.waitTask(run, "unlock", domain.Running)
+	h.stop("b")
+	h.advance(time.Minute)
+	h.ends(run, domain.Succeeded)
+	locks, err := h.store.FindRunLocks(context.Background(), run)
+	require.NoError(t, err)
+	require.Empty(t, locks)
+}
