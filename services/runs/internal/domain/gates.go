@@ -376,17 +376,41 @@ func (m *Machine) LockGranted(i, attempt int) (held, changed bool) {
 	return true, true
 }
 
-// LockReleased ends releaselock task i, attempt, once its lock was let go. It answers
-// false when the task is not running that attempt (ended already, the run ended).
-func (m *Machine) LockReleased(i, attempt int, msg string) bool {
+// LockReleased ends releaselock task i, attempt, once its lock was let go; held says
+// whether the run held it then. It answers false when the task is not running that
+// attempt (ended already, the run ended).
+func (m *Machine) LockReleased(i, attempt int, held bool) bool {
 	t := m.S.Tasks[i]
 	if m.S.Run.Phase.Ended() || t.Type != tasktype.ReleaseLock || t.Status != Running || t.Attempt != attempt {
 		return false
+	}
+	msg := ""
+	if key := Text(t.Params["key"]); !held && !m.S.heldUntil(key, i) {
+		msg = "the run did not hold lock '" + key + "'"
 	}
 	m.touch(i)
 	m.complete(i, Succeeded, msg)
 	m.maybeFinish()
 	return true
+}
+
+// heldUntil reports whether the run held lock key until releaselock task i: an
+// acquirelock task took it and no other releaselock task let it go since. The lock then
+// was let go by an earlier try of task i, which a crash kept from ending the task.
+func (s *State) heldUntil(key string, i int) bool {
+	var took, let time.Time
+	for j, t := range s.Tasks {
+		if t.Status != Succeeded || Text(t.Params["key"]) != key {
+			continue
+		}
+		switch {
+		case t.Type == tasktype.AcquireLock && t.EndTime.After(took):
+			took = t.EndTime
+		case t.Type == tasktype.ReleaseLock && j != i && t.EndTime.After(let):
+			let = t.EndTime
+		}
+	}
+	return !took.IsZero() && !let.After(took)
 }
 
 // gateTimedOut ends gate task i, whose timeout passed while it waited.

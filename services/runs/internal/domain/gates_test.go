@@ -184,8 +184,29 @@ func TestLocksInTheMachine(t *testing.T) {
 	assert.False(t, held, "a task that stopped waiting does not want the lock")
 
 	s, _ = gated(t, tasktype.ReleaseLock, map[string]any{"key": "prod"})
-	NewMachine(s, t0).LockReleased(1, 1, "")
+	NewMachine(s, t0).LockReleased(1, 1, false)
 	assert.Equal(t, Succeeded, s.Tasks[1].Status)
+	assert.Equal(t, "the run did not hold lock 'prod'", s.Tasks[1].StatusMessage)
+}
+
+// A release that finds the lock let go already says the run did not hold it only when no
+// acquirelock task took it: otherwise an earlier try let it go, before a crash.
+func TestLockReleasedAgain(t *testing.T) {
+	t.Parallel()
+	s, _ := started(t, &Definition{Tasks: []TaskDef{
+		task("start", tasktype.Start, nil),
+		task("lock", tasktype.AcquireLock, map[string]any{"key": "prod"}, "start"),
+		task("unlock", tasktype.ReleaseLock, map[string]any{"key": "prod"}, "lock"),
+		task("again", tasktype.ReleaseLock, map[string]any{"key": "prod"}, "unlock"),
+		task("end", tasktype.End, nil, "again"),
+	}}, nil)
+	held, _ := NewMachine(s, t0.Add(time.Second)).LockGranted(1, 1)
+	require.True(t, held)
+	NewMachine(s, t0.Add(2*time.Second)).LockReleased(2, 1, false)
+	assert.Equal(t, Succeeded, s.Tasks[2].Status)
+	assert.Empty(t, s.Tasks[2].StatusMessage, "released by an earlier try")
+	NewMachine(s, t0.Add(3*time.Second)).LockReleased(3, 1, false)
+	assert.Equal(t, "the run did not hold lock 'prod'", s.Tasks[3].StatusMessage, "released by the task before")
 }
 
 func TestLockQueue(t *testing.T) {

@@ -276,12 +276,8 @@ func (e *Engine) releaseTask(ctx context.Context, team, key string, w domain.Wai
 		}
 		return
 	}
-	msg := ""
-	if !held {
-		msg = "the run did not hold lock '" + key + "'"
-	}
 	if err := e.Step(ctx, w.Run, func(m *domain.Machine) error {
-		if !m.LockReleased(w.Task, w.Attempt, msg) {
+		if !m.LockReleased(w.Task, w.Attempt, held) {
 			return ErrStale
 		}
 		return nil
