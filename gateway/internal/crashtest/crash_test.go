@@ -1,5 +1,6 @@
 // Package crashtest kills the engine's processes at random points while runs go through
-// it, and checks that every run still ends right, with each task executed exactly once.
+// it, and checks that every run still ends right, with each task executed exactly once and
+// each decision, callback and lock applied once.
 package crashtest
 
 import (
@@ -111,15 +112,25 @@ type cluster struct {
 	mu      sync.Mutex
 	runs    []*process
 	runners []*process
+	// kills says which process died when, for a failure to be read against.
+	kills []string
 }
 
-type defs struct{ def runs.Definition }
+// logKill records that process name has just died.
+func (c *cluster) logKill(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.kills = append(c.kills, time.Now().Format(time.StampMilli)+" "+name)
+}
+
+// defs are the test's workflows, by name.
+type defs map[string]runs.Definition
 
 func (d defs) Snapshot(_ context.Context, team, name string, _ int) (*runs.Definition, error) {
-	if name != d.def.Name {
+	def, ok := d[name]
+	if !ok {
 		return nil, apperr.New(apperr.WorkflowNotFound, "Workflow '%s' was not found.", name)
 	}
-	def := d.def
 	def.Team, def.Version = team, 1
 	return &def, nil
 }
@@ -142,8 +153,9 @@ func (c *cluster) startRuns(i int) *process {
 	// The product's lease (30 s): a restarted runner follows its steps without it, and a
 	// shorter one turns a live runner that a loaded machine kept silent into a lost one, whose
 	// step then runs again as at-least-once delivery allows, which this test counts as a failure.
+	replica := fmt.Sprintf("runs-%d-%d", i, rand.Int())
 	svc, err := runs.New(ctx, runs.Config{
-		GroupID: c.kafka.TopicPrefix + "runs", Replica: fmt.Sprintf("runs-%d-%d", i, rand.Int()),
+		GroupID: c.kafka.TopicPrefix + "runs", Replica: replica,
 		RunnerLease: 30 * time.Second, ReplicaTimeout: 5 * time.Second, Reconcile: 200 * time.Millisecond,
 		SecretKey: secretKey,
 	}, runs.Deps{DB: c.db, Kafka: c.kafka, Publisher: g, Signer: c.signer, Logger: c.log,
@@ -153,7 +165,7 @@ func (c *cluster) startRuns(i int) *process {
 	svc.Routes(app)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(c.t, err)
-	p := &process{name: fmt.Sprintf("runs-%d", i), url: "http://" + ln.Addr().String(), gate: g, cancel: cancel,
+	p := &process{name: replica, url: "http://" + ln.Addr().String(), gate: g, cancel: cancel,
 		done: make(chan struct{}), app: app}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = app.Listener(ln) })
@@ -210,16 +222,21 @@ func (c *cluster) runsURL() string {
 	return live[rand.IntN(len(live))]
 }
 
-// submit submits a run to any live replica, again with the same key until one answers.
-func (c *cluster) submit(ctx context.Context, key string) (string, error) {
-	body, _ := json.Marshal(map[string]any{"idempotencyKey": key})
+// submit submits a run of workflow with params to any live replica, again with the same
+// key until one answers.
+func (c *cluster) submit(ctx context.Context, workflow, key string, params map[string]any) (string, error) {
+	req := map[string]any{"idempotencyKey": key}
+	if params != nil {
+		req["params"] = params
+	}
+	body, _ := json.Marshal(req)
 	for ctx.Err() == nil {
 		base := c.runsURL()
 		if base == "" {
 			pause(20 * time.Millisecond)
 			continue
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v2/team/crash/workflow/flow/submit?start=true", bytes.NewReader(body))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v2/team/crash/workflow/"+workflow+"/submit?start=true", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		_ = c.signer.SetHeaders(auth.Principal{Type: auth.TypeUser, ID: "u", Name: "u", Roles: []string{auth.RoleAdmin}}, req.Header.Set)
 		if id, ok := c.trySubmit(req); ok {
@@ -253,13 +270,15 @@ func (c *cluster) trySubmit(req *http.Request) (id string, ok bool) {
 }
 
 // The crash test: 200 concurrent runs of a workflow with script, sleep and inline tasks,
-// while runs replicas and runners are killed at random points and restarted. Every run
-// must succeed with each script task executed exactly once as the task sees it: a counter
-// file per task run gets one line per execution.
+// a quarter of them with gate tasks too, while runs replicas and runners are killed at
+// random points and restarted. Every run must succeed with each script task executed
+// exactly once as the task sees it (a counter file per task run gets one line per
+// execution), and each gate must have ended once: its approval decided by the votes sent,
+// its callback taken, its lock held by one run at a time (gates_test.go).
 func TestCrashSafety(t *testing.T) {
 	if os.Getenv("BATON_CRASH_TEST") == "" {
 		// make test runs it on its own, once the other tests are done: it wants the machine.
-		t.Skip("set BATON_CRASH_TEST=1 to kill and restart the engine's processes under load (about 30 s)")
+		t.Skip("set BATON_CRASH_TEST=1 to kill and restart the engine's processes under load (about 80 s)")
 	}
 	ctx := context.Background()
 	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
@@ -289,21 +308,48 @@ func TestCrashSafety(t *testing.T) {
 	a, b, e := script("a"), script("b"), script("e")
 	a["dependencies"], e["dependencies"] = dep("start"), dep("start")
 	b["dependencies"] = dep("nap")
-	raw, _ := json.Marshal(map[string]any{"name": "flow", "status": "active", "tasks": []map[string]any{
-		{"name": "start", "type": "start"}, a, e,
-		{"name": "nap", "type": "sleep", "params": []map[string]any{{"name": "duration", "value": 150}}, "dependencies": dep("a")},
-		b,
-		{"name": "mark", "type": "setwfproperty", "params": []map[string]any{{"name": "output", "value": "done"}, {"name": "value", "value": "yes"}},
-			"dependencies": dep("b", "e")},
-		{"name": "end", "type": "end", "dependencies": dep("mark")},
-	}})
-	var def runs.Definition
-	require.NoError(t, json.Unmarshal(raw, &def))
+	// flow is the scripts; gated is the same with the gates beside them, which its mark
+	// waits for too.
+	tasks := func(gates bool) []map[string]any {
+		mark := dep("b", "e")
+		if gates {
+			mark = dep("b", "e", unlockTask)
+		}
+		out := []map[string]any{
+			{"name": "start", "type": "start"}, a, e,
+			{"name": "nap", "type": "sleep", "params": []map[string]any{{"name": "duration", "value": 150}}, "dependencies": dep("a")},
+			b,
+			{"name": "mark", "type": "setwfproperty", "params": []map[string]any{{"name": "output", "value": "done"}, {"name": "value", "value": "yes"}},
+				"dependencies": mark},
+			{"name": "end", "type": "end", "dependencies": dep("mark")},
+		}
+		if gates {
+			out = append(out, gateTasks()...)
+		}
+		return out
+	}
+	workflows := defs{}
+	for name, body := range map[string]map[string]any{
+		"flow":  {"name": "flow", "status": "active", "tasks": tasks(false)},
+		"gated": {"name": "gated", "status": "active", "tasks": tasks(true), "params": []map[string]any{{"name": "key", "type": "text", "required": true}}},
+	} {
+		raw, _ := json.Marshal(body)
+		var def runs.Definition
+		require.NoError(t, json.Unmarshal(raw, &def))
+		workflows[name] = def
+	}
 
 	c := &cluster{t: t, db: client.Database(testkit.Database(t)), kafka: kcfg, producer: producer, signer: signer,
-		static: registry.NewStatic(nil), defs: defs{def: def}, workDirs: []string{t.TempDir(), t.TempDir()},
+		static: registry.NewStatic(nil), defs: workflows, workDirs: []string{t.TempDir(), t.TempDir()},
 		log: testLogger(), client: contract.Client(t, httpClient, contract.BehindGateway())}
 	c.runs = []*process{c.startRuns(0), c.startRuns(1)}
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			t.Logf("kills:\n%s", strings.Join(c.kills, "\n"))
+		}
+	})
 	c.runners = []*process{c.startRunner(0), c.startRunner(1)}
 	c.publish()
 	t.Cleanup(func() {
@@ -336,6 +382,7 @@ func TestCrashSafety(t *testing.T) {
 				c.publish()
 				c.mu.Unlock()
 				victim.kill()
+				c.logKill(victim.name)
 				runsKills.Add(1)
 				pause(time.Duration(100+rand.IntN(400)) * time.Millisecond)
 				c.mu.Lock()
@@ -345,6 +392,7 @@ func TestCrashSafety(t *testing.T) {
 			} else {
 				i := rand.IntN(2)
 				c.runners[i].kill()
+				c.logKill(c.runners[i].name)
 				runnerKills.Add(1)
 				pause(time.Duration(50+rand.IntN(200)) * time.Millisecond)
 				c.runners[i] = c.startRunner(i)
@@ -357,6 +405,14 @@ func TestCrashSafety(t *testing.T) {
 		total = n
 	}
 	ids := make([]string, total)
+	// The gates are driven until every run has completed.
+	gatesCtx, stopGates := context.WithCancel(ctx)
+	g := newGates(gatesCtx, t, c)
+	g.wg.Go(g.watch)
+	defer func() {
+		stopGates()
+		g.wg.Wait()
+	}()
 	began := time.Now()
 	// A bound on submits that get no answer, not a speed goal: on a machine running other
 	// test binaries too, 200 submits under kills took from one to over two minutes.
@@ -368,9 +424,16 @@ func TestCrashSafety(t *testing.T) {
 		sem <- struct{}{}
 		submits.Go(func() {
 			defer func() { <-sem }()
-			id, err := c.submit(submitCtx, fmt.Sprintf("run-%d", i))
+			workflow, params := "flow", map[string]any(nil)
+			if gated(i) {
+				workflow, params = "gated", map[string]any{"key": lockKey(i)}
+			}
+			id, err := c.submit(submitCtx, workflow, fmt.Sprintf("run-%d", i), params)
 			assert.NoError(t, err)
 			ids[i] = id
+			if err == nil && gated(i) {
+				g.submitted(i, id)
+			}
 		})
 	}
 	submits.Wait()
@@ -400,10 +463,12 @@ func TestCrashSafety(t *testing.T) {
 			}
 		}
 		if time.Now().After(deadline) {
+			var stuck []string
 			for _, id := range ids {
 				if _, ok := runs[id]; ok {
 					continue
 				}
+				stuck = append(stuck, id)
 				run, _ := c.get(ctx, id)
 				t.Logf("not completed: %s %v/%v", id, run["status"], run["phase"])
 				tasks, _ := run["tasks"].([]any)
@@ -412,11 +477,14 @@ func TestCrashSafety(t *testing.T) {
 					t.Logf("   %v %v attempt=%v msg=%v", tr["name"], tr["status"], tr["attempt"], tr["statusMessage"])
 				}
 			}
+			g.dumpGates(ctx, stuck)
 			require.FailNow(t, "runs did not all complete", "%d of %d", len(runs), total)
 		}
 		pause(100 * time.Millisecond)
 	}
 	t.Logf("every run completed %s after the kills stopped", time.Since(settling).Round(time.Millisecond))
+	stopGates()
+	g.wg.Wait()
 	for id, run := range runs {
 		assert.Equal(t, "succeeded", run["status"], "run %s: %v", id, run["statusMessage"])
 	}
@@ -437,6 +505,8 @@ func TestCrashSafety(t *testing.T) {
 			}
 		}
 	}
+
+	g.checkGates(ctx, ids, runs)
 
 	// Nothing is left owed: no run in flight, no concurrency slot held.
 	require.Eventually(t, func() bool {
