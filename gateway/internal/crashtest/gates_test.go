@@ -366,7 +366,7 @@ func (g *gates) checkGates(ctx context.Context, ids []string, runs map[string]ma
 				cur.start.Format(time.StampMilli), prev.run, prev.end.Format(time.StampMilli))
 		}
 	}
-	t.Logf("gates: %d decisions and callbacks sent again after a replica died, %d repeated on purpose; %d callbacks early, %d late; %d runs waited for their lock",
+	t.Logf("gates: %d decisions and callbacks sent again after a replica died, %d repeated on purpose; %d callbacks early, %d late; %d runs waited over 100 ms for their lock",
 		g.retried.Load(), g.repeated.Load(), g.early.Load(), g.late.Load(), waited)
 
 	// Nothing is left held or waited for: a lock let go by all is removed.
