@@ -122,7 +122,8 @@ type Run struct {
 	// FinalStatus is set by a setwfstatus task; it overrides the computed final status.
 	FinalStatus Status
 	// WakeAt is when the run next has a timed move (a gate's timeout, a retry, its
-	// deadline), as of its last step.
+	// deadline), as of its last step: a replica holding the run out of memory loads it
+	// again by it, in time. A hint only, possibly stale: a run loaded early finds nothing due.
 	WakeAt time.Time
 	// AwaitingApproval is set while an approval task of the run waits for its decision.
 	AwaitingApproval bool

@@ -24,6 +24,8 @@ type InFlight struct {
 	Phase  Phase
 	// Ancestors are the runs above a child run in its tree, root first.
 	Ancestors []string
+	// WakeAt is when the run next has a timed move, as last stored (Run.WakeAt).
+	WakeAt time.Time
 }
 
 // InFlightFilter selects runs in flight; its zero value selects them all. The engine asks
@@ -38,6 +40,8 @@ type InFlightFilter struct {
 	Queued bool
 	// Children keeps child runs (with ancestors).
 	Children bool
+	// WakeBefore keeps the runs whose stored WakeAt is set and before it.
+	WakeBefore time.Time
 }
 
 // RunFilter selects runs of a team.

@@ -221,7 +221,7 @@ func TestEngineGatesDecideOnTheStoredRun(t *testing.T) {
 			}
 			act := h.actionOf(run, "gate")
 			stored, err := h.store.UpdateAction(ctx, act.ID, func(x *domain.Action) error {
-				return x.Decide(domain.Vote{By: domain.Actioner{ID: "ann"}, Approved: true}, h.clock.Now())
+				return x.Decide(domain.Vote{By: domain.Actioner{ID: "ann"}, Approved: true}, "", h.clock.Now())
 			})
 			require.NoError(t, err)
 			require.NoError(t, a.ApplyDecision(ctx, stored))

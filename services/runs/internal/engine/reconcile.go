@@ -73,8 +73,8 @@ func (e *Engine) reconcileLoop(ctx context.Context) {
 	}
 }
 
-// reconcile takes over the runs of dead replicas, starts queued runs, reloads the runs of
-// this replica whose last step failed, cancels the children of stopped runs that a cascade
+// reconcile takes over the runs of dead replicas, starts queued runs, loads the runs of
+// this replica that are out of memory and due soon or whose last step failed, cancels the children of stopped runs that a cascade
 // missed, and applies what gates left owed. Between sweeps it asks the store only for
 // those runs, never for every run in flight: the runs waiting on people may be many, and
 // they should cost nothing while they wait.
@@ -153,11 +153,12 @@ func (e *Engine) reconcile(ctx context.Context) {
 		e.adopt(ctx, domain.InFlight{ID: id, Phase: domain.PhaseRunning})
 	}
 	if e.cfg.Alone && !sweep {
-		// Nothing but this replica queues runs or starts child runs: its own kicks and
-		// cascades need no looking after between sweeps.
+		// Nothing but this replica steps its runs, queues runs or starts child runs: its
+		// own timers, kicks and cascades need no looking after between sweeps.
 		e.reconcileGates(ctx)
 		return
 	}
+	e.wakeSoon(ctx, now)
 	if queued, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Queued: true}); err == nil {
 		teams := map[string]bool{}
 		for _, a := range queued {
@@ -176,6 +177,26 @@ func (e *Engine) reconcile(ctx context.Context) {
 // sweepEvery is how often the reconciler looks at every run in flight for those of
 // replicas nobody knows of.
 const sweepEvery = 10 * time.Minute
+
+// wakeSoon sets the timers of this replica's runs that have something due before the next
+// reconcile but one, as stored: another replica's step may have moved a run of this one's
+// (a claim, a report, a decision) and set its timer there only, and that replica may die.
+// The query is on an index (owner, wakeAt): it finds the few runs due, never the many
+// waiting.
+func (e *Engine) wakeSoon(ctx context.Context, now time.Time) {
+	due, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Owners: []string{e.cfg.Replica}, WakeBefore: now.Add(2 * e.cfg.Reconcile)})
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot list runs due soon", "error", err)
+		}
+		return
+	}
+	for _, a := range due {
+		if !a.Queued && !a.Phase.Ended() {
+			e.timers.soonest(a.ID, a.WakeAt)
+		}
+	}
+}
 
 // cancelOrphans cancels the child runs among held that a run above them was stopped
 // for: the cancels of a cascade that a crash interrupted, or that could not be stored.

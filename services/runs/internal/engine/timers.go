@@ -52,6 +52,19 @@ func newTimers() *timers {
 func (t *timers) set(run string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.setLocked(run, at)
+}
+
+// soonest makes at the run's next wake unless an earlier one is set already.
+func (t *timers) soonest(run string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur, ok := t.at[run]; !ok || at.Before(cur.at) {
+		t.setLocked(run, at)
+	}
+}
+
+func (t *timers) setLocked(run string, at time.Time) {
 	cur, ok := t.at[run]
 	switch {
 	case at.IsZero():

@@ -254,11 +254,12 @@ func (s *Store) ListInFlight(_ context.Context, f domain.InFlightFilter) ([]doma
 		case len(f.Owners) > 0 && !slices.Contains(f.Owners, r.Owner),
 			f.Team != "" && r.Team != f.Team,
 			f.Queued && !r.Queued,
-			f.Children && r.Depth == 0:
+			f.Children && r.Depth == 0,
+			!f.WakeBefore.IsZero() && (r.WakeAt.IsZero() || !r.WakeAt.Before(f.WakeBefore)):
 			continue
 		}
 		out = append(out, domain.InFlight{ID: r.ID, Team: r.Team, Owner: r.Owner, Created: r.CreationDate, Queued: r.Queued,
-			Phase: r.Phase, Ancestors: slices.Clone(r.Ancestors)})
+			Phase: r.Phase, Ancestors: slices.Clone(r.Ancestors), WakeAt: r.WakeAt})
 	}
 	return out, nil
 }

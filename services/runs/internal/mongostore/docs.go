@@ -57,6 +57,8 @@ type runDoc struct {
 	// Owner and Queued are set while the run is in flight (in the live collection).
 	Owner  string `bson:"owner,omitempty"`
 	Queued bool   `bson:"queued,omitempty"`
+	// WakeAt is Run.WakeAt, kept while the run is in flight.
+	WakeAt time.Time `bson:"wakeAt,omitempty"`
 	// AwaitingApproval and Callbacks are the run's gates' (Run.AwaitingApproval,
 	// Run.Callbacks as JSON: topics are free text, which field names may not be).
 	AwaitingApproval bool   `bson:"awaitingApproval,omitempty"`
@@ -155,7 +157,7 @@ func toRunDoc(r *domain.Run, box Sealer) runDoc {
 		FinalStatus: string(r.FinalStatus), Context: jsonText(sealContext(box, r.Context)),
 		TaskDefaultTimeout: r.TaskDefaultTimeout, SecretParams: r.SecretParams, SecretResults: r.SecretResults, Tasks: r.Tasks, Version: r.Version,
 		Owner: r.Owner, Queued: r.Queued, DefinitionID: r.DefinitionID, Duration: endedDuration(r),
-		AwaitingApproval: r.AwaitingApproval, Callbacks: jsonText(r.Callbacks),
+		WakeAt: r.WakeAt, AwaitingApproval: r.AwaitingApproval, Callbacks: jsonText(r.Callbacks),
 	}
 }
 
@@ -190,7 +192,7 @@ func (d runDoc) run(box Sealer) *domain.Run {
 		FinalStatus: domain.Status(d.FinalStatus), Context: openContext(box, fromText[domain.RunContext](d.Context)),
 		TaskDefaultTimeout: d.TaskDefaultTimeout, SecretParams: d.SecretParams, SecretResults: d.SecretResults, Tasks: d.Tasks, Version: d.Version,
 		Owner: d.Owner, Queued: d.Queued, DefinitionID: d.DefinitionID,
-		AwaitingApproval: d.AwaitingApproval, Callbacks: fromText[map[string]domain.Callback](d.Callbacks),
+		WakeAt: utc(d.WakeAt), AwaitingApproval: d.AwaitingApproval, Callbacks: fromText[map[string]domain.Callback](d.Callbacks),
 	}
 	if d.Workspaces != "" {
 		r.Workspaces = json.RawMessage(d.Workspaces)

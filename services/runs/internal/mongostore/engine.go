@@ -31,6 +31,7 @@ type inFlightDoc struct {
 	Queued    bool      `bson:"queued"`
 	Phase     string    `bson:"phase"`
 	Ancestors []string  `bson:"ancestors"`
+	WakeAt    time.Time `bson:"wakeAt"`
 }
 
 // SetQueued marks whether a run in flight waits for a slot. Like a takeover it moves the
@@ -61,8 +62,11 @@ func (s *Store) ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]do
 	if f.Children {
 		filter["depth"] = bson.M{"$gt": 0}
 	}
+	if !f.WakeBefore.IsZero() {
+		filter["wakeAt"] = bson.M{"$gt": time.Time{}, "$lt": f.WakeBefore}
+	}
 	cur, err := s.live.Find(ctx, filter, options.Find().SetProjection(bson.M{
-		"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1, "ancestors": 1,
+		"team": 1, "owner": 1, "creationDate": 1, "queued": 1, "phase": 1, "ancestors": 1, "wakeAt": 1,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("list active runs: %w", err)
@@ -74,7 +78,7 @@ func (s *Store) ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]do
 	out := make([]domain.InFlight, len(docs))
 	for i, d := range docs {
 		out[i] = domain.InFlight{ID: d.ID, Team: d.Team, Owner: d.Owner, Created: d.Created, Queued: d.Queued,
-			Phase: domain.Phase(d.Phase), Ancestors: d.Ancestors}
+			Phase: domain.Phase(d.Phase), Ancestors: d.Ancestors, WakeAt: utc(d.WakeAt)}
 	}
 	return out, nil
 }

@@ -113,10 +113,10 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "creationDate", Value: 1}, {Key: "_id", Value: 1}}}),
 			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}, {Key: "creationDate", Value: 1}}}))
 	}
-	// The engine asks for the runs in flight of a replica (a dead one's), and for the
-	// queued ones, rarely for all of them.
+	// The engine asks for the runs in flight of a replica (a dead one's; its own due
+	// soon), and for the queued ones, rarely for all of them.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live,
-		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}, {Key: "wakeAt", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "queued", Value: 1}, {Key: "team", Value: 1}}}))
 	// The runs a cancel cascades to are found by their ancestors, among the runs in flight.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live, mongo.IndexModel{Keys: bson.D{{Key: "ancestors", Value: 1}}}))
