@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 )
@@ -23,7 +25,15 @@ type KafkaConfig struct {
 	Partitions int
 	// Topics are created at start.
 	Topics []string
+	// Retention and RetentionBytes bound what each partition keeps, as a broker's
+	// log.retention.ms and log.retention.bytes do; zero keeps everything. Kept in
+	// memory, a long-lived process's messages would otherwise grow without end.
+	Retention      time.Duration
+	RetentionBytes int64
 }
+
+// retentionEvery is how often a broker with a retention drops what it no longer keeps.
+const retentionEvery = 30 * time.Second
 
 // Kafka is a running in-memory, single-broker Kafka-compatible cluster (franz-go kfake).
 // Messages live in memory only: a restart loses them.
@@ -35,6 +45,8 @@ type KafkaConfig struct {
 type Kafka struct {
 	cluster *kfake.Cluster
 	brokers []string
+	stop    chan struct{}
+	once    sync.Once
 }
 
 // StartKafka starts the broker; it accepts connections when StartKafka returns.
@@ -73,15 +85,47 @@ func StartKafka(cfg KafkaConfig) (*Kafka, error) {
 	if len(cfg.Topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(partitions), cfg.Topics...))
 	}
+	retention := map[string]string{}
+	if cfg.Retention > 0 {
+		retention["log.retention.ms"] = strconv.FormatInt(cfg.Retention.Milliseconds(), 10)
+	}
+	if cfg.RetentionBytes > 0 {
+		retention["log.retention.bytes"] = strconv.FormatInt(cfg.RetentionBytes, 10)
+	}
+	if len(retention) > 0 {
+		opts = append(opts, kfake.BrokerConfigs(retention))
+	}
 	cluster, err := kfake.NewCluster(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("start kafka: %w", err)
 	}
-	return &Kafka{cluster: cluster, brokers: cluster.ListenAddrs()}, nil
+	k := &Kafka{cluster: cluster, brokers: cluster.ListenAddrs(), stop: make(chan struct{})}
+	if len(retention) > 0 {
+		// kfake applies broker-wide retention only when asked: its own cleaner runs for
+		// topics with a retention of their own.
+		go k.retain()
+	}
+	return k, nil
+}
+
+func (k *Kafka) retain() {
+	t := time.NewTicker(retentionEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.stop:
+			return
+		case <-t.C:
+			k.cluster.ApplyRetention()
+		}
+	}
 }
 
 // Brokers returns the bootstrap addresses ("host:port") of the cluster.
 func (k *Kafka) Brokers() []string { return append([]string(nil), k.brokers...) }
 
 // Close stops the broker and drops all its data. It is safe to call more than once.
-func (k *Kafka) Close() { k.cluster.Close() }
+func (k *Kafka) Close() {
+	k.once.Do(func() { close(k.stop) })
+	k.cluster.Close()
+}

@@ -185,3 +185,34 @@ func TestKafkaAutoCreatesOnMetadata(t *testing.T) {
 	// with auto.create.topics.enable, kfake creates the topic with the default count.
 	assert.Len(t, partitions(t, k.Brokers()[0], "fresh"), 4)
 }
+
+// A broker with a retention drops the oldest batches of a partition beyond it: kept in
+// memory, a long-lived process's messages would otherwise grow without end.
+func TestKafkaRetention(t *testing.T) {
+	t.Parallel()
+	k, err := embedded.StartKafka(embedded.KafkaConfig{Partitions: 1, Topics: []string{"kept"}, RetentionBytes: 1024})
+	require.NoError(t, err)
+	t.Cleanup(k.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	w := &kafka.Writer{Addr: kafka.TCP(k.Brokers()...), Topic: "kept", RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	t.Cleanup(func() { _ = w.Close() })
+	const n = 40
+	for i := range n {
+		// One batch each: retention drops whole batches.
+		require.NoError(t, w.WriteMessages(ctx, kafka.Message{Value: []byte(fmt.Sprintf("%0100d", i))}))
+	}
+	conn, err := kafka.DialLeader(ctx, "tcp", k.Brokers()[0], "kept", 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	first, last, err := conn.ReadOffsets()
+	require.NoError(t, err)
+	require.Equal(t, int64(0), first)
+	require.Equal(t, int64(n), last)
+
+	embedded.ApplyRetention(k)
+	first, last, err = conn.ReadOffsets()
+	require.NoError(t, err)
+	assert.Greater(t, first, int64(n/2), "the oldest batches are dropped")
+	assert.Equal(t, int64(n), last, "the newest are kept")
+}
