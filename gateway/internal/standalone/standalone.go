@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/baton-flow/baton/gateway"
 	"github.com/baton-flow/baton/libs/embedded"
@@ -44,6 +45,13 @@ const (
 	tokenFile          = "admin-token"
 	secretKeyFile      = "secret-key"
 	activationCodeFile = "activation-code"
+)
+
+// kafkaRetention and kafkaRetentionBytes bound what the embedded broker keeps of each
+// partition: far longer and more than an in-process consumer lags.
+const (
+	kafkaRetention      = 5 * time.Minute
+	kafkaRetentionBytes = 16 << 20
 )
 
 // Run starts everything and serves until ctx ends. It prints the API's URL and the admin
@@ -101,7 +109,11 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		for _, t := range events.AllTopics {
 			topics = append(topics, events.Topic(prefix, t), events.DeadLetter(events.Topic(prefix, t)))
 		}
-		k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics})
+		// The embedded broker keeps messages in memory and loses them at a restart; the
+		// databases are the truth. What the in-process consumers have long read is dropped,
+		// so the process's memory follows its traffic, not its age.
+		k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics,
+			Retention: kafkaRetention, RetentionBytes: kafkaRetentionBytes})
 		if err != nil {
 			return fmt.Errorf("embedded kafka: %w", err)
 		}
