@@ -267,42 +267,43 @@ func (s *Store) UpdateAction(ctx context.Context, id string, fn func(*domain.Act
 	}
 }
 
-// updateActionAlone is UpdateAction in an exclusive store: the only writer reads, decides
-// and writes under the action's own lock (see exclusive.go), so the version it read is the
-// one it replaces, and needs no claim of each version.
+// updateActionAlone is UpdateAction in an exclusive store: the only writer checks the
+// version itself (replaceIf) and needs no claim of each version. fn runs with no lock
+// held: it may itself update the action, which the next try then sees.
 func (s *Store) updateActionAlone(ctx context.Context, id string, fn func(*domain.Action) error) (*domain.Action, error) {
-	mu := s.writeLocks.of(id)
-	mu.Lock()
-	defer mu.Unlock()
-	d, err := s.findActionDoc(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	a := d.action(s.box)
-	if err := fn(a); err != nil {
-		return nil, err
-	}
-	a.ID, a.Version = id, d.Version+1
-	next := toActionDoc(a, s.box)
-	if next.unapplied() && !d.unapplied() {
-		if err := s.markUnapplied(ctx, next); err != nil {
+	for tries := 0; ; tries++ {
+		d, err := s.findActionDoc(ctx, id)
+		if err != nil {
 			return nil, err
 		}
-	}
-	res, err := s.actions.ReplaceOne(ctx, bson.M{"_id": id}, next)
-	if err != nil {
-		return nil, fmt.Errorf("write action %s: %w", id, err)
-	}
-	if res.MatchedCount == 0 {
-		return nil, actionNotFound(id) // deleted meanwhile, with its team
-	}
-	if next.Applied && !d.Applied {
-		// A mark left over by a crash here is dropped by FindUnapplied.
-		if _, err := s.unapplied.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
-			return nil, fmt.Errorf("unmark action %s: %w", id, err)
+		a := d.action(s.box)
+		if err := fn(a); err != nil {
+			return nil, err
+		}
+		a.ID, a.Version = id, d.Version+1
+		next := toActionDoc(a, s.box)
+		if next.unapplied() && !d.unapplied() {
+			if err := s.markUnapplied(ctx, next); err != nil {
+				return nil, err
+			}
+		}
+		ok, err := s.replaceIf(ctx, s.actions, id, bson.M{"version": d.Version}, next)
+		if err != nil {
+			return nil, fmt.Errorf("write action %s: %w", id, err)
+		}
+		if ok {
+			if next.Applied && !d.Applied {
+				// A mark left over by a crash here is dropped by FindUnapplied.
+				if _, err := s.unapplied.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
+					return nil, fmt.Errorf("unmark action %s: %w", id, err)
+				}
+			}
+			return a, nil
+		}
+		if tries+1 >= updateTries {
+			return nil, fmt.Errorf("update action %s: %w", id, domain.ErrConflict)
 		}
 	}
-	return a, nil
 }
 
 // pause waits for d, or until ctx ends.
