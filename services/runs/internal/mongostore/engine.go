@@ -191,53 +191,6 @@ func (s *Store) ForgetReplica(ctx context.Context, replica string) error {
 	return err
 }
 
-// AcquireSlot gives run one of team's max concurrency slots; false when all are taken.
-// Holding a slot is membership of a set, so acquiring or releasing twice is harmless.
-func (s *Store) AcquireSlot(ctx context.Context, team, run string, max int) (bool, error) {
-	id := "slots/" + team
-	if _, known := s.slotDocs.Load(id); !known {
-		if _, err := s.counters.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$setOnInsert": bson.M{"runs": bson.A{}, "n": 0}},
-			options.UpdateOne().SetUpsert(true)); err != nil && !mongox.IsDuplicateKey(err) {
-			return false, fmt.Errorf("slots of %s: %w", team, err)
-		}
-		s.slotDocs.Store(id, struct{}{})
-	}
-	res, err := s.counters.UpdateOne(ctx, bson.M{"_id": id, "n": bson.M{"$lt": max}, "runs": bson.M{"$ne": run}},
-		bson.M{"$push": bson.M{"runs": run}, "$inc": bson.M{"n": 1}})
-	if err != nil {
-		return false, fmt.Errorf("acquire a slot of %s: %w", team, err)
-	}
-	if res.MatchedCount == 1 {
-		return true, nil
-	}
-	n, err := s.counters.CountDocuments(ctx, bson.M{"_id": id, "runs": run})
-	if err != nil {
-		return false, fmt.Errorf("read slots of %s: %w", team, err)
-	}
-	return n == 1, nil
-}
-
-// ReleaseSlot frees run's slot, if it holds one.
-func (s *Store) ReleaseSlot(ctx context.Context, team, run string) error {
-	_, err := s.counters.UpdateOne(ctx, bson.M{"_id": "slots/" + team, "runs": run},
-		bson.M{"$pull": bson.M{"runs": run}, "$inc": bson.M{"n": -1}})
-	if err != nil {
-		return fmt.Errorf("release the slot of %s: %w", run, err)
-	}
-	return nil
-}
-
-// SlotsTaken reads how many of team's concurrency slots are held.
-func (s *Store) SlotsTaken(ctx context.Context, team string) (int, error) {
-	var slots struct {
-		N int `bson:"n"`
-	}
-	if err := s.counters.FindOne(ctx, bson.M{"_id": "slots/" + team}).Decode(&slots); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
-		return 0, fmt.Errorf("read slots of %s: %w", team, err)
-	}
-	return slots.N, nil
-}
-
 // Usage reads team's counters for month ("2006-01").
 func (s *Store) Usage(ctx context.Context, team, month string) (domain.QuotaUsage, error) {
 	var u domain.QuotaUsage

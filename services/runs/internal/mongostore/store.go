@@ -49,6 +49,7 @@ type Store struct {
 	live, runs, archivedPages            *mongo.Collection
 	pages                                [pageShards]*mongo.Collection
 	defs, logs, replicas, counters, idem *mongo.Collection
+	slots                                *mongo.Collection
 	beats                                *mongo.Collection
 	actions, actionWrites, unapplied     *mongo.Collection
 	locks                                *mongo.Collection
@@ -76,6 +77,7 @@ func New(db *mongo.Database, box Sealer, opts ...Option) *Store {
 		runs: db.Collection("runs"), archivedPages: db.Collection("taskpages"),
 		defs: db.Collection("definitions"), logs: db.Collection("logs"),
 		replicas: db.Collection("replicas"), counters: db.Collection("counters"), idem: db.Collection("idempotency"),
+		slots:   db.Collection("slots"),
 		beats:   db.Collection("heartbeats"),
 		actions: db.Collection("actions"), actionWrites: db.Collection("actionwrites"), unapplied: db.Collection("unapplied"),
 		locks: db.Collection("locks"),
@@ -118,6 +120,9 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live,
 		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}, {Key: "wakeAt", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "queued", Value: 1}, {Key: "team", Value: 1}}}))
+	// A team's slots are dropped with the team.
+	errs = append(errs, mongox.EnsureIndexes(ctx, s.slots, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}}}))
+	errs = append(errs, s.migrateSlots(ctx))
 	// The runs a cancel cascades to are found by their ancestors, among the runs in flight.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live, mongo.IndexModel{Keys: bson.D{{Key: "ancestors", Value: 1}}}))
 	// A tree's size, bounded at each child's start, counts its ended runs too.

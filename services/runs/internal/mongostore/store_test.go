@@ -149,6 +149,79 @@ func TestSlotsAreASet(t *testing.T) {
 	assert.Equal(t, 2, u.Concurrent)
 }
 
+// A call cut short between counting a slot and joining (or leaving) the set is finished by
+// the next call for the same run: the slot is neither counted twice nor lost.
+func TestSlotsCutShortAreFinished(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		// n is the count and pending the entries as the call cut short left them; inSet
+		// says whether the run had joined the set.
+		n       int
+		pending string
+		inSet   bool
+		op      string
+		wantOK  bool
+		wantN   int
+		wantSet bool
+	}{
+		{"acquire counted, set not joined, acquired again", 1, "acquire", false, "acquire", true, 1, true},
+		{"acquire counted, set not joined, released", 1, "acquire", false, "release", true, 0, false},
+		{"acquire counted, set joined, acquired again", 1, "acquire", true, "acquire", true, 1, true},
+		{"release uncounted, set not left, released again", 0, "release", true, "release", true, 0, false},
+		{"release uncounted, set not left, acquired at the limit", 1, "release", true, "acquire", false, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, db := newStoreDB(t)
+			_, err := db.Collection("counters").InsertOne(ctx, bson.M{"_id": "slots/t", "n": tt.n, "pending": bson.M{"r": tt.pending}})
+			require.NoError(t, err)
+			if tt.inSet {
+				_, err = db.Collection("slots").InsertOne(ctx, bson.M{"_id": "t/r", "team": "t"})
+				require.NoError(t, err)
+			}
+			if tt.op == "acquire" {
+				ok, err := s.AcquireSlot(ctx, "t", "r", 1)
+				require.NoError(t, err)
+				assert.Equal(t, tt.wantOK, ok)
+			} else {
+				require.NoError(t, s.ReleaseSlot(ctx, "t", "r"))
+			}
+			n, err := s.SlotsTaken(ctx, "t")
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantN, n)
+			in, err := db.Collection("slots").CountDocuments(ctx, bson.M{"_id": "t/r"})
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantSet, in == 1)
+			var c bson.M
+			require.NoError(t, db.Collection("counters").FindOne(ctx, bson.M{"_id": "slots/t"}).Decode(&c))
+			assert.Empty(t, c["pending"], "nothing left pending")
+		})
+	}
+}
+
+// The sets that older versions kept in the counter documents move to the slots collection.
+func TestSlotSetsMoveOutOfTheCounters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db := newStoreDB(t)
+	_, err := db.Collection("counters").InsertOne(ctx, bson.M{"_id": "slots/t", "n": 2, "runs": bson.A{"a", "b"}})
+	require.NoError(t, err)
+	require.NoError(t, s.EnsureIndexes(ctx))
+	require.NoError(t, s.ReleaseSlot(ctx, "t", "a"))
+	n, err := s.SlotsTaken(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "a held slot moved is released")
+	ok, err := s.AcquireSlot(ctx, "t", "b", 1)
+	require.NoError(t, err)
+	assert.True(t, ok, "b still holds its slot")
+	ok, err = s.AcquireSlot(ctx, "t", "c", 1)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
 func TestMonthlyCountAndKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -60,7 +60,10 @@ func (s *Store) DeleteTeamQuotas(ctx context.Context, team string) error {
 	if _, err := s.counters.DeleteMany(ctx, filter); err != nil {
 		return fmt.Errorf("delete the counters of %s: %w", team, err)
 	}
-	s.slotDocs.Delete("slots/" + team)
+	if _, err := s.slots.DeleteMany(ctx, bson.M{"team": team}); err != nil {
+		return fmt.Errorf("delete the slots of %s: %w", team, err)
+	}
+	s.slotDocs.Delete(slotCounterID(team))
 	return nil
 }
 
