@@ -32,8 +32,12 @@ type KafkaConfig struct {
 	RetentionBytes int64
 }
 
-// retentionEvery is how often a broker with a retention drops what it no longer keeps.
+// retentionEvery is how often, at most, a broker with a retention drops what it no longer
+// keeps; a short retention is applied at half its length.
 const retentionEvery = 30 * time.Second
+
+// retentionSegment is the size of a partition's segments under a retention.
+const retentionSegment = 1 << 20
 
 // Kafka is a running in-memory, single-broker Kafka-compatible cluster (franz-go kfake).
 // Messages live in memory only: a restart loses them.
@@ -93,6 +97,9 @@ func StartKafka(cfg KafkaConfig) (*Kafka, error) {
 		retention["log.retention.bytes"] = strconv.FormatInt(cfg.RetentionBytes, 10)
 	}
 	if len(retention) > 0 {
+		// Memory is given back a whole segment at a time (100 MiB by default): small
+		// segments let go of what the retention drops soon after.
+		retention["log.segment.bytes"] = strconv.Itoa(retentionSegment)
 		opts = append(opts, kfake.BrokerConfigs(retention))
 	}
 	cluster, err := kfake.NewCluster(opts...)
@@ -103,13 +110,17 @@ func StartKafka(cfg KafkaConfig) (*Kafka, error) {
 	if len(retention) > 0 {
 		// kfake applies broker-wide retention only when asked: its own cleaner runs for
 		// topics with a retention of their own.
-		go k.retain()
+		every := retentionEvery
+		if cfg.Retention > 0 {
+			every = min(every, cfg.Retention/2)
+		}
+		go k.retain(every)
 	}
 	return k, nil
 }
 
-func (k *Kafka) retain() {
-	t := time.NewTicker(retentionEvery)
+func (k *Kafka) retain(every time.Duration) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

@@ -47,11 +47,12 @@ const (
 	activationCodeFile = "activation-code"
 )
 
-// kafkaRetention and kafkaRetentionBytes bound what the embedded broker keeps of each
-// partition: far longer and more than an in-process consumer lags.
+// DefaultKafkaRetention and kafkaRetentionBytes bound what the embedded broker keeps of
+// each partition (BATON_KAFKA_RETENTION sets the first): far longer and more than an
+// in-process consumer lags.
 const (
-	kafkaRetention      = 5 * time.Minute
-	kafkaRetentionBytes = 16 << 20
+	DefaultKafkaRetention = 5 * time.Minute
+	kafkaRetentionBytes   = 16 << 20
 )
 
 // Run starts everything and serves until ctx ends. It prints the API's URL and the admin
@@ -112,8 +113,16 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		// The embedded broker keeps messages in memory and loses them at a restart; the
 		// databases are the truth. What the in-process consumers have long read is dropped,
 		// so the process's memory follows its traffic, not its age.
+		retention := DefaultKafkaRetention
+		if v := getenv("BATON_KAFKA_RETENTION"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < time.Second {
+				return fmt.Errorf("BATON_KAFKA_RETENTION: %q is not a duration of a second or more", v)
+			}
+			retention = d
+		}
 		k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics,
-			Retention: kafkaRetention, RetentionBytes: kafkaRetentionBytes})
+			Retention: retention, RetentionBytes: kafkaRetentionBytes})
 		if err != nil {
 			return fmt.Errorf("embedded kafka: %w", err)
 		}
