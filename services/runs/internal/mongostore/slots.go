@@ -22,6 +22,11 @@ import (
 // membership has not yet followed (pending.<run>: "acquire" or "release"), in the same
 // write as the count: a call for the same run finishes what a crash left half done, and a
 // run's slot is never counted twice nor lost. Pending entries live for the two writes.
+//
+// A call reads the set, then moves the count on what it read: the calls for one run are
+// taken one at a time (slotLocks), or a release that read the run in the set before
+// another release of it ended would uncount it again. (Two replicas releasing one run at
+// once, which a takeover could make, are not kept apart.)
 
 const (
 	pendingAcquire = "acquire"
@@ -46,6 +51,9 @@ func pendingKey(run string) string { return "pending." + run }
 // AcquireSlot gives run one of team's max concurrency slots; false when all are taken.
 // Acquiring twice holds one slot.
 func (s *Store) AcquireSlot(ctx context.Context, team, run string, max int) (bool, error) {
+	mu := s.slotLocks.of(slotID(team, run))
+	mu.Lock()
+	defer mu.Unlock()
 	id := slotCounterID(team)
 	if _, known := s.slotDocs.Load(id); !known {
 		if _, err := s.counters.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$setOnInsert": bson.M{"n": 0}},
@@ -143,6 +151,9 @@ func (s *Store) holdsSlot(ctx context.Context, team, run string) (bool, error) {
 
 // ReleaseSlot frees run's slot, if it holds one; releasing twice is harmless.
 func (s *Store) ReleaseSlot(ctx context.Context, team, run string) error {
+	mu := s.slotLocks.of(slotID(team, run))
+	mu.Lock()
+	defer mu.Unlock()
 	c, err := s.slotCounter(ctx, team)
 	if err != nil {
 		return err

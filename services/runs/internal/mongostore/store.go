@@ -57,6 +57,8 @@ type Store struct {
 	// exclusive and writeLocks are an exclusive store's (see exclusive.go).
 	exclusive  bool
 	writeLocks idLocks
+	// slotLocks take the slot calls of one run one at a time (see slots.go).
+	slotLocks idLocks
 
 	// Documents known to exist, so their writes are not repeated: definition ids and
 	// teams' slot documents. Neither is ever deleted.
