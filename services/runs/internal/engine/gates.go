@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/events"
@@ -102,34 +104,46 @@ type actionEnd struct {
 	reason string
 }
 
-// actionEnds answers how each action of a run that ended is closed, by action id: as its
-// task ended (a timeout may have approved it); those it does not name are cancelled.
+// actionEnds answers the actions a run that ended may have made, by id — one for each
+// attempt its gate tasks began — and how each is closed if still open: as its task ended
+// (a timeout may have approved it), or, with ok false, cancelled.
 func actionEnds(st *domain.State) map[string]actionEnd {
 	out := map[string]actionEnd{}
 	for i, t := range st.Tasks {
-		if !domain.HasAction(t.Type) || t.Attempt == 0 {
+		if !domain.HasAction(t.Type) {
 			continue
 		}
-		id := domain.ActionID(t.ID, t.Attempt)
-		if status, reason, ok := st.ActionState(i, &domain.Action{ID: id}); ok {
-			out[id] = actionEnd{status, reason}
+		for attempt := 1; attempt <= t.Attempt; attempt++ {
+			id := domain.ActionID(t.ID, attempt)
+			end := actionEnd{}
+			if attempt == t.Attempt {
+				if status, reason, ok := st.ActionState(i, &domain.Action{ID: id}); ok {
+					end = actionEnd{status, reason}
+				}
+			}
+			out[id] = end
 		}
 	}
 	return out
 }
 
-// closeRunActions closes the open actions of a run that ended, as ends says.
+// closeRunActions closes the open actions of a run that ended, as ends says. It reads them
+// by id, never by run: a search by run reads every action on the embedded database.
 func (e *Engine) closeRunActions(ctx context.Context, run string, why domain.Status, ends map[string]actionEnd) error {
-	list, err := e.actions.FindRunActions(ctx, run)
-	if err != nil {
-		return err
-	}
-	for _, a := range list {
+	ids := slices.Sorted(maps.Keys(ends))
+	for _, id := range ids {
+		a, err := e.actions.FindAction(ctx, id)
+		if apperr.HasReason(err, apperr.ActionNotFound) {
+			continue // its task began, but the step making it did not get that far
+		}
+		if err != nil {
+			return err
+		}
 		if !a.Status.Open() {
 			continue
 		}
-		end, ok := ends[a.ID]
-		if !ok {
+		end := ends[id]
+		if end.status == "" {
 			end = actionEnd{domain.ActionCancelled, "the run was " + string(why)}
 		}
 		e.closeAction(ctx, run, a.ID, end.status, end.reason)
