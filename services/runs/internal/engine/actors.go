@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/list"
 	"sync"
 
 	"github.com/baton-flow/baton/services/runs/internal/domain"
@@ -88,22 +89,74 @@ func (h *actors) holds(id string) bool {
 
 // parkedRuns are the runs this replica put out of memory with nothing owed (park), each
 // with the version it left them at: a run loaded again at that version needs no settling.
+//
+// The last keep of them also keep their state (see Config.Alone): a decision or a callback
+// often comes soon after its run began to wait, and the run is then taken up again
+// without reading it back. Older ones keep only their version: memory stays bounded
+// whatever the number of waiting runs.
 type parkedRuns struct {
-	mu sync.Mutex
-	m  map[string]int64
+	mu   sync.Mutex
+	m    map[string]*parkedRun
+	kept list.List // of run ids whose state is kept, oldest first
+	keep int
 }
 
-func (p *parkedRuns) put(id string, version int64) {
+type parkedRun struct {
+	version int64
+	st      *domain.State
+	el      *list.Element
+}
+
+func newParkedRuns(keep int) parkedRuns {
+	return parkedRuns{m: map[string]*parkedRun{}, keep: keep}
+}
+
+// put records run id parked at version, with its state st when kept (nil: not kept).
+func (p *parkedRuns) put(id string, version int64, st *domain.State) {
 	p.mu.Lock()
-	p.m[id] = version
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	p.dropLocked(id)
+	r := &parkedRun{version: version}
+	p.m[id] = r
+	if st == nil || p.keep == 0 {
+		return
+	}
+	r.st, r.el = st, p.kept.PushBack(id)
+	if p.kept.Len() > p.keep {
+		oldest := p.kept.Remove(p.kept.Front()).(string)
+		if o := p.m[oldest]; o != nil {
+			o.st, o.el = nil, nil
+		}
+	}
+}
+
+func (p *parkedRuns) dropLocked(id string) *parkedRun {
+	r, ok := p.m[id]
+	if !ok {
+		return nil
+	}
+	delete(p.m, id)
+	if r.el != nil {
+		p.kept.Remove(r.el)
+	}
+	return r
 }
 
 // take forgets run id, and reports whether it was parked at version.
 func (p *parkedRuns) take(id string, version int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v, ok := p.m[id]
-	delete(p.m, id)
-	return ok && v == version
+	r := p.dropLocked(id)
+	return r != nil && r.version == version
+}
+
+// takeState forgets run id and answers its state when it was kept.
+func (p *parkedRuns) takeState(id string) *domain.State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.m[id]; r != nil && r.st != nil {
+		p.dropLocked(id)
+		return r.st
+	}
+	return nil
 }

@@ -45,7 +45,8 @@ type Config struct {
 	// PublicURL is the gateway's base URL, for the callback URLs given to tasks.
 	PublicURL string
 	// Alone says this replica is the service's only one (the standalone process): the
-	// reconciler then looks for queued runs and orphaned children at its sweeps only.
+	// reconciler then looks for queued runs and orphaned children at its sweeps only, and
+	// the last runs put out of memory keep their state (parkedRuns).
 	Alone  bool
 	Logger *slog.Logger
 }
@@ -120,11 +121,22 @@ func New(cfg Config, deps Deps) *Engine {
 		cfg: cfg, runs: deps.Runs, slots: deps.Slots, replicas: deps.Replicas, beats: deps.Heartbeats,
 		actions: deps.Actions, locks: deps.Locks,
 		starter: deps.Starter, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
-		held: actors{m: map[string]*actor{}}, parked: parkedRuns{m: map[string]int64{}}, queueLooks: map[string]*bool{}, ready: make(chan struct{}),
+		held: actors{m: map[string]*actor{}}, parked: newParkedRuns(keptParked(cfg)), queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 	}
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
 	e.timers = newTimers()
 	return e
+}
+
+// parkedKept is how many of the runs put out of memory a lone replica keeps the state of
+// (parkedRuns): a few MiB at most, whatever the number of waiting runs.
+const parkedKept = 512
+
+func keptParked(cfg Config) int {
+	if cfg.Alone {
+		return parkedKept
+	}
+	return 0
 }
 
 // forget drops a run from memory, and its timer; the caller may hold the run's own lock.
@@ -219,6 +231,13 @@ func (e *Engine) putAway(id string, a *actor) {
 // load reads run id into a and, when the run is this replica's, settles whatever a
 // previous holder left half done.
 func (e *Engine) load(ctx context.Context, id string, a *actor) error {
+	if st := e.parked.takeState(id); st != nil {
+		// Parked here as stored, and nobody else writes the run (Config.Alone). A write
+		// refused all the same (ErrConflict) loads it again, from the store.
+		a.st = st
+		_, a.idle = domain.NewMachine(st, e.now()).Wake(e.cfg.Lease)
+		return nil
+	}
 	for try := 0; ; try++ {
 		r, err := e.runs.FindRun(ctx, id)
 		if err == nil {
@@ -372,7 +391,11 @@ func (e *Engine) park(id string, a *actor) {
 	if a.st == nil || !a.idle || a.st.Run.Owner != e.cfg.Replica {
 		return
 	}
-	e.parked.put(id, a.st.Run.Version)
+	var st *domain.State
+	if e.cfg.Alone {
+		st = a.st
+	}
+	e.parked.put(id, a.st.Run.Version, st)
 	a.st = nil
 	e.held.release(id)
 }

@@ -100,6 +100,8 @@ type harness struct {
 	// LockStore.
 	runs  RunStore
 	locks LockStore
+	// alone starts replicas as a lone one (Config.Alone).
+	alone bool
 	clock *clock
 	pub   *published
 	// defs are the workflows child runs start, by name.
@@ -130,7 +132,7 @@ func newHarness(t *testing.T) *harness {
 // start runs a replica named name until the test ends or stop is called.
 func (h *harness) start(name string) *Engine {
 	h.t.Helper()
-	e := New(Config{Replica: name, Reconcile: h.reconcile, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	e := New(Config{Replica: name, Reconcile: h.reconcile, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.lockStore(),
 			Publisher: h.pub, Starter: h, Limits: h})
 	e.now = h.clock.Now
