@@ -290,6 +290,11 @@ func (e *Engine) releaseTask(ctx context.Context, team, key string, w domain.Wai
 		}
 		return
 	}
+	if granted {
+		// The next waiter goes on at once, beside the step ending this task (and often
+		// this run): the lock is its as stored, whatever becomes of this run.
+		e.spawn(func(ctx context.Context) { e.grant(ctx, domain.Grant{Team: team, Key: key, To: next}) })
+	}
 	if err := e.Step(ctx, w.Run, func(m *domain.Machine) error {
 		if !m.LockReleased(w.Task, w.Attempt, held) {
 			return ErrStale
@@ -297,9 +302,6 @@ func (e *Engine) releaseTask(ctx context.Context, team, key string, w domain.Wai
 		return nil
 	}); err != nil && ctx.Err() == nil {
 		e.log.Warn("cannot end a releaselock task", "run", w.Run, "error", err)
-	}
-	if granted {
-		e.grant(ctx, domain.Grant{Team: team, Key: key, To: next})
 	}
 }
 
