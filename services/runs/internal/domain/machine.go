@@ -587,11 +587,11 @@ func (m *Machine) ChildStarted(i, attempt int, child string, wait bool) bool {
 }
 
 // ChildEnded takes the status of the child run of task i; secret names the child's results
-// that came from a secret.
-func (m *Machine) ChildEnded(i int, child string, status Status, results map[string]string, secret []string) {
+// that came from a secret. It reports whether the task was waiting for that child.
+func (m *Machine) ChildEnded(i int, child string, status Status, results map[string]string, secret []string) bool {
 	t := m.S.Tasks[i]
 	if t.Child != child || t.Status != Running || m.S.Run.Phase.Ended() {
-		return
+		return false
 	}
 	m.touch(i)
 	if results == nil {
@@ -614,6 +614,7 @@ func (m *Machine) ChildEnded(i int, child string, status Status, results map[str
 		m.failAttempt(i, status, msg)
 	}
 	m.maybeFinish()
+	return true
 }
 
 // Fail ends task i as status with msg, wherever it is (a child run that cannot start).

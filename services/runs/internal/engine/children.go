@@ -179,7 +179,11 @@ func (e *Engine) childEnded(ctx context.Context, parent, task string, child *dom
 		if !ok {
 			return ErrNoChange
 		}
-		m.ChildEnded(i, child.ID, child.Status, results, child.SecretResults)
+		if !m.ChildEnded(i, child.ID, child.Status, results, child.SecretResults) {
+			// Decided on what is stored: a copy in memory may not show the task waiting
+			// for the child (another replica began it).
+			return ErrStale
+		}
 		return nil
 	})
 	if errors.Is(err, ErrNoChange) || apperr.HasReason(err, apperr.WorkflowRunNotFound) {

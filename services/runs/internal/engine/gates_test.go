@@ -229,3 +229,27 @@ func TestEngineGatesDecideOnTheStoredRun(t *testing.T) {
 		})
 	}
 }
+
+// A child's end is given to its parent as stored, not to a copy in memory that does not
+// show the parent's task waiting for the child (another replica began that task).
+func TestEngineChildEndedOnTheStoredParent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.defs["child"] = &domain.Definition{Name: "child", Team: "infra", Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		task("end", tasktype.End, nil, "start")}}
+	a := h.start("a")
+	b := h.start("b")
+	// The script keeps the parent in a's memory, where kid has not begun.
+	parent := h.submit(a, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		script("s", "start"), task("hook", tasktype.EventWait, map[string]any{"topic": "go"}, "start"),
+		task("kid", tasktype.RunWorkflow, map[string]any{"workflowRef": "child", "wait": true}, "hook"),
+		task("end", tasktype.End, nil, "s", "kid")}})
+	h.waitTask(parent, "hook", domain.Waiting)
+	require.True(t, a.held.holds(parent))
+	require.NoError(t, b.Step(context.Background(), parent, func(m *domain.Machine) error {
+		return m.CallbackArrived("go", domain.Succeeded, "")
+	}))
+	h.waitTask(parent, "kid", domain.Succeeded)
+	h.finish(a, parent, "s", 1, domain.Succeeded, nil)
+	h.ends(parent, domain.Succeeded)
+}
