@@ -1,6 +1,7 @@
 package standalone_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -53,7 +54,8 @@ func startGates(t *testing.T) *gates {
 func (g *gates) workflow(t *testing.T, body string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		code, _ := g.call(t, http.MethodPost, "/api/v2/team/rel/workflow", g.token, body)
+		code, out := g.call(t, http.MethodPost, "/api/v2/team/rel/workflow", g.token, body)
+		require.NotEqual(t, http.StatusBadRequest, code, "%v", out)
 		return code == http.StatusCreated
 	}, 30*time.Second, 20*time.Millisecond)
 }
@@ -325,4 +327,80 @@ func TestIntegrationLocks(t *testing.T) {
 	code, out := g.call(t, http.MethodDelete, "/api/v2/team/rel/workflowrun/"+first+"/cancel", g.token, "")
 	require.Equal(t, http.StatusOK, code, out)
 	g.run(t, second, func(r map[string]any) bool { return task(r, "lock")["status"] == "succeeded" })
+}
+
+// The gates' endpoints take hostile input as input: bad values, operator characters, NUL
+// bytes, oversized and deeply nested bodies, too many kept callbacks are each refused with
+// a 4xx (or taken as the free text they are), never a 5xx, and the run they aimed at still
+// moves on as it should afterwards.
+func TestIntegrationGatesRefuseHostileInput(t *testing.T) {
+	t.Parallel()
+	g := startGates(t)
+	g.workflow(t, `{"name":"hostile","tasks":[{"name":"start","type":"start"},
+		{"name":"fill","type":"manual","params":[{"name":"instructions","value":"Name the version."},
+			{"name":"params","value":[{"name":"version","type":"text","required":true}]}],
+			"dependencies":[{"taskRef":"start"}]},
+		{"name":"hook","type":"eventwait","params":[{"name":"topic","value":"go"}],"dependencies":[{"taskRef":"fill"}]},
+		{"name":"end","type":"end","dependencies":[{"taskRef":"hook"}]}]}`)
+	id := g.submit(t, "hostile", g.token, `{}`)
+	act := g.action(t, id)
+	deep := strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000)
+	tests := []struct {
+		name, method, path, body string
+		// clientError says the request must be refused (4xx); otherwise any answer below
+		// 500 will do (free text taken as it is).
+		clientError bool
+	}{
+		{"callback topic with NUL", http.MethodPost, "/api/v2/callback?ref=" + id + "&topic=a%00b", "", false},
+		{"callback topic with operators", http.MethodPost, "/api/v2/callback?ref=" + id + "&topic=%24gt.x%24", `{}`, false},
+		{"callback topic of 10 KiB", http.MethodPost, "/api/v2/callback?ref=" + id + "&topic=" + strings.Repeat("t", 10<<10), "", false},
+		{"callback status unknown", http.MethodPost, "/api/v2/callback?ref=" + id + "&topic=go&status=maybe%00", "", true},
+		{"callback ref a path", http.MethodPost, "/api/v2/callback?ref=..%2F..%2Fteam&topic=go", "", true},
+		{"callback without ref", http.MethodGet, "/api/v2/callback?topic=go", "", true},
+		{"callback data of 70 KiB", http.MethodPost, "/api/v2/callback?ref=" + id + "&topic=big", `{"x":"` + strings.Repeat("d", 70<<10) + `"}`, true},
+		{"callback data nested 5,000 deep", http.MethodPost, "/api/v2/callback?ref=" + id + "&topic=deep", deep, true},
+		{"decision not a list", http.MethodPut, "/api/v2/team/rel/action", `{"id":"` + act + `"}`, false},
+		{"decision approved not a boolean", http.MethodPut, "/api/v2/team/rel/action", `[{"id":"` + act + `","approved":"yes"}]`, true},
+		{"decision id with NUL", http.MethodPut, "/api/v2/team/rel/action", `[{"id":"a\u0000b","approved":true}]`, true},
+		{"decision id an operator", http.MethodPut, "/api/v2/team/rel/action", `[{"id":{"$ne":""},"approved":true}]`, true},
+		{"101 decisions", http.MethodPut, "/api/v2/team/rel/action", "[" + strings.TrimSuffix(strings.Repeat(`{"id":"`+act+`","approved":true},`, 101), ",") + "]", true},
+		{"decision comments of 1 MiB", http.MethodPut, "/api/v2/team/rel/action", `[{"id":"` + act + `","approved":true,"comments":"` + strings.Repeat("c", 1<<20) + `"}]`, true},
+		{"form values nested 5,000 deep", http.MethodPut, "/api/v2/team/rel/action", `[{"id":"` + act + `","approved":true,"params":{"version":` + deep + `}}]`, true},
+		{"form value of the wrong type", http.MethodPut, "/api/v2/team/rel/action", `[{"id":"` + act + `","approved":true,"params":{"version":{"$gt":""}}}]`, true},
+		{"action id with NUL", http.MethodGet, "/api/v2/team/rel/action/a%00b", "", true},
+		{"action id of 10 KiB", http.MethodGet, "/api/v2/team/rel/action/" + strings.Repeat("i", 10<<10), "", true},
+		{"query fromDate overflowing", http.MethodGet, "/api/v2/team/rel/action/query?fromDate=999999999999999999999", "", true},
+		{"query limit negative", http.MethodGet, "/api/v2/team/rel/action/query?limit=-1", "", true},
+		{"query page 1e309", http.MethodGet, "/api/v2/team/rel/action/query?page=1e309", "", true},
+		{"query sort an operator", http.MethodGet, "/api/v2/team/rel/action/query?sort=%24where", "", true},
+		{"query type unknown", http.MethodGet, "/api/v2/team/rel/action/query?types=nope", "", true},
+		{"summary toDate not a number", http.MethodGet, "/api/v2/team/rel/action/summary?toDate=yesterday", "", true},
+	}
+	for _, tt := range tests {
+		code, out := g.call(t, tt.method, tt.path, g.tokens["ann"], tt.body)
+		assert.Less(t, code, 500, "%s: %v", tt.name, out)
+		if tt.clientError {
+			assert.GreaterOrEqual(t, code, 400, "%s: %v", tt.name, out)
+		}
+	}
+	// Kept callbacks are bounded: past the bound a callback for a task not waiting yet is
+	// refused, not kept.
+	var last int
+	var refusal map[string]any
+	for i := range 120 {
+		last, refusal = g.call(t, http.MethodPost, fmt.Sprintf("/api/v2/callback?ref=%s&topic=early-%d", id, i), g.token, "")
+		if last >= 400 {
+			break
+		}
+	}
+	assert.Equal(t, http.StatusBadRequest, last, "kept callbacks are bounded")
+	assert.Contains(t, refusal["message"], "no more topics are kept")
+
+	// The run still moves on.
+	code, out := g.decide(t, g.tokens["cy"], `[{"id":"`+act+`","approved":true,"params":{"version":"1.0"}}]`)
+	require.Equal(t, http.StatusNoContent, code, out)
+	code, out = g.call(t, http.MethodPost, "/api/v2/callback?ref="+id+"&topic=go", g.token, `{}`)
+	require.Equal(t, http.StatusNoContent, code, out)
+	done := g.run(t, id, ended)
+	assert.Equal(t, "succeeded", done["status"], done)
 }
