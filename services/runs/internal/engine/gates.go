@@ -183,6 +183,14 @@ func (e *Engine) ApplyDecision(ctx context.Context, a *domain.Action) error {
 	if err != nil && !errors.Is(err, ErrNoChange) && !apperr.HasReason(err, apperr.WorkflowRunNotFound) {
 		return err
 	}
+	// The task has its decision: the caller need not wait for the mark. Unmarked (a
+	// crash), the reconciler applies the decision again, which changes nothing, and marks it.
+	e.spawn(func(ctx context.Context) { e.markApplied(ctx, a) })
+	return nil
+}
+
+// markApplied records that a's decision was given to its task, and announces it.
+func (e *Engine) markApplied(ctx context.Context, a *domain.Action) {
 	applied, err := e.actions.UpdateAction(ctx, a.ID, func(a *domain.Action) error {
 		if a.Applied {
 			return errUnchanged
@@ -191,13 +199,15 @@ func (e *Engine) ApplyDecision(ctx context.Context, a *domain.Action) error {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
-		return err
+		if ctx.Err() == nil && !apperr.HasReason(err, apperr.ActionNotFound) {
+			e.log.Warn("cannot mark a decision applied; the reconciler applies it again", "action", a.ID, "error", err)
+		}
+		return
 	}
 	if applied == nil {
 		applied = a
 	}
 	e.announce(applied)
-	return nil
 }
 
 // queueFor asks for lock key of team for waiter w, and answers whether w holds it now.
