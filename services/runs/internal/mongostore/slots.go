@@ -37,8 +37,6 @@ const (
 type slotCounter struct {
 	N       int               `bson:"n"`
 	Pending map[string]string `bson:"pending"`
-	// Runs is the set as older versions kept it, in the counter (see migrateSlots).
-	Runs []string `bson:"runs,omitempty"`
 }
 
 func slotCounterID(team string) string { return "slots/" + team }
