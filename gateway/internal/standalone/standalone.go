@@ -58,6 +58,14 @@ const (
 // Run starts everything and serves until ctx ends. It prints the API's URL and the admin
 // token to stdout once the gateway is ready.
 func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+	retention := DefaultKafkaRetention
+	if v := getenv("BATON_KAFKA_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return fmt.Errorf("BATON_KAFKA_RETENTION: %q is not a duration of a second or more", v)
+		}
+		retention = d
+	}
 	dataDir := valueOr(getenv("BATON_DATA_DIR"), DefaultDataDir)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir %s: %w", dataDir, err)
@@ -113,14 +121,6 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		// The embedded broker keeps messages in memory and loses them at a restart; the
 		// databases are the truth. What the in-process consumers have long read is dropped,
 		// so the process's memory follows its traffic, not its age.
-		retention := DefaultKafkaRetention
-		if v := getenv("BATON_KAFKA_RETENTION"); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < time.Second {
-				return fmt.Errorf("BATON_KAFKA_RETENTION: %q is not a duration of a second or more", v)
-			}
-			retention = d
-		}
 		k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics,
 			Retention: retention, RetentionBytes: kafkaRetentionBytes})
 		if err != nil {

@@ -312,3 +312,16 @@ func TestIntegrationDefinitionsAcrossServices(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, code, out)
 	assert.NotEmpty(t, out["errors"])
 }
+
+// A retention of the embedded broker that is not a duration of a second or more stops the
+// process before it starts anything, naming the variable.
+func TestKafkaRetentionMustBeADuration(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, v := range []string{"soon", "500ms", "-1h"} {
+		vars := map[string]string{"BATON_DATA_DIR": dir, "BATON_KAFKA_RETENTION": v}
+		err := standalone.Run(context.Background(), func(k string) string { return vars[k] }, io.Discard)
+		require.Error(t, err, v)
+		assert.Contains(t, err.Error(), "BATON_KAFKA_RETENTION", v)
+	}
+}
