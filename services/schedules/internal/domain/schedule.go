@@ -1,0 +1,240 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Type is how a schedule says when it fires.
+type Type string
+
+// Types: cron and advancedCron differ only in how a UI builds them; runOnce fires once, at
+// its date.
+const (
+	TypeCron         Type = "cron"
+	TypeAdvancedCron Type = "advancedCron"
+	TypeRunOnce      Type = "runOnce"
+)
+
+// Status is a schedule's state.
+type Status string
+
+// Statuses: inactive is paused, keeping its next date; completed is a runOnce schedule
+// after its fire; archived is read-only.
+const (
+	StatusActive    Status = "active"
+	StatusInactive  Status = "inactive"
+	StatusCompleted Status = "completed"
+	StatusArchived  Status = "archived"
+)
+
+// OverlapPolicy is what a fire does while the schedule's previous run has not completed.
+type OverlapPolicy string
+
+// Overlap policies.
+const (
+	// OverlapAllow starts the run anyway.
+	OverlapAllow OverlapPolicy = "allow"
+	// OverlapSkip starts nothing.
+	OverlapSkip OverlapPolicy = "skip"
+	// OverlapBufferOne keeps the fire, at most one, and starts it when the previous run ends.
+	OverlapBufferOne OverlapPolicy = "bufferOne"
+	// OverlapCancelOther cancels the previous run, then starts the run.
+	OverlapCancelOther OverlapPolicy = "cancelOther"
+)
+
+// MisfirePolicy is what the fires missed while no scheduler ran become.
+type MisfirePolicy string
+
+// Misfire policies.
+const (
+	// MisfireFireOnce makes one catch-up run, for the last fire missed.
+	MisfireFireOnce MisfirePolicy = "fireOnce"
+	// MisfireSkip makes none.
+	MisfireSkip MisfirePolicy = "skip"
+	// MisfireFireAll makes one run per fire missed within the catch-up window, oldest first.
+	MisfireFireAll MisfirePolicy = "fireAll"
+)
+
+// OnTime is how late a fire may be and still count as on time rather than missed.
+const OnTime = time.Minute
+
+// MaxCatchUp bounds the fires one plan makes after downtime, whatever the window.
+const MaxCatchUp = 1000
+
+// maxPlanSteps bounds the fire times a plan walks through one by one.
+const maxPlanSteps = 100_000
+
+// Schedule is a team's schedule of one workflow.
+type Schedule struct {
+	ID, Team, Name, Description string
+	// Workflow is the workflow's name in the team.
+	Workflow string
+	Type     Type
+	Status   Status
+	// TriggerDisabled is set while the workflow's schedule trigger is off: the schedule
+	// keeps its dates but does not fire.
+	TriggerDisabled bool
+	Cron            string
+	// Date is a runOnce schedule's fire time.
+	Date     time.Time
+	Timezone string
+	Params   map[string]any
+	Labels   map[string]string
+	Overlap  OverlapPolicy
+	Misfire  MisfirePolicy
+	// CatchupWindow bounds how far back MisfireFireAll goes.
+	CatchupWindow time.Duration
+	// Next is the next planned fire; Last the last one made.
+	Next, Last time.Time
+	Created    time.Time
+	Version    int64
+}
+
+// FieldError names a field of a schedule that cannot be taken, and why.
+type FieldError struct{ Field, Message string }
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// Normalize fills a schedule's defaults and checks it, answering the first field that
+// cannot be taken.
+func (s *Schedule) Normalize() error {
+	s.Name = strings.TrimSpace(s.Name)
+	switch {
+	case s.Name == "" || len(s.Name) > 256:
+		return &FieldError{"name", "is required, at most 256 characters"}
+	case strings.TrimSpace(s.Workflow) == "":
+		return &FieldError{"workflowRef", "is required"}
+	}
+	if s.Type == "" {
+		s.Type = TypeCron
+	}
+	if s.Status == "" {
+		s.Status = StatusActive
+	}
+	if s.Overlap == "" {
+		s.Overlap = OverlapAllow
+	}
+	if s.Misfire == "" {
+		s.Misfire = MisfireFireOnce
+	}
+	switch s.Type {
+	case TypeCron, TypeAdvancedCron, TypeRunOnce:
+	default:
+		return &FieldError{"type", fmt.Sprintf("%q is not one of cron, advancedCron, runOnce", s.Type)}
+	}
+	switch s.Status {
+	case StatusActive, StatusInactive, StatusCompleted, StatusArchived:
+	default:
+		return &FieldError{"status", fmt.Sprintf("%q is not one of active, inactive, completed, archived", s.Status)}
+	}
+	switch s.Overlap {
+	case OverlapAllow, OverlapSkip, OverlapBufferOne, OverlapCancelOther:
+	default:
+		return &FieldError{"overlapPolicy", fmt.Sprintf("%q is not one of allow, skip, bufferOne, cancelOther", s.Overlap)}
+	}
+	switch s.Misfire {
+	case MisfireFireOnce, MisfireSkip, MisfireFireAll:
+	default:
+		return &FieldError{"misfirePolicy", fmt.Sprintf("%q is not one of fireOnce, skip, fireAll", s.Misfire)}
+	}
+	if s.CatchupWindow < 0 || s.CatchupWindow > 366*24*time.Hour {
+		return &FieldError{"catchupWindow", "must be between 0 and 366 days"}
+	}
+	if _, err := LoadZone(s.Timezone); err != nil || s.Timezone == "" {
+		return &FieldError{"timezone", "must be an IANA time zone, such as Europe/Paris"}
+	}
+	if s.Type == TypeRunOnce {
+		if s.Date.IsZero() {
+			return &FieldError{"dateSchedule", "is required for a runOnce schedule"}
+		}
+		return nil
+	}
+	if _, err := s.When(); err != nil {
+		return &FieldError{"cronSchedule", err.Error()}
+	}
+	return nil
+}
+
+// When answers the schedule's cron expression in its zone; a runOnce schedule has none.
+func (s *Schedule) When() (Cron, error) {
+	loc, err := LoadZone(s.Timezone)
+	if err != nil {
+		return Cron{}, err
+	}
+	return ParseCron(s.Cron, loc)
+}
+
+// NextAfter answers the schedule's first fire strictly after t; zero when it has none.
+func (s *Schedule) NextAfter(t time.Time) time.Time {
+	if s.Type == TypeRunOnce {
+		if s.Date.After(t) {
+			return s.Date
+		}
+		return time.Time{}
+	}
+	c, err := s.When()
+	if err != nil {
+		return time.Time{}
+	}
+	return c.Next(t)
+}
+
+// Fires reports whether the schedule fires at all now: active, and its trigger on.
+func (s *Schedule) Fires() bool { return s.Status == StatusActive && !s.TriggerDisabled }
+
+// Plan answers the fires the schedule owes at now, oldest first, and its next planned fire
+// after them. A fire late by OnTime or less is on time; older ones were missed (no
+// scheduler ran), and become runs as the misfire policy says.
+func (s *Schedule) Plan(now time.Time) (fires []time.Time, next time.Time) {
+	var owed []time.Time
+	at := s.Next
+	for steps := 0; !at.IsZero() && !at.After(now); steps++ {
+		owed = append(owed, at)
+		if len(owed) > MaxCatchUp {
+			owed = slices.Delete(owed, 0, 1) // only the latest are kept
+		}
+		if steps == maxPlanSteps {
+			// Down for very long with frequent fires: leap to the fires that can still
+			// count, keeping the last one seen as the latest missed.
+			horizon := now.Add(-max(s.CatchupWindow, OnTime))
+			if at.Before(horizon) {
+				at = horizon
+			}
+		}
+		at = s.NextAfter(at)
+	}
+	next = at
+	if len(owed) == 0 {
+		return nil, next
+	}
+	var missed, onTime []time.Time
+	for _, f := range owed {
+		if now.Sub(f) <= OnTime {
+			onTime = append(onTime, f)
+		} else {
+			missed = append(missed, f)
+		}
+	}
+	switch s.Misfire {
+	case MisfireFireAll:
+		for _, f := range missed {
+			if now.Sub(f) <= s.CatchupWindow {
+				fires = append(fires, f)
+			}
+		}
+	case MisfireFireOnce:
+		if len(onTime) == 0 && len(missed) > 0 {
+			fires = append(fires, missed[len(missed)-1])
+		}
+	}
+	return append(fires, onTime...), next
+}
+
+// FireKey is the idempotency key of the schedule's fire at t: live fires, catch-up fires
+// and backfills of one time make one run.
+func FireKey(id string, t time.Time) string {
+	return id + "@" + t.UTC().Format(time.RFC3339)
+}
