@@ -4,6 +4,7 @@ package schedules
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -12,6 +13,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/services/schedules/internal/httpapi"
 )
 
 // Name is the service's name in discovery and its database name.
@@ -42,9 +44,9 @@ func New(_ context.Context, _ Config, deps Deps) (*Service, error) {
 }
 
 // Routes registers the service's endpoints under /api/v2; every one needs a signed
-// principal. Its endpoints arrive with its capability; until then they answer 404.
+// principal. So far it checks cron expressions; its other paths answer 404.
 func (s *Service) Routes(r fiber.Router) {
-	r.Group("/api/v2", fiberauth.Middleware(s.signer))
+	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), time.Now)
 }
 
 // Run does the service's background work until ctx ends; it has none yet.
