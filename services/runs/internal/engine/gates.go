@@ -106,7 +106,7 @@ type actionEnd struct {
 
 // actionEnds answers the actions a run that ended may have made, by id — one for each
 // attempt its gate tasks began — and how each is closed if still open: as its task ended
-// (a timeout may have approved it), or, with ok false, cancelled.
+// (a timeout may have approved it), or, with no status, cancelled.
 func actionEnds(st *domain.State) map[string]actionEnd {
 	out := map[string]actionEnd{}
 	for i, t := range st.Tasks {

@@ -74,8 +74,8 @@ func (e *Engine) reconcileLoop(ctx context.Context) {
 }
 
 // reconcile takes over the runs of dead replicas, starts queued runs, loads the runs of
-// this replica that are out of memory and due soon or whose last step failed, cancels the children of stopped runs that a cascade
-// missed, and applies what gates left owed. Between sweeps it asks the store only for
+// this replica that are out of memory and due soon or whose last step failed, cancels the
+// children of stopped runs that a cascade missed, and applies what gates left owed. Between sweeps it asks the store only for
 // those runs, never for every run in flight: the runs waiting on people may be many, and
 // they should cost nothing while they wait.
 func (e *Engine) reconcile(ctx context.Context) {
@@ -178,11 +178,11 @@ func (e *Engine) reconcile(ctx context.Context) {
 // replicas nobody knows of.
 const sweepEvery = 10 * time.Minute
 
-// wakeSoon sets the timers of this replica's runs that have something due before the next
-// reconcile but one, as stored: another replica's step may have moved a run of this one's
-// (a claim, a report, a decision) and set its timer there only, and that replica may die.
-// The query is on an index (owner, wakeAt): it finds the few runs due, never the many
-// waiting.
+// wakeSoon sets the timers of this replica's runs out of memory that have something due
+// before the next reconcile but one, as stored: another replica's step may have moved such
+// a run (a callback, a decision) and set its timer there only, and that replica may die.
+// (A run in memory has its own timer, and a timer's step reloads it when it moved.) The
+// query is on an index (owner, wakeAt): it finds the few runs due, never the many waiting.
 func (e *Engine) wakeSoon(ctx context.Context, now time.Time) {
 	due, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Owners: []string{e.cfg.Replica}, WakeBefore: now.Add(2 * e.cfg.Reconcile)})
 	if err != nil {
@@ -192,7 +192,7 @@ func (e *Engine) wakeSoon(ctx context.Context, now time.Time) {
 		return
 	}
 	for _, a := range due {
-		if !a.Queued && !a.Phase.Ended() {
+		if !a.Queued && !a.Phase.Ended() && !e.held.holds(a.ID) {
 			e.timers.soonest(a.ID, a.WakeAt)
 		}
 	}
