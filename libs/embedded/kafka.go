@@ -50,7 +50,10 @@ type Kafka struct {
 	cluster *kfake.Cluster
 	brokers []string
 	stop    chan struct{}
-	once    sync.Once
+	// mu keeps Close from cutting a round of retention short: kfake waits forever on a
+	// request to a cluster that has stopped.
+	mu     sync.Mutex
+	closed bool
 }
 
 // StartKafka starts the broker; it accepts connections when StartKafka returns.
@@ -127,7 +130,11 @@ func (k *Kafka) retain(every time.Duration) {
 		case <-k.stop:
 			return
 		case <-t.C:
-			k.cluster.ApplyRetention()
+			k.mu.Lock()
+			if !k.closed {
+				k.cluster.ApplyRetention()
+			}
+			k.mu.Unlock()
 		}
 	}
 }
@@ -137,6 +144,12 @@ func (k *Kafka) Brokers() []string { return append([]string(nil), k.brokers...) 
 
 // Close stops the broker and drops all its data. It is safe to call more than once.
 func (k *Kafka) Close() {
-	k.once.Do(func() { close(k.stop) })
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return
+	}
+	k.closed = true
+	close(k.stop)
 	k.cluster.Close()
 }
