@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -238,3 +239,6 @@ func (s *Schedule) Plan(now time.Time) (fires []time.Time, next time.Time) {
 func FireKey(id string, t time.Time) string {
 	return id + "@" + t.UTC().Format(time.RFC3339)
 }
+
+// ErrConflict is a write that lost to another writer: read again and decide anew.
+var ErrConflict = errors.New("the schedule was changed meanwhile")
