@@ -242,3 +242,26 @@ func FireKey(id string, t time.Time) string {
 
 // ErrConflict is a write that lost to another writer: read again and decide anew.
 var ErrConflict = errors.New("the schedule was changed meanwhile")
+
+// Calendar bounds: a window of at most MaxCalendarWindow, at most MaxCalendarDates fires a
+// schedule.
+const (
+	MaxCalendarWindow = 366 * 24 * time.Hour
+	MaxCalendarDates  = 1000
+)
+
+// Calendar answers the schedule's fires in [from, to], at most MaxCalendarDates: every
+// planned fire, whether or not the schedule is active now.
+func (s *Schedule) Calendar(from, to time.Time) ([]time.Time, error) {
+	switch {
+	case to.Before(from):
+		return nil, &FieldError{"toDate", "is before fromDate"}
+	case to.Sub(from) > MaxCalendarWindow:
+		return nil, &FieldError{"toDate", "the window is longer than 366 days"}
+	}
+	var out []time.Time
+	for t := s.NextAfter(from.Add(-time.Nanosecond)); !t.IsZero() && !t.After(to) && len(out) < MaxCalendarDates; t = s.NextAfter(t) {
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -99,3 +99,35 @@ func TestFireKey(t *testing.T) {
 	at := time.Date(2026, 11, 27, 3, 0, 0, 0, paris)
 	assert.Equal(t, "s1@2026-11-27T02:00:00Z", FireKey("s1", at), "one key for one instant, whatever the zone")
 }
+
+func TestScheduleCalendar(t *testing.T) {
+	t.Parallel()
+	from := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	daily := Schedule{Type: TypeCron, Cron: "0 2 * * *", Timezone: "UTC"}
+	got, err := daily.Calendar(from, from.Add(72*time.Hour))
+	require.NoError(t, err)
+	assert.Len(t, got, 3)
+	assert.Equal(t, from.Add(2*time.Hour), got[0])
+
+	atFrom := Schedule{Type: TypeCron, Cron: "0 0 * * *", Timezone: "UTC"}
+	got, err = atFrom.Calendar(from, from)
+	require.NoError(t, err)
+	assert.Equal(t, []time.Time{from}, got, "the window holds its ends")
+
+	secondly := Schedule{Type: TypeCron, Cron: "@every 1s", Timezone: "UTC"}
+	got, err = secondly.Calendar(from, from.Add(24*time.Hour))
+	require.NoError(t, err)
+	assert.Len(t, got, MaxCalendarDates)
+
+	once := Schedule{Type: TypeRunOnce, Date: from.Add(time.Hour), Timezone: "UTC"}
+	got, err = once.Calendar(from, from.Add(24*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, []time.Time{from.Add(time.Hour)}, got)
+
+	var fe *FieldError
+	_, err = daily.Calendar(from, from.Add(-time.Second))
+	require.True(t, errors.As(err, &fe))
+	_, err = daily.Calendar(from, from.Add(367*24*time.Hour))
+	require.True(t, errors.As(err, &fe))
+	assert.Equal(t, "toDate", fe.Field)
+}
