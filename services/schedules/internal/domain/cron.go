@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	// The zone database goes with the binary: a container image or a bare machine may
+	// have none, and a schedule's zone must not depend on the host.
+	_ "time/tzdata"
 
 	"github.com/robfig/cron/v3"
 )
@@ -39,7 +42,7 @@ var ErrInvalidZone = errors.New("invalid time zone")
 //
 // Wall-clock times that a daylight-saving change skips or repeats are taken as people
 // expect of a clock: a fire whose time is skipped (02:30 when clocks go from 02:00 to
-// 03:00) happens at the first instant after the change (03:00), never not at all; a fire
+// 03:00) happens at the first instant after the change (03:00), not skipped with it; a fire
 // whose time comes twice (01:30 when clocks go from 02:00 back to 01:00) happens once, the
 // first time, unless the expression fires every hour of the day (`*/15 * * * *`), which
 // keeps firing through both passes as the real time goes on. `@every` counts real time.
