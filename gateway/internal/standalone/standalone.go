@@ -45,6 +45,7 @@ const (
 	tokenFile          = "admin-token"
 	secretKeyFile      = "secret-key"
 	activationCodeFile = "activation-code"
+	runnerDir          = "runner"
 )
 
 // DefaultKafkaRetention and kafkaRetentionBytes bound what the embedded broker keeps of
@@ -95,10 +96,13 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		// generated code kept in the data directory.
 		"BATON_AUTO_ACTIVATE":        valueOr(getenv("BATON_AUTO_ACTIVATE"), "true"),
 		"BATON_ACTIVATION_CODE_FILE": valueOr(getenv("BATON_ACTIVATION_CODE_FILE"), filepath.Join(dataDir, activationCodeFile)),
-		"BATON_BOOTSTRAP_TOKEN":      token,
-		"BATON_SERVICE_KEY":          serviceKey,
-		"BATON_GATEWAY_ADDR":         valueOr(getenv("BATON_GATEWAY_ADDR"), DefaultGatewayAddr),
-		"BATON_ADMIN_ADDR":           valueOr(getenv("BATON_ADMIN_ADDR"), DefaultAdminAddr),
+		// The runner's workspaces and journal are this Baton's: another one on the machine,
+		// with its own data directory, must not be told of this one's attempts.
+		"BATON_RUNNER_WORKDIR":  valueOr(getenv("BATON_RUNNER_WORKDIR"), filepath.Join(dataDir, runnerDir)),
+		"BATON_BOOTSTRAP_TOKEN": token,
+		"BATON_SERVICE_KEY":     serviceKey,
+		"BATON_GATEWAY_ADDR":    valueOr(getenv("BATON_GATEWAY_ADDR"), DefaultGatewayAddr),
+		"BATON_ADMIN_ADDR":      valueOr(getenv("BATON_ADMIN_ADDR"), DefaultAdminAddr),
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 

@@ -208,7 +208,8 @@ func TestIntegrationTeams(t *testing.T) {
 }
 
 // TestIntegrationStandaloneDefaults runs what `make run` runs: embedded MongoDB and Kafka
-// under the data directory, a generated admin token, and data kept across restarts.
+// under the data directory, a generated admin token, the runner's files there too, and data
+// kept across restarts.
 func TestIntegrationStandaloneDefaults(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -223,6 +224,21 @@ func TestIntegrationStandaloneDefaults(t *testing.T) {
 
 	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"kept"}`)
 	require.Equal(t, http.StatusCreated, code, out)
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/kept/workflow", b.token, `{"name":"sh","tasks":[{"name":"start","type":"start"},
+			{"name":"s","type":"script","params":[{"name":"script","value":"true"}],"dependencies":[{"taskRef":"start"}]},
+			{"name":"end","type":"end","dependencies":[{"taskRef":"s"}]}]}`)
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/kept/workflow/sh/submit?start=true", b.token, `{}`)
+	require.Equal(t, http.StatusCreated, code, run)
+	require.Eventually(t, func() bool {
+		_, r := b.call(t, http.MethodGet, "/api/v2/team/kept/workflowrun/"+run["id"].(string), b.token, "")
+		return r["status"] == "succeeded"
+	}, 30*time.Second, 10*time.Millisecond)
+	runner, err := os.Stat(filepath.Join(dir, "runner"))
+	require.NoError(t, err, "the runner's workspaces and journal are in the data directory")
+	assert.True(t, runner.IsDir())
 	require.NoError(t, b.stop())
 
 	again := start(t, vars)
