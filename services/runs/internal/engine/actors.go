@@ -111,7 +111,7 @@ func newParkedRuns(keep int) parkedRuns {
 	return parkedRuns{m: map[string]*parkedRun{}, keep: keep}
 }
 
-// put records run id parked at version, with its state st when kept (nil: not kept).
+// put records run id parked at version, and keeps its state st among the last keep.
 func (p *parkedRuns) put(id string, version int64, st *domain.State) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -391,11 +391,7 @@ func (e *Engine) park(id string, a *actor) {
 	if a.st == nil || !a.idle || a.st.Run.Owner != e.cfg.Replica {
 		return
 	}
-	var st *domain.State
-	if e.cfg.Alone {
-		st = a.st
-	}
-	e.parked.put(id, a.st.Run.Version, st)
+	e.parked.put(id, a.st.Run.Version, a.st)
 	a.st = nil
 	e.held.release(id)
 }

@@ -56,6 +56,15 @@ func (s *halfStore) SaveStep(ctx context.Context, r *domain.Run, tasks []*domain
 	return fmt.Errorf("save run %s: %w", r.ID, domain.ErrConflict)
 }
 
+// halfHarness is a harness whose replicas a and b store steps through a halfStore.
+func halfHarness(t *testing.T) (*harness, *halfStore, *Engine, *Engine) {
+	t.Helper()
+	h := newHarness(t)
+	half := &halfStore{Store: h.store}
+	h.runs = half
+	return h, half, h.start("a"), h.start("b")
+}
+
 // A step whose task runs were stored but not its run still gets done what it owes: the
 // timer of a sleep it began, the action of an approval it began, whether the step was the
 // owner's or another replica's (which loads the run without settling it).
@@ -74,11 +83,7 @@ func TestEngineStepStoredInPart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t)
-			half := &halfStore{Store: h.store}
-			h.runs = half
-			a := h.start("a")
-			b := h.start("b")
+			h, half, a, b := halfHarness(t)
 			var params map[string]any
 			if tt.next == tasktype.Sleep {
 				params = map[string]any{"duration": 1000}
@@ -136,11 +141,7 @@ func TestEngineCallbackKeptWhileItsTaskBegan(t *testing.T) {
 	for _, other := range []bool{false, true} {
 		t.Run(fmt.Sprintf("decided by another replica %v", other), func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t)
-			half := &halfStore{Store: h.store}
-			h.runs = half
-			a := h.start("a")
-			b := h.start("b")
+			h, half, a, b := halfHarness(t)
 			run := h.submit(a, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
 				task("g", tasktype.Approval, nil, "start"), task("hook", tasktype.EventWait, map[string]any{"topic": "go"}, "g"),
 				task("end", tasktype.End, nil, "hook")}})

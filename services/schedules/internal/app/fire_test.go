@@ -122,16 +122,23 @@ func TestFire(t *testing.T) {
 	}
 }
 
-// A replica that dies between submitting a fire and moving the schedule on leaves the fire
-// to the next, which submits it again under the same key: one run.
-func TestFireCutShortIsMadeAgainUnderTheSameKey(t *testing.T) {
-	t.Parallel()
+// hourlyFiring is a Firer over schedule s1 of team ops, hourly and due at the base time
+// it answers.
+func hourlyFiring(t *testing.T) (*fakeStore, *submitted, *Firer, time.Time) {
+	t.Helper()
 	base := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	store := &fakeStore{m: map[string]domain.Schedule{}}
 	s := domain.Schedule{ID: "s1", Team: "ops", Type: domain.TypeCron, Status: domain.StatusActive, Cron: "0 * * * *", Timezone: "UTC", Next: base}
 	require.NoError(t, store.CreateSchedule(context.Background(), &s))
 	runs := &submitted{}
-	f := &Firer{Store: store, Runs: runs}
+	return store, runs, &Firer{Store: store, Runs: runs}, base
+}
+
+// A replica that dies between submitting a fire and moving the schedule on leaves the fire
+// to the next, which submits it again under the same key: one run.
+func TestFireCutShortIsMadeAgainUnderTheSameKey(t *testing.T) {
+	t.Parallel()
+	store, runs, f, base := hourlyFiring(t)
 	store.beforeSave = func(*fakeStore) error { return errors.New("the replica died") }
 	_, err := f.Fire(context.Background(), "ops", "s1", base.Add(time.Second))
 	require.Error(t, err)
@@ -145,12 +152,7 @@ func TestFireCutShortIsMadeAgainUnderTheSameKey(t *testing.T) {
 // move and fires nothing past it.
 func TestFireLosingTheSaveTakesTheOtherMove(t *testing.T) {
 	t.Parallel()
-	base := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	store := &fakeStore{m: map[string]domain.Schedule{}}
-	s := domain.Schedule{ID: "s1", Team: "ops", Type: domain.TypeCron, Status: domain.StatusActive, Cron: "0 * * * *", Timezone: "UTC", Next: base}
-	require.NoError(t, store.CreateSchedule(context.Background(), &s))
-	runs := &submitted{}
-	f := &Firer{Store: store, Runs: runs}
+	store, runs, f, base := hourlyFiring(t)
 	store.beforeSave = func(st *fakeStore) error {
 		// The other replica fires and saves first.
 		other := &Firer{Store: st, Runs: runs}

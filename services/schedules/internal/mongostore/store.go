@@ -9,7 +9,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/mongox"
@@ -153,19 +152,10 @@ func (s *Store) FindSchedules(ctx context.Context, f app.Filter, r page.Request)
 	in("status", texts(f.Statuses))
 	in("type", texts(f.Types))
 	in("workflow", f.Workflows)
-	total, err := s.schedules.CountDocuments(ctx, filter)
+	docs, total, err := mongox.FindPage[scheduleDoc](ctx, s.schedules, filter,
+		mongox.Sort{Field: "creationDate", Tiebreak: "_id"}, r.Offset(), int64(r.Size))
 	if err != nil {
-		return nil, 0, fmt.Errorf("count schedules: %w", err)
-	}
-	cur, err := s.schedules.Find(ctx, filter, options.Find().
-		SetSort(bson.D{{Key: "creationDate", Value: 1}, {Key: "_id", Value: 1}}).
-		SetSkip(r.Offset()).SetLimit(int64(r.Size)))
-	if err != nil {
-		return nil, 0, fmt.Errorf("find schedules: %w", err)
-	}
-	var docs []scheduleDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, 0, fmt.Errorf("read schedules: %w", err)
+		return nil, 0, err
 	}
 	out := make([]*domain.Schedule, 0, len(docs))
 	for _, d := range docs {
