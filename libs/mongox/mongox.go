@@ -130,13 +130,19 @@ func FindPage[T any](ctx context.Context, coll *mongo.Collection, filter any, so
 	if sort.Tiebreak != "" && sort.Tiebreak != sort.Field {
 		order = append(order, bson.E{Key: sort.Tiebreak, Value: dir})
 	}
-	cur, err := coll.Find(ctx, filter, options.Find().SetSort(order).SetSkip(offset).SetLimit(limit))
+	docs, err := FindAll[T](ctx, coll, filter, options.Find().SetSort(order).SetSkip(offset).SetLimit(limit))
+	return docs, total, err
+}
+
+// FindAll decodes every document matching filter into a T.
+func FindAll[T any](ctx context.Context, coll *mongo.Collection, filter any, opts ...options.Lister[options.FindOptions]) ([]T, error) {
+	cur, err := coll.Find(ctx, filter, opts...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("find %s: %w", coll.Name(), err)
+		return nil, fmt.Errorf("find %s: %w", coll.Name(), err)
 	}
 	var docs []T
 	if err := cur.All(ctx, &docs); err != nil {
-		return nil, 0, fmt.Errorf("read %s: %w", coll.Name(), err)
+		return nil, fmt.Errorf("read %s: %w", coll.Name(), err)
 	}
-	return docs, total, nil
+	return docs, nil
 }

@@ -60,6 +60,12 @@ func (c *Client) Get(ctx context.Context, p auth.Principal, path string, query u
 	if err != nil || a.Status == http.StatusOK {
 		return err
 	}
+	return c.Refused(a)
+}
+
+// Refused is the error of an answer that is not a 200: the peer's own error when it is a
+// client error Baton's catalogue knows, else DependencyUnavailable.
+func (c *Client) Refused(a Answer) error {
 	for _, r := range apperr.Catalogue {
 		if r.Name == a.Reason && r.Kind.HTTPStatus() == a.Status && a.Status < 500 {
 			return apperr.New(r, "%s", a.Message)

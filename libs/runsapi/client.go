@@ -22,6 +22,9 @@ const (
 	activeRunsTimeout = 10 * time.Second
 	// A team read waits for the usage.
 	usageTimeout = 3 * time.Second
+	// A schedule's fire waits for its run; one that takes longer is tried again, under
+	// the same key.
+	runTimeout = 10 * time.Second
 )
 
 // ErrAttemptLost is the error of a claim or heartbeat the runs service answered 409 (the
@@ -126,4 +129,42 @@ func (c *Client) Usage(ctx context.Context, team string) (Usage, error) {
 		return Usage{}, c.c.Unavailable(fmt.Errorf("run usage of %s: status %d %s", team, a.Status, a.Reason))
 	}
 	return u, nil
+}
+
+// SubmitRun submits a run of team's workflow name as req says, within 10 s. A refusal the
+// catalogue knows (WORKFLOW_NOT_FOUND, WORKFLOWRUN_TRIGGER_DISABLED, a quota) is returned
+// as that error; no answer, or a failure of the runs service, is DEPENDENCY_UNAVAILABLE.
+func (c *Client) SubmitRun(ctx context.Context, team, name string, req SubmitRun) (SubmittedRun, error) {
+	var out SubmittedRun
+	err := c.run(ctx, http.MethodPost, SubmitRunPath(team, name), req, &out)
+	return out, err
+}
+
+// RunState reads run id's state, within 10 s; errors as SubmitRun (WORKFLOWRUN_NOT_FOUND
+// for a run that is not there).
+func (c *Client) RunState(ctx context.Context, id string) (RunState, error) {
+	var out RunState
+	err := c.run(ctx, http.MethodGet, RunStatePath(id), nil, &out)
+	return out, err
+}
+
+// CancelRun cancels run id for reason, within 10 s, and answers its state. A run already
+// completed is answered as it is, not refused.
+func (c *Client) CancelRun(ctx context.Context, id, reason string) (RunState, error) {
+	var out RunState
+	err := c.run(ctx, http.MethodPost, CancelRunPath(id), CancelRun{Reason: reason}, &out)
+	return out, err
+}
+
+func (c *Client) run(ctx context.Context, method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	a, err := c.c.Call(ctx, c.self, method, path, nil, in, out)
+	if err != nil {
+		return err
+	}
+	if a.Status != http.StatusOK {
+		return c.c.Refused(a)
+	}
+	return nil
 }

@@ -18,6 +18,17 @@
 //	POST /internal/v1/teams/{team}/activeruns/cancel[?workflow=<name>]  → 200 CancelledRuns
 //	GET  /internal/v1/teams/{team}/usage                                → 200 Usage
 //
+// The schedules service submits the runs its fires owe, reads how the previous one is doing
+// and cancels it, as its schedules' overlap policies say:
+//
+//	POST /internal/v1/teams/{team}/workflows/{name}/runs  SubmitRun → 200 SubmittedRun
+//	GET  /internal/v1/runs/{id}                           → 200 RunState
+//	POST /internal/v1/runs/{id}/cancel                    CancelRun → 200 RunState
+//
+// A submit refused for the caller's own reasons (no such workflow, its trigger disabled, a
+// quota used up) answers the contract's error (API.md §1); a run that is not there answers
+// 404 WORKFLOWRUN_NOT_FOUND.
+//
 // Every one answers 403 PERMISSION_DENIED to a caller that is not one of Baton's services.
 package runsapi
 
@@ -40,6 +51,9 @@ const (
 	ActiveRunsRoute       = "/teams/:team/activeruns"
 	CancelActiveRunsRoute = "/teams/:team/activeruns/cancel"
 	UsageRoute            = "/teams/:team/usage"
+	SubmitRunRoute        = "/teams/:team/workflows/:name/runs"
+	RunStateRoute         = "/runs/:id"
+	CancelRunRoute        = "/runs/:id/cancel"
 )
 
 // ClaimPath is the path of a claim of task run id.
@@ -56,6 +70,17 @@ func CancelActiveRunsPath(team string) string { return ActiveRunsPath(team) + "/
 
 // UsagePath is the path of team's run usage.
 func UsagePath(team string) string { return teamPath(team) + "/usage" }
+
+// SubmitRunPath is the path that submits a run of team's workflow name.
+func SubmitRunPath(team, name string) string {
+	return teamPath(team) + "/workflows/" + url.PathEscape(name) + "/runs"
+}
+
+// RunStatePath is the path of run id's state.
+func RunStatePath(id string) string { return Prefix + "/runs/" + url.PathEscape(id) }
+
+// CancelRunPath is the path that cancels run id.
+func CancelRunPath(id string) string { return RunStatePath(id) + "/cancel" }
 
 func taskRunPath(id string) string { return Prefix + "/taskruns/" + url.PathEscape(id) }
 
@@ -111,4 +136,51 @@ type Usage struct {
 func MonthStart(t time.Time) time.Time {
 	t = t.UTC()
 	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// SubmitRun asks for a run of a workflow on behalf of one of Baton's own services (a
+// schedule's fire), as an API client's WorkflowSubmitRequest would, with the trigger and
+// initiator it names.
+type SubmitRun struct {
+	// Params are values by parameter name, over the workflow's defaults.
+	Params map[string]any    `json:"params,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	// Trigger is the run's trigger (schedule); the workflow's trigger of that name must be
+	// enabled.
+	Trigger string `json:"trigger"`
+	// IdempotencyKey makes the request sent twice one run: the runs service keeps it for 24
+	// hours per team and workflow, as it does for API submits.
+	IdempotencyKey string    `json:"idempotencyKey"`
+	InitiatedBy    Initiator `json:"initiatedBy"`
+}
+
+// Initiator says who starts a run: a principal's type, id and display name, and the person
+// answerable for it (whom actions.preventSelfApproval keeps from approving the run).
+type Initiator struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Name   string `json:"name,omitempty"`
+	Person string `json:"person,omitempty"`
+}
+
+// SubmittedRun is the answer of a submit: the run, and whether this request created it
+// (false when its idempotency key named an earlier one).
+type SubmittedRun struct {
+	RunState
+	Created bool `json:"created"`
+}
+
+// RunState is a run's status and phase (API.md §4).
+type RunState struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Phase  string `json:"phase"`
+}
+
+// Completed reports whether the run has ended (phase completed or finalized).
+func (s RunState) Completed() bool { return s.Phase == "completed" || s.Phase == "finalized" }
+
+// CancelRun is the body of a cancel: why, as the run's status message says.
+type CancelRun struct {
+	Reason string `json:"reason"`
 }

@@ -1,58 +1,166 @@
-// Package schedules is Baton's schedules service: cron and one-time schedules that submit workflow runs.
+// Package schedules is Baton's schedules service: cron and one-time schedules of team
+// workflows, and the scheduler that fires them, one run per fire however many replicas
+// run. It follows the team and workflow topics: a workflow's schedule trigger turned off
+// keeps its schedules from firing, a deleted workflow's are archived, a deleted team's
+// removed.
 package schedules
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/gofiber/fiber/v2"
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/runsapi"
+	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/workflowsapi"
+	"github.com/baton-flow/baton/services/schedules/internal/app"
+	"github.com/baton-flow/baton/services/schedules/internal/domain"
 	"github.com/baton-flow/baton/services/schedules/internal/httpapi"
+	"github.com/baton-flow/baton/services/schedules/internal/mongostore"
 )
 
-// Name is the service's name in discovery and its database name.
+// Name is the service's name in discovery, consumer groups and its database name.
 const Name = "schedules"
 
-// Config is the service's own configuration.
-type Config struct{}
+// self is the principal the schedules service acts as on its own behalf.
+var self = auth.Principal{Type: auth.TypeService, ID: Name, Name: Name}
 
-// ConfigFromEnv reads the service's configuration. It has no variables of its own yet.
-func ConfigFromEnv(func(string) string) (Config, error) { return Config{}, nil }
+// Config is the service's own configuration.
+type Config struct {
+	// GroupID is the consumer group of the service's replicas; default "baton-schedules".
+	GroupID string
+	// SecretKey seals schedules' params at rest (BATON_SECRET_KEY, required: the key the
+	// other services use).
+	SecretKey string
+	// Scheduler tunes the replica's scheduler.
+	Scheduler app.SchedulerConfig
+}
+
+// ConfigFromEnv reads the service's configuration.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: getenv(secrets.EnvKey)}
+	if cfg.SecretKey == "" {
+		return Config{}, fmt.Errorf("%s is required: the key that seals schedules' params at rest "+
+			"(32 bytes, hex or base64), the same as the other services'", secrets.EnvKey)
+	}
+	if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
+	}
+	return cfg, nil
+}
+
+// What the service asks of other services, as interfaces a test can stand in for.
+type (
+	// Runs submits fires' runs and reads and cancels them; default: the runs service's
+	// internal API.
+	Runs = app.Runs
+	// Workflows tells whether a workflow exists, whether its schedule trigger is on and
+	// which params are passwords; default: the workflows service's internal API.
+	Workflows = app.Workflows
+)
 
 // Deps are what the service needs from its process.
 type Deps struct {
 	DB     *mongo.Database
 	Kafka  kafkax.Config
 	Signer *auth.Signer
-	Logger *slog.Logger
+	// Resolver finds the runs and workflows services.
+	Resolver registry.Resolver
+	Logger   *slog.Logger
+
+	// Optional stand-ins; nil takes the default described on each type.
+	Runs      Runs
+	Workflows Workflows
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
 }
 
 // Service is the schedules service.
 type Service struct {
-	signer *auth.Signer
+	schedules      *app.Schedules
+	scheduler      *app.Scheduler
+	store          *mongostore.Store
+	teamEvents     *kafkax.Consumer
+	workflowEvents *kafkax.Consumer
+	signer         *auth.Signer
+	now            func() time.Time
 }
 
 // New wires the service.
-func New(_ context.Context, _ Config, deps Deps) (*Service, error) {
-	return &Service{signer: deps.Signer}, nil
+func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
+	if cfg.GroupID == "" {
+		cfg.GroupID = "baton-" + Name
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	if (deps.Runs == nil || deps.Workflows == nil) && (deps.Resolver == nil || deps.Signer == nil) {
+		return nil, errors.New("schedules: a Resolver and a Signer are required to reach the runs and workflows services")
+	}
+	if deps.Runs == nil {
+		deps.Runs = fireRuns{runsapi.New(deps.Resolver, deps.Signer, self)}
+	}
+	if deps.Workflows == nil {
+		deps.Workflows = workflowInfo{workflowsapi.New(deps.Resolver, deps.Signer, self)}
+	}
+	box, err := secrets.FromString(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("schedules: %s: %w", secrets.EnvKey, err)
+	}
+	store := mongostore.New(deps.DB, box)
+	if err := store.EnsureIndexes(ctx); err != nil {
+		return nil, err
+	}
+	firer := &app.Firer{Store: store, Runs: deps.Runs, Log: deps.Logger, Now: deps.Now}
+	scheduler := app.NewScheduler(bson.NewObjectID().Hex(), cfg.Scheduler, store, firer, deps.Logger)
+	schedules := app.NewSchedules(app.Deps{Store: store, Workflows: deps.Workflows, Runs: deps.Runs, Saved: scheduler.Poke,
+		NewID: func() string { return bson.NewObjectID().Hex() }, Now: deps.Now})
+	return &Service{
+		schedules: schedules, scheduler: scheduler, store: store, signer: deps.Signer, now: deps.Now,
+		teamEvents: kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+			GroupID: cfg.GroupID, Topic: events.TeamEvents, Handler: teamEvents(schedules), Logger: deps.Logger,
+		}),
+		workflowEvents: kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+			GroupID: cfg.GroupID, Topic: events.WorkflowEvents, Handler: workflowEvents(schedules), Logger: deps.Logger,
+		}),
+	}, nil
 }
 
 // Routes registers the service's endpoints under /api/v2; every one needs a signed
-// principal. So far it checks cron expressions; its other paths answer 404.
+// principal.
 func (s *Service) Routes(r fiber.Router) {
-	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), time.Now)
+	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.schedules, s.now)
 }
 
-// Run does the service's background work until ctx ends; it has none yet.
+// Run fires the schedules this replica claims and follows the team and workflow topics,
+// until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	<-ctx.Done()
-	return nil
+	runs := []func(context.Context) error{s.scheduler.Run, s.teamEvents.Run, s.workflowEvents.Run}
+	var wg sync.WaitGroup
+	errs := make([]error, len(runs))
+	for i, run := range runs {
+		wg.Go(func() { errs[i] = run(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Build makes the service's unit from a connected platform.
@@ -61,9 +169,87 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Signer: p.Signer, Logger: p.Logger})
+	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger})
 	if err != nil {
 		return host.Unit{}, err
 	}
 	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
+}
+
+// teamEvents removes a deleted team's schedules. Types it does not know are skipped.
+func teamEvents(s *app.Schedules) kafkax.Handler {
+	return func(ctx context.Context, e event.Event) error {
+		if e.Type() != events.TypeTeamDeleted {
+			return nil
+		}
+		d, err := events.Decode[events.TeamDeleted](e)
+		if err != nil {
+			return kafkax.Permanent(err)
+		}
+		return s.TeamDeleted(ctx, d.Name)
+	}
+}
+
+// workflowEvents follows workflows' schedule triggers and deletions.
+func workflowEvents(s *app.Schedules) kafkax.Handler {
+	return func(ctx context.Context, e event.Event) error {
+		switch e.Type() {
+		case events.TypeWorkflowSaved:
+			d, err := events.Decode[events.WorkflowSaved](e)
+			if err != nil {
+				return kafkax.Permanent(err)
+			}
+			return s.WorkflowSaved(ctx, d.Team, d.Name, d.Triggers.Schedule)
+		case events.TypeWorkflowDeleted:
+			d, err := events.Decode[events.WorkflowDeleted](e)
+			if err != nil {
+				return kafkax.Permanent(err)
+			}
+			return s.WorkflowDeleted(ctx, d.Team, d.Name)
+		}
+		return nil
+	}
+}
+
+// fireRuns is app.Runs on the runs service's internal API.
+type fireRuns struct{ c *runsapi.Client }
+
+func (r fireRuns) Submit(ctx context.Context, s *domain.Schedule, at time.Time) (string, bool, error) {
+	req := runsapi.SubmitRun{Params: s.Params, Labels: s.Labels, Trigger: "schedule", IdempotencyKey: domain.FireKey(s.ID, at),
+		InitiatedBy: runsapi.Initiator{Type: "schedule", ID: s.ID, Name: s.Name, Person: s.CreatedBy.Person}}
+	run, err := r.c.SubmitRun(ctx, s.Team, s.Workflow, req)
+	return run.ID, run.Created, err
+}
+
+func (r fireRuns) Completed(ctx context.Context, run string) (bool, error) {
+	st, err := r.c.RunState(ctx, run)
+	if apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+		return true, nil
+	}
+	return st.Completed(), err
+}
+
+func (r fireRuns) Cancel(ctx context.Context, run, reason string) error {
+	_, err := r.c.CancelRun(ctx, run, reason)
+	if apperr.HasReason(err, apperr.WorkflowRunNotFound) {
+		return nil
+	}
+	return err
+}
+
+// workflowInfo is app.Workflows on the workflows service's internal API.
+type workflowInfo struct{ c *workflowsapi.Client }
+
+func (w workflowInfo) Workflow(ctx context.Context, team, name string) (app.WorkflowInfo, error) {
+	v, err := w.c.RunnableVersion(ctx, team, name, 0)
+	if err != nil {
+		return app.WorkflowInfo{}, err
+	}
+	info := app.WorkflowInfo{ScheduleEnabled: v.Triggers["schedule"].Enabled}
+	for _, p := range v.Params {
+		if p.Type == "password" {
+			info.Secret = append(info.Secret, p.Name)
+		}
+	}
+	return info, nil
 }

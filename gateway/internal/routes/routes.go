@@ -69,6 +69,8 @@ type Route struct {
 	Streaming bool
 	// Deprecated marks the compatibility paths of older clients.
 	Deprecated bool
+	// Extension marks what Baton serves beyond the seed's interface (API.md names each).
+	Extension bool
 	// RewritePath is the pattern of the path sent upstream, filled from this route's
 	// parameters; empty sends the request's own path.
 	RewritePath string

@@ -100,6 +100,8 @@ var declared = []Route{
 	{Method: get, Pattern: "/api/v2/team/{team}/schedule/validate-cron", Service: Schedules, Resource: "schedule", Action: "read"},
 	{Method: get, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}", Service: Schedules, Resource: "schedule", Action: "read"},
 	{Method: del, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}", Service: Schedules, Resource: "schedule", Action: "delete"},
+	// Beyond the seed: every fire of a past window, each one run.
+	{Method: post, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}/backfill", Service: Schedules, Resource: "schedule", Action: "write", Extension: true},
 
 	// Actions.
 	// Approving or rejecting; who may vote on which action the runs service decides.

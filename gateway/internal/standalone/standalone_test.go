@@ -98,8 +98,17 @@ func start(t testing.TB, vars map[string]string) *baton {
 	return b
 }
 
-// call sends a request through the gateway with token (none when empty).
+// call sends a request through the gateway with token (none when empty) and decodes the
+// object it answers.
 func (b *baton) call(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	var out map[string]any
+	code := b.callJSON(t, method, path, token, body, &out)
+	return code, out
+}
+
+// callJSON sends a request as call does and decodes what it answers into out.
+func (b *baton) callJSON(t *testing.T, method, path, token, body string, out any) int {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -118,11 +127,10 @@ func (b *baton) call(t *testing.T, method, path, token, body string) (int, map[s
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	var out map[string]any
 	if len(raw) > 0 {
-		require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+		require.NoError(t, json.Unmarshal(raw, out), string(raw))
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode
 }
 
 // TestIntegrationTeams drives gateway → identity → Mongo → Kafka → workflows on the test

@@ -72,6 +72,53 @@ func InternalRoutes(r fiber.Router, a *app.App) {
 	r.Get(runsapi.ActiveRunsRoute, h.activeRuns)
 	r.Post(runsapi.CancelActiveRunsRoute, h.cancelActiveRuns)
 	r.Get(runsapi.UsageRoute, h.usage)
+	r.Post(runsapi.SubmitRunRoute, h.submitRun)
+	r.Get(runsapi.RunStateRoute, h.runState)
+	r.Post(runsapi.CancelRunRoute, h.cancelRun)
+}
+
+// submitRun submits a run for one of Baton's services: a schedule's fire. Its trigger
+// must be one those services start runs with; the caller is trusted for the initiator it
+// names, as it is for the principal it signs.
+func (h *handlers) submitRun(c *fiber.Ctx) error {
+	var b runsapi.SubmitRun
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	switch b.Trigger {
+	case "schedule", "chat":
+	default:
+		return apperr.Invalid(apperr.WorkflowRunInvalidReq, "trigger must be schedule or chat.", apperr.FieldError{Field: "trigger", Message: "must be schedule or chat"})
+	}
+	v, created, err := h.app.Submit(c.UserContext(), app.Submission{
+		Team: c.Params("team"), Workflow: c.Params("name"), Key: b.IdempotencyKey, Start: true, Trigger: b.Trigger,
+		Request: domain.SubmitRequest{Params: b.Params, Labels: b.Labels},
+		By:      domain.Initiator{Type: b.InitiatedBy.Type, ID: b.InitiatedBy.ID, Name: b.InitiatedBy.Name, Person: b.InitiatedBy.Person},
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(runsapi.SubmittedRun{RunState: runsapi.RunState{ID: v.ID, Status: string(v.Status), Phase: string(v.Phase)}, Created: created})
+}
+
+func (h *handlers) runState(c *fiber.Ctx) error {
+	status, phase, err := h.app.RunState(c.UserContext(), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(runsapi.RunState{ID: c.Params("id"), Status: status, Phase: phase})
+}
+
+func (h *handlers) cancelRun(c *fiber.Ctx) error {
+	var b runsapi.CancelRun
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	status, phase, err := h.app.CancelRun(c.UserContext(), c.Params("id"), b.Reason)
+	if err != nil {
+		return err
+	}
+	return c.JSON(runsapi.RunState{ID: c.Params("id"), Status: status, Phase: phase})
 }
 
 func (h *handlers) activeRuns(c *fiber.Ctx) error {

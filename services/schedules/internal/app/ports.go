@@ -19,6 +19,8 @@ type Store interface {
 	// FindSchedules answers one page of the schedules f selects, oldest first, and how many
 	// it selects in all.
 	FindSchedules(ctx context.Context, f Filter, r page.Request) ([]*domain.Schedule, int64, error)
+	// FindWorkflowSchedules answers every schedule of team's workflow, archived ones too.
+	FindWorkflowSchedules(ctx context.Context, team, workflow string) ([]*domain.Schedule, error)
 	// DeleteTeamSchedules removes a team's schedules.
 	DeleteTeamSchedules(ctx context.Context, team string) error
 }

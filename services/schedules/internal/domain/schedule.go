@@ -90,8 +90,44 @@ type Schedule struct {
 	CatchupWindow time.Duration
 	// Next is the next planned fire; Last the last one made.
 	Next, Last time.Time
-	Created    time.Time
-	Version    int64
+	// Secret names the params that hold the workflow's password params: sealed at rest,
+	// masked in every answer.
+	Secret []string
+	// CreatedBy is who made the schedule: its runs are started on their behalf.
+	CreatedBy Initiator
+	// LastRun is the run of the last fire submitted, which the overlap policy looks at.
+	LastRun string
+	// Pending are fires decided, oldest first, and not yet known to be submitted: a
+	// replica that dies leaves them to the next, which submits them under the same keys.
+	Pending []time.Time
+	// Buffered is the fire a bufferOne schedule keeps while its previous run goes on;
+	// Recheck is when the scheduler looks at that run again (and when it retries a fire
+	// the runs service could not take).
+	Buffered, Recheck time.Time
+	Created           time.Time
+	Version           int64
+}
+
+// Initiator is a principal as a schedule keeps it: type, id, display name, and the person
+// answerable for it.
+type Initiator struct{ Type, ID, Name, Person string }
+
+// Due answers when a scheduler must next look at the schedule: its first pending fire, its
+// recheck or its next fire, whichever comes first; zero when it has nothing to do.
+func (s *Schedule) Due() time.Time {
+	if !s.Fires() {
+		return time.Time{}
+	}
+	var due time.Time
+	for _, t := range []time.Time{s.Recheck, s.Next} {
+		if !t.IsZero() && (due.IsZero() || t.Before(due)) {
+			due = t
+		}
+	}
+	if len(s.Pending) > 0 && (due.IsZero() || s.Pending[0].Before(due)) {
+		due = s.Pending[0]
+	}
+	return due
 }
 
 // FieldError names a field of a schedule that cannot be taken, and why.
@@ -103,11 +139,14 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 // cannot be taken.
 func (s *Schedule) Normalize() error {
 	s.Name = strings.TrimSpace(s.Name)
+	if s.Name == "" {
+		s.Name = s.Workflow
+	}
 	switch {
-	case s.Name == "" || len(s.Name) > 256:
-		return &FieldError{"name", "is required, at most 256 characters"}
 	case strings.TrimSpace(s.Workflow) == "":
 		return &FieldError{"workflowRef", "is required"}
+	case len(s.Name) > 256:
+		return &FieldError{"name", "is at most 256 characters"}
 	}
 	if s.Type == "" {
 		s.Type = TypeCron

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,12 +19,16 @@ func TestScheduleNormalize(t *testing.T) {
 	require.NoError(t, s.Normalize())
 	assert.Equal(t, Schedule{Name: "nightly", Workflow: "build", Cron: "0 2 * * *", Timezone: "Europe/Paris",
 		Type: TypeCron, Status: StatusActive, Overlap: OverlapAllow, Misfire: MisfireFireOnce}, s, "defaults")
+	unnamed := valid()
+	unnamed.Name = " "
+	require.NoError(t, unnamed.Normalize())
+	assert.Equal(t, "build", unnamed.Name, "named after its workflow")
 
 	tests := []struct {
 		field string
 		edit  func(*Schedule)
 	}{
-		{"name", func(s *Schedule) { s.Name = "  " }},
+		{"name", func(s *Schedule) { s.Name = strings.Repeat("n", 257) }},
 		{"workflowRef", func(s *Schedule) { s.Workflow = "" }},
 		{"type", func(s *Schedule) { s.Type = "hourly" }},
 		{"status", func(s *Schedule) { s.Status = "paused" }},

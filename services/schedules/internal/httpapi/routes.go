@@ -11,14 +11,22 @@ import (
 )
 
 type handlers struct {
-	now func() time.Time
+	schedules *app.Schedules
+	now       func() time.Time
 }
 
 // Routes registers the service's endpoints on r (/api/v2), which already authenticates
 // callers. Fixed segments come before parameters.
-func Routes(r fiber.Router, now func() time.Time) {
-	h := &handlers{now: now}
+func Routes(r fiber.Router, schedules *app.Schedules, now func() time.Time) {
+	h := &handlers{schedules: schedules, now: now}
+	r.Post("/team/:team/schedule", h.create)
+	r.Put("/team/:team/schedule", h.apply)
 	r.Get("/team/:team/schedule/validate-cron", h.validateCron)
+	r.Get("/team/:team/schedule/query", h.query)
+	r.Get("/team/:team/schedule/calendars", h.calendars)
+	r.Get("/team/:team/schedule/:id", h.get)
+	r.Delete("/team/:team/schedule/:id", h.archive)
+	r.Post("/team/:team/schedule/:id/backfill", h.backfill)
 	// v4 clients' team-less path (deprecated), answered alike.
 	r.Get("/schedule/validate-cron", h.validateCron)
 }

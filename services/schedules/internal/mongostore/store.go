@@ -9,31 +9,39 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/schedules/internal/app"
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
 )
 
-// Store is app.Store on a database.
+// Store is app.Store and app.Claims on a database.
 type Store struct {
 	schedules *mongo.Collection
+	box       secrets.Sealer
 }
 
-var _ app.Store = (*Store)(nil)
+var (
+	_ app.Store  = (*Store)(nil)
+	_ app.Claims = (*Store)(nil)
+)
 
-// New returns the store over db.
-func New(db *mongo.Database) *Store {
-	return &Store{schedules: db.Collection("schedules")}
+// New returns the store over db; box seals the params of schedules at rest.
+func New(db *mongo.Database, box secrets.Sealer) *Store {
+	return &Store{schedules: db.Collection("schedules"), box: box}
 }
 
-// EnsureIndexes creates the indexes of the query paths.
+// EnsureIndexes creates the indexes of the query and firing paths.
 func (s *Store) EnsureIndexes(ctx context.Context) error {
 	return mongox.EnsureIndexes(ctx, s.schedules,
 		mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "creationDate", Value: 1}, {Key: "_id", Value: 1}}},
-		mongo.IndexModel{Keys: bson.D{{Key: "status", Value: 1}, {Key: "next", Value: 1}}})
+		mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "due", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "claim", Value: 1}}})
 }
 
 // scheduleDoc is a schedule as stored. Params are kept as JSON text: their names are the
@@ -57,31 +65,71 @@ type scheduleDoc struct {
 	CatchupWindow   time.Duration     `bson:"catchupWindow,omitempty"`
 	Next            time.Time         `bson:"next,omitempty"`
 	Last            time.Time         `bson:"last,omitempty"`
+	Secret          []string          `bson:"secret,omitempty"`
+	CreatedBy       initiatorDoc      `bson:"createdBy"`
+	LastRun         string            `bson:"lastRun,omitempty"`
+	Pending         []time.Time       `bson:"pending,omitempty"`
+	Buffered        time.Time         `bson:"buffered,omitempty"`
+	Recheck         time.Time         `bson:"recheck,omitempty"`
 	Created         time.Time         `bson:"creationDate"`
 	Version         int64             `bson:"version"`
+	// Due is when a scheduler must next look at the schedule (domain.Schedule.Due),
+	// absent when never; Claim and LeaseUntil are the claim of the replica that holds it.
+	// A save by anyone but the holder writes neither, letting the claim go.
+	Due        time.Time `bson:"due,omitempty"`
+	Claim      string    `bson:"claim,omitempty"`
+	LeaseUntil time.Time `bson:"leaseUntil,omitempty"`
 }
 
-func toDoc(s *domain.Schedule) (scheduleDoc, error) {
-	params, err := jsonText(s.Params)
-	if err != nil {
-		return scheduleDoc{}, fmt.Errorf("params of schedule %s: %w", s.ID, err)
+type initiatorDoc struct {
+	Type   string `bson:"type,omitempty"`
+	ID     string `bson:"id,omitempty"`
+	Name   string `bson:"name,omitempty"`
+	Person string `bson:"person,omitempty"`
+}
+
+// toDoc answers s as stored, its params sealed: they may hold the workflow's secrets.
+func (s *Store) toDoc(sch *domain.Schedule) (scheduleDoc, error) {
+	params, err := jsonText(sch.Params)
+	if err == nil && params != "" {
+		params, err = s.box.Seal(params)
 	}
-	return scheduleDoc{ID: s.ID, Team: s.Team, Name: s.Name, Description: s.Description, Workflow: s.Workflow,
-		Type: string(s.Type), Status: string(s.Status), TriggerDisabled: s.TriggerDisabled, Cron: s.Cron,
-		Date: s.Date, Timezone: s.Timezone, Params: params, Labels: s.Labels, Overlap: string(s.Overlap),
-		Misfire: string(s.Misfire), CatchupWindow: s.CatchupWindow, Next: s.Next, Last: s.Last,
-		Created: s.Created, Version: s.Version}, nil
+	if err != nil {
+		return scheduleDoc{}, fmt.Errorf("params of schedule %s: %w", sch.ID, err)
+	}
+	b := sch.CreatedBy
+	return scheduleDoc{ID: sch.ID, Team: sch.Team, Name: sch.Name, Description: sch.Description, Workflow: sch.Workflow,
+		Type: string(sch.Type), Status: string(sch.Status), TriggerDisabled: sch.TriggerDisabled, Cron: sch.Cron,
+		Date: sch.Date, Timezone: sch.Timezone, Params: params, Labels: sch.Labels, Overlap: string(sch.Overlap),
+		Misfire: string(sch.Misfire), CatchupWindow: sch.CatchupWindow, Next: sch.Next, Last: sch.Last,
+		Secret: sch.Secret, CreatedBy: initiatorDoc{Type: b.Type, ID: b.ID, Name: b.Name, Person: b.Person},
+		LastRun: sch.LastRun, Pending: sch.Pending, Buffered: sch.Buffered, Recheck: sch.Recheck,
+		Created: sch.Created, Version: sch.Version, Due: sch.Due()}, nil
 }
 
-func (d scheduleDoc) schedule() (*domain.Schedule, error) {
-	params, err := fromJSONText(d.Params)
+func (s *Store) schedule(d scheduleDoc) (*domain.Schedule, error) {
+	text := d.Params
+	if secrets.IsSealed(text) {
+		var err error
+		if text, err = s.box.Open(text); err != nil {
+			return nil, fmt.Errorf("params of schedule %s: %w", d.ID, err)
+		}
+	}
+	params, err := fromJSONText(text)
 	if err != nil {
 		return nil, fmt.Errorf("params of schedule %s: %w", d.ID, err)
 	}
+	var pending []time.Time
+	for _, t := range d.Pending {
+		pending = append(pending, t.UTC())
+	}
+	b := d.CreatedBy
 	return &domain.Schedule{ID: d.ID, Team: d.Team, Name: d.Name, Description: d.Description, Workflow: d.Workflow,
 		Type: domain.Type(d.Type), Status: domain.Status(d.Status), TriggerDisabled: d.TriggerDisabled, Cron: d.Cron,
 		Date: utc(d.Date), Timezone: d.Timezone, Params: params, Labels: d.Labels, Overlap: domain.OverlapPolicy(d.Overlap),
 		Misfire: domain.MisfirePolicy(d.Misfire), CatchupWindow: d.CatchupWindow, Next: utc(d.Next), Last: utc(d.Last),
+		Secret: d.Secret, CreatedBy: domain.Initiator{Type: b.Type, ID: b.ID, Name: b.Name, Person: b.Person},
+		LastRun: d.LastRun, Pending: pending, Buffered: utc(d.Buffered), Recheck: utc(d.Recheck),
 		Created: utc(d.Created), Version: d.Version}, nil
 }
 
@@ -96,7 +144,7 @@ func utc(t time.Time) time.Time {
 // CreateSchedule stores a new schedule at version 1.
 func (s *Store) CreateSchedule(ctx context.Context, sch *domain.Schedule) error {
 	sch.Version = 1
-	d, err := toDoc(sch)
+	d, err := s.toDoc(sch)
 	if err != nil {
 		return err
 	}
@@ -119,12 +167,12 @@ func (s *Store) FindSchedule(ctx context.Context, team, id string) (*domain.Sche
 	if err != nil {
 		return nil, fmt.Errorf("read schedule %s: %w", id, err)
 	}
-	return d.schedule()
+	return s.schedule(d)
 }
 
 // SaveSchedule stores sch on the version it was read at.
 func (s *Store) SaveSchedule(ctx context.Context, sch *domain.Schedule) error {
-	d, err := toDoc(sch)
+	d, err := s.toDoc(sch)
 	if err != nil {
 		return err
 	}
@@ -159,7 +207,7 @@ func (s *Store) FindSchedules(ctx context.Context, f app.Filter, r page.Request)
 	}
 	out := make([]*domain.Schedule, 0, len(docs))
 	for _, d := range docs {
-		sch, err := d.schedule()
+		sch, err := s.schedule(d)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -183,4 +231,83 @@ func texts[T ~string](values []T) []string {
 		out[i] = string(v)
 	}
 	return out
+}
+
+// lapsed selects schedules no replica holds at now.
+func lapsed(now time.Time) bson.M {
+	return bson.M{"$or": bson.A{bson.M{"leaseUntil": bson.M{"$lt": now}}, bson.M{"leaseUntil": bson.M{"$exists": false}}}}
+}
+
+// ClaimDue claims for token the schedules due by horizon that no replica holds: it picks
+// them by the due index, claims those still free in one update, and reads back those the
+// token got (another replica may have taken some in between).
+func (s *Store) ClaimDue(ctx context.Context, token string, horizon, now, until time.Time, limit int) ([]*domain.Schedule, error) {
+	free := lapsed(now)
+	filter := bson.M{"due": bson.M{"$lte": horizon}, "$or": free["$or"]}
+	ids, err := mongox.FindAll[struct {
+		ID string `bson:"_id"`
+	}](ctx, s.schedules, filter, options.Find().SetSort(bson.D{{Key: "due", Value: 1}}).SetLimit(int64(limit)).SetProjection(bson.M{"_id": 1}))
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	in := make([]string, len(ids))
+	for i, d := range ids {
+		in[i] = d.ID
+	}
+	if _, err := s.schedules.UpdateMany(ctx, bson.M{"_id": bson.M{"$in": in}, "$or": free["$or"]},
+		bson.M{"$set": bson.M{"claim": token, "leaseUntil": until}}); err != nil {
+		return nil, fmt.Errorf("claim the schedules due: %w", err)
+	}
+	docs, err := mongox.FindAll[scheduleDoc](ctx, s.schedules, bson.M{"claim": token})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*domain.Schedule, 0, len(docs))
+	for _, d := range docs {
+		sch, err := s.schedule(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sch)
+	}
+	return out, nil
+}
+
+// Keep stores sch as token's claim holder, keeping the claim until until (let go when
+// zero).
+func (s *Store) Keep(ctx context.Context, sch *domain.Schedule, token string, until time.Time) error {
+	d, err := s.toDoc(sch)
+	if err != nil {
+		return err
+	}
+	d.Version = sch.Version + 1
+	if !until.IsZero() {
+		d.Claim, d.LeaseUntil = token, until
+	}
+	res, err := s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "claim": token}, d)
+	if err != nil {
+		return fmt.Errorf("store schedule %s: %w", sch.ID, err)
+	}
+	if res.MatchedCount == 0 {
+		return fmt.Errorf("store schedule %s: %w", sch.ID, domain.ErrConflict)
+	}
+	sch.Version = d.Version
+	return nil
+}
+
+// FindWorkflowSchedules answers the schedules of team's workflow, archived ones included.
+func (s *Store) FindWorkflowSchedules(ctx context.Context, team, workflow string) ([]*domain.Schedule, error) {
+	docs, err := mongox.FindAll[scheduleDoc](ctx, s.schedules, bson.M{"team": team, "workflow": workflow})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*domain.Schedule, 0, len(docs))
+	for _, d := range docs {
+		sch, err := s.schedule(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sch)
+	}
+	return out, nil
 }

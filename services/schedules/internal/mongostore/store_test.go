@@ -12,6 +12,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/services/schedules/internal/app"
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
@@ -25,7 +26,9 @@ func newStore(t *testing.T) *mongostore.Store {
 	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	s := mongostore.New(client.Database(testkit.Database(t)))
+	box, err := secrets.New(make([]byte, secrets.KeySize))
+	require.NoError(t, err)
+	s := mongostore.New(client.Database(testkit.Database(t)), box)
 	require.NoError(t, s.EnsureIndexes(context.Background()))
 	return s
 }
@@ -34,7 +37,8 @@ func schedule(id, team, workflow string, typ domain.Type, status domain.Status, 
 	return &domain.Schedule{ID: id, Team: team, Name: "n-" + id, Workflow: workflow, Type: typ, Status: status,
 		Cron: "0 2 * * *", Timezone: "Europe/Paris", Overlap: domain.OverlapAllow, Misfire: domain.MisfireFireAll,
 		CatchupWindow: 6 * time.Hour, Params: map[string]any{"env.name": "prod", "$n": 2.0}, Labels: map[string]string{"tier": "1"},
-		Next: created.Add(time.Hour), Created: created}
+		Next: created.Add(time.Hour), Created: created, Secret: []string{"$n"},
+		CreatedBy: domain.Initiator{Type: "user", ID: "u1", Name: "Ada", Person: "u1"}}
 }
 
 func TestScheduleStore(t *testing.T) {
@@ -108,4 +112,74 @@ func TestScheduleStore(t *testing.T) {
 	assert.Zero(t, total)
 	_, total = ids(app.Filter{Team: "other"}, all)
 	assert.EqualValues(t, 1, total, "another team's stay")
+}
+
+// Replicas claim what is due soon and free; only the holder of a claim stores through it,
+// and any other save lets the claim go.
+func TestClaims(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	soon := schedule("soon", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+	soon.Next = now.Add(time.Second)
+	later := schedule("later", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+	later.Next = now.Add(time.Hour)
+	paused := schedule("paused", "ops", "build", domain.TypeCron, domain.StatusInactive, now)
+	paused.Next = now
+	for _, x := range []*domain.Schedule{soon, later, paused} {
+		require.NoError(t, s.CreateSchedule(ctx, x))
+	}
+	horizon, until := now.Add(2*time.Second), now.Add(20*time.Second)
+	got, err := s.ClaimDue(ctx, "r1/1", horizon, now, until, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "soon", got[0].ID)
+	assert.Equal(t, map[string]any{"env.name": "prod", "$n": 2.0}, got[0].Params)
+
+	again, err := s.ClaimDue(ctx, "r2/1", horizon, now, until, 10)
+	require.NoError(t, err)
+	assert.Empty(t, again, "held by r1 until its lease ends")
+
+	mine := got[0]
+	mine.Pending, mine.Next = []time.Time{now.Add(time.Second)}, now.Add(2*time.Second)
+	require.NoError(t, s.Keep(ctx, mine, "r1/1", until))
+	assert.True(t, errors.Is(s.Keep(ctx, mine, "r2/1", until), domain.ErrConflict), "not r2's claim")
+
+	lapsed, err := s.ClaimDue(ctx, "r2/2", horizon.Add(time.Minute), until.Add(time.Second), until.Add(time.Minute), 10)
+	require.NoError(t, err)
+	require.Len(t, lapsed, 1, "a lapsed claim is taken up")
+	assert.Equal(t, []time.Time{now.Add(time.Second)}, lapsed[0].Pending, "with its pending fires")
+	assert.True(t, errors.Is(s.Keep(ctx, mine, "r1/1", time.Time{}), domain.ErrConflict), "r1 lost it")
+
+	user, err := s.FindSchedule(ctx, "ops", "soon")
+	require.NoError(t, err)
+	user.Description = "changed"
+	require.NoError(t, s.SaveSchedule(ctx, user))
+	assert.True(t, errors.Is(s.Keep(ctx, lapsed[0], "r2/2", time.Time{}), domain.ErrConflict), "a user's save lets the claim go")
+	free, err := s.ClaimDue(ctx, "r3/1", horizon.Add(time.Minute), now, until, 10)
+	require.NoError(t, err)
+	assert.Len(t, free, 1)
+}
+
+// Params are sealed at rest: they may hold the workflow's passwords.
+func TestParamsAreSealedAtRest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Disconnect(ctx) })
+	db := client.Database(testkit.Database(t))
+	box, err := secrets.New(make([]byte, secrets.KeySize))
+	require.NoError(t, err)
+	s := mongostore.New(db, box)
+	x := schedule("x", "ops", "build", domain.TypeCron, domain.StatusActive, time.Now())
+	x.Params = map[string]any{"token": "hunter2"}
+	require.NoError(t, s.CreateSchedule(ctx, x))
+	raw, err := db.Collection("schedules").FindOne(ctx, map[string]any{"_id": "x"}).Raw()
+	require.NoError(t, err)
+	assert.NotContains(t, raw.String(), "hunter2")
+	back, err := s.FindSchedule(ctx, "ops", "x")
+	require.NoError(t, err)
+	assert.Equal(t, "hunter2", back.Params["token"])
 }
