@@ -92,16 +92,17 @@ var declared = []Route{
 	{Method: get, Pattern: "/api/v2/workflowtemplate/{name}", Service: Workflows, Access: Authenticated},
 	{Method: del, Pattern: "/api/v2/workflowtemplate/{name}", Service: Workflows, Resource: "workflowtemplate", Action: "delete"},
 
-	// Schedules.
-	{Method: post, Pattern: "/api/v2/team/{team}/schedule", Service: Schedules, Resource: "schedule", Action: "write"},
-	{Method: put, Pattern: "/api/v2/team/{team}/schedule", Service: Schedules, Resource: "schedule", Action: "write"},
-	{Method: get, Pattern: "/api/v2/team/{team}/schedule/calendars", Service: Schedules, Resource: "schedule", Action: "read"},
-	{Method: get, Pattern: "/api/v2/team/{team}/schedule/query", Service: Schedules, Resource: "schedule", Action: "read"},
-	{Method: get, Pattern: "/api/v2/team/{team}/schedule/validate-cron", Service: Schedules, Resource: "schedule", Action: "read"},
-	{Method: get, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}", Service: Schedules, Resource: "schedule", Action: "read"},
-	{Method: del, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}", Service: Schedules, Resource: "schedule", Action: "delete"},
+	// Schedules: a schedule's workflow is in its body or its document, not the path, so a
+	// workflow's token passes on and the service judges it in that workflow.
+	{Method: post, Pattern: "/api/v2/team/{team}/schedule", Service: Schedules, Resource: "schedule", Action: "write", InWorkflow: true},
+	{Method: put, Pattern: "/api/v2/team/{team}/schedule", Service: Schedules, Resource: "schedule", Action: "write", InWorkflow: true},
+	{Method: get, Pattern: "/api/v2/team/{team}/schedule/calendars", Service: Schedules, Resource: "schedule", Action: "read", InWorkflow: true},
+	{Method: get, Pattern: "/api/v2/team/{team}/schedule/query", Service: Schedules, Resource: "schedule", Action: "read", InWorkflow: true},
+	{Method: get, Pattern: "/api/v2/team/{team}/schedule/validate-cron", Service: Schedules, Resource: "schedule", Action: "read", InWorkflow: true},
+	{Method: get, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}", Service: Schedules, Resource: "schedule", Action: "read", InWorkflow: true},
+	{Method: del, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}", Service: Schedules, Resource: "schedule", Action: "delete", InWorkflow: true},
 	// Beyond the seed: every fire of a past window, each one run.
-	{Method: post, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}/backfill", Service: Schedules, Resource: "schedule", Action: "write", Extension: true},
+	{Method: post, Pattern: "/api/v2/team/{team}/schedule/{scheduleId}/backfill", Service: Schedules, Resource: "schedule", Action: "write", Extension: true, InWorkflow: true},
 
 	// Actions.
 	// Approving or rejecting; who may vote on which action the runs service decides.

@@ -74,8 +74,11 @@ func TestIntegrationHostileInput(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond)
 	code, run := b.call(t, http.MethodPost, "/api/v2/team/hostile/workflow/build/submit", b.token, `{}`)
 	require.Equal(t, http.StatusCreated, code, run)
+	code, sch := b.call(t, http.MethodPost, "/api/v2/team/hostile/schedule", b.token,
+		`{"name":"nightly","workflowRef":"build","cronSchedule":"0 2 * * *","timezone":"Europe/Paris"}`)
+	require.Equal(t, http.StatusCreated, code, sch)
 	base := map[string]string{
-		"team": "hostile", "name": "build", "workflowRunId": run["id"].(string),
+		"team": "hostile", "name": "build", "workflowRunId": run["id"].(string), "scheduleId": sch["id"].(string),
 	}
 
 	var reqs []hostileRequest

@@ -177,3 +177,165 @@ func TestIntegrationSchedules(t *testing.T) {
 	code, got = s.call(t, http.MethodGet, "/api/v2/team/ops/schedule/nope", s.token, "")
 	assert.Equal(t, http.StatusNotFound, code, got)
 }
+
+// Calendars list every planned fire of a window, whatever the schedule's state, within
+// the bounds; a backfill makes one run per fire time of a past window under the live
+// fires' keys, so doing it again makes none.
+func TestIntegrationScheduleCalendarsAndBackfill(t *testing.T) {
+	t.Parallel()
+	s := startSchedules(t)
+	hourly := s.create(t, `{"name":"hourly","workflowRef":"nightly","cronSchedule":"0 * * * *","timezone":"Europe/Paris","labels":{"sched":"hourly"}}`)
+	id := hourly["id"].(string)
+	from := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC) // Europe/Paris moves to summer time at 01:00 UTC
+	to := from.Add(5 * time.Hour)
+	var cals []map[string]any
+	q := fmt.Sprintf("?schedules=%s&fromDate=%d&toDate=%d", id, from.UnixMilli(), to.UnixMilli())
+	code := s.callJSON(t, http.MethodGet, "/api/v2/team/ops/schedule/calendars"+q, s.token, "", &cals)
+	require.Equal(t, http.StatusOK, code, cals)
+	require.Len(t, cals, 1)
+	assert.Equal(t, id, cals[0]["scheduleId"])
+	assert.Equal(t, []any{"2026-03-29T00:00:00.000Z", "2026-03-29T01:00:00.000Z", "2026-03-29T02:00:00.000Z",
+		"2026-03-29T03:00:00.000Z", "2026-03-29T04:00:00.000Z", "2026-03-29T05:00:00.000Z"}, cals[0]["dates"])
+
+	for name, query := range map[string]string{
+		"no window":      "?schedules=" + id,
+		"over 366 days":  fmt.Sprintf("?schedules=%s&fromDate=%d&toDate=%d", id, from.UnixMilli(), from.AddDate(1, 1, 0).UnixMilli()),
+		"backwards":      fmt.Sprintf("?schedules=%s&fromDate=%d&toDate=%d", id, to.UnixMilli(), from.UnixMilli()),
+		"not a number":   "?schedules=" + id + "&fromDate=soon&toDate=later",
+		"no schedules":   fmt.Sprintf("?fromDate=%d&toDate=%d", from.UnixMilli(), to.UnixMilli()),
+		"negative epoch": fmt.Sprintf("?schedules=%s&fromDate=-5&toDate=%d", id, to.UnixMilli()),
+	} {
+		var e map[string]any
+		code := s.callJSON(t, http.MethodGet, "/api/v2/team/ops/schedule/calendars"+query, s.token, "", &e)
+		assert.Equal(t, http.StatusBadRequest, code, "%s: %v", name, e)
+	}
+	code = s.callJSON(t, http.MethodGet, fmt.Sprintf("/api/v2/team/ops/schedule/calendars?schedules=%s,nope&fromDate=%d&toDate=%d",
+		id, from.UnixMilli(), to.UnixMilli()), s.token, "", &map[string]any{})
+	assert.Equal(t, http.StatusNotFound, code)
+
+	// A schedule of another team is not found.
+	code, out := s.call(t, http.MethodPost, "/api/v2/team", s.token, `{"name":"dev"}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	code = s.callJSON(t, http.MethodGet, "/api/v2/team/dev/schedule/calendars"+q, s.token, "", &map[string]any{})
+	assert.Equal(t, http.StatusNotFound, code)
+	code, out = s.call(t, http.MethodGet, "/api/v2/team/dev/schedule/"+id, s.token, "")
+	assert.Equal(t, http.StatusNotFound, code, out)
+
+	// Backfill the last five whole hours, twice: five runs.
+	end := time.Now().UTC().Truncate(time.Hour)
+	body := fmt.Sprintf(`{"fromDate":%d,"toDate":%q}`, end.Add(-4*time.Hour).UnixMilli(), end.Format(time.RFC3339))
+	code, out = s.call(t, http.MethodPost, "/api/v2/team/ops/schedule/"+id+"/backfill", s.token, body)
+	require.Equal(t, http.StatusOK, code, out)
+	assert.Equal(t, map[string]any{"runs": 5.0, "created": 5.0}, out)
+	code, out = s.call(t, http.MethodPost, "/api/v2/team/ops/schedule/"+id+"/backfill", s.token, body)
+	require.Equal(t, http.StatusOK, code, out)
+	assert.Equal(t, map[string]any{"runs": 5.0, "created": 0.0}, out, "the same window again: no run made twice")
+	runs := s.runs(t, "hourly")
+	assert.Len(t, runs, 5)
+	for _, r := range runs {
+		assert.Equal(t, "schedule", r["trigger"])
+	}
+	for name, body := range map[string]string{
+		"in the future": fmt.Sprintf(`{"fromDate":%d,"toDate":%d}`, end.UnixMilli(), end.Add(48*time.Hour).UnixMilli()),
+		"no window":     `{}`,
+		"too long":      fmt.Sprintf(`{"fromDate":%d,"toDate":%d}`, end.AddDate(-2, 0, 0).UnixMilli(), end.UnixMilli()),
+		"not a date":    `{"fromDate":"yesterday","toDate":"today"}`,
+		"overflow":      `{"fromDate":1e400,"toDate":99999999999999999999999}`,
+	} {
+		code, out := s.call(t, http.MethodPost, "/api/v2/team/ops/schedule/"+id+"/backfill", s.token, body)
+		assert.Equal(t, http.StatusBadRequest, code, "%s: %v", name, out)
+	}
+}
+
+// A runOnce schedule fires once at its date and is completed; a workflow whose schedule
+// trigger is turned off keeps its schedules, which say so and do not fire; a deleted
+// workflow's schedules are archived.
+func TestIntegrationScheduleLifecycle(t *testing.T) {
+	t.Parallel()
+	s := startSchedules(t)
+	at := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)
+	once := s.create(t, fmt.Sprintf(`{"name":"once","workflowRef":"nightly","type":"runOnce","dateSchedule":%q,"timezone":"UTC","labels":{"sched":"once"}}`,
+		at.Format(time.RFC3339)))
+	require.Eventually(t, func() bool {
+		_, got := s.call(t, http.MethodGet, "/api/v2/team/ops/schedule/"+once["id"].(string), s.token, "")
+		return got["status"] == "completed"
+	}, 30*time.Second, 50*time.Millisecond)
+	assert.Len(t, s.runs(t, "once"), 1)
+
+	// Trigger off: kept, marked, not firing; back on: firing again.
+	s.workflow(t, "nightly", false)
+	fast := s.create(t, `{"name":"fast","workflowRef":"nightly","cronSchedule":"* * * * * *","timezone":"UTC","labels":{"sched":"off"}}`)
+	assert.Equal(t, true, fast["triggerDisabled"], "created while the trigger is off")
+	s.workflow(t, "probe", true)
+	probe := s.create(t, `{"name":"probe","workflowRef":"probe","cronSchedule":"* * * * * *","timezone":"UTC","labels":{"sched":"probe"}}`)
+	require.Eventually(t, func() bool { return len(s.runs(t, "probe")) >= 3 }, 30*time.Second, 50*time.Millisecond)
+	assert.Empty(t, s.runs(t, "off"), "its workflow's schedule trigger is off")
+	s.workflow(t, "nightly", true)
+	require.Eventually(t, func() bool {
+		_, got := s.call(t, http.MethodGet, "/api/v2/team/ops/schedule/"+fast["id"].(string), s.token, "")
+		return got["triggerDisabled"] == false
+	}, 30*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return len(s.runs(t, "off")) >= 1 }, 30*time.Second, 50*time.Millisecond)
+
+	// The workflow deleted: its schedules archived, the other workflow's kept.
+	code, out := s.call(t, http.MethodDelete, "/api/v2/team/ops/workflow/nightly?force=true", s.token, "")
+	require.Equal(t, http.StatusNoContent, code, out)
+	require.Eventually(t, func() bool {
+		_, got := s.call(t, http.MethodGet, "/api/v2/team/ops/schedule/"+fast["id"].(string), s.token, "")
+		return got["status"] == "archived"
+	}, 30*time.Second, 50*time.Millisecond)
+	_, got := s.call(t, http.MethodGet, "/api/v2/team/ops/schedule/"+probe["id"].(string), s.token, "")
+	assert.Equal(t, "active", got["status"])
+	_, got = s.call(t, http.MethodGet, "/api/v2/team/ops/schedule/"+once["id"].(string), s.token, "")
+	assert.Equal(t, "archived", got["status"])
+}
+
+// Every principal is held to the schedule rules: a workflow's token reaches its workflow's
+// schedules only, and may schedule only what it may run; a team's token stays in its team.
+func TestIntegrationScheduleTokens(t *testing.T) {
+	t.Parallel()
+	s := startSchedules(t)
+	s.workflow(t, "other", true)
+	mint := func(body string) string {
+		t.Helper()
+		code, out := s.call(t, http.MethodPost, "/api/v2/token", s.token, body)
+		require.Equal(t, http.StatusCreated, code, out)
+		return out["token"].(string)
+	}
+	own := mint(`{"type":"workflow","principal":"ops/nightly","permissions":["schedule/write","schedule/read","schedule/delete","workflowrun/write"]}`)
+	noRuns := mint(`{"type":"workflow","principal":"ops/nightly","permissions":["schedule/write","schedule/read"]}`)
+	code, out := s.call(t, http.MethodPost, "/api/v2/team", s.token, `{"name":"dev"}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	devTeam := mint(`{"type":"team","principal":"dev","permissions":["**/**"]}`)
+
+	body := func(workflow string) string {
+		return fmt.Sprintf(`{"name":"x","workflowRef":%q,"cronSchedule":"0 2 * * *","timezone":"UTC"}`, workflow)
+	}
+	code, mine := s.call(t, http.MethodPost, "/api/v2/team/ops/schedule", own, body("nightly"))
+	require.Equal(t, http.StatusCreated, code, mine)
+	theirs := s.create(t, body("other"))
+	for _, tc := range []struct {
+		name, token, method, path, body string
+		want                            int
+	}{
+		{"another workflow's schedule made", own, http.MethodPost, "/api/v2/team/ops/schedule", body("other"), http.StatusForbidden},
+		{"another workflow's schedule read", own, http.MethodGet, "/api/v2/team/ops/schedule/" + theirs["id"].(string), "", http.StatusNotFound},
+		{"another workflow's schedule archived", own, http.MethodDelete, "/api/v2/team/ops/schedule/" + theirs["id"].(string), "", http.StatusNotFound},
+		{"its own read", own, http.MethodGet, "/api/v2/team/ops/schedule/" + mine["id"].(string), "", http.StatusOK},
+		{"scheduling what it may not run", noRuns, http.MethodPost, "/api/v2/team/ops/schedule", body("nightly"), http.StatusForbidden},
+		{"backfilling what it may not run", noRuns, http.MethodPost, "/api/v2/team/ops/schedule/" + mine["id"].(string) + "/backfill",
+			`{"fromDate":0,"toDate":1000}`, http.StatusForbidden},
+		{"another team's token", devTeam, http.MethodGet, "/api/v2/team/ops/schedule/query", "", http.StatusForbidden},
+		{"another team's token making one", devTeam, http.MethodPost, "/api/v2/team/ops/schedule", body("nightly"), http.StatusForbidden},
+	} {
+		code, out := s.call(t, tc.method, tc.path, tc.token, tc.body)
+		assert.Equal(t, tc.want, code, "%s: %v", tc.name, out)
+	}
+	var page struct {
+		Content []map[string]any `json:"content"`
+	}
+	code = s.callJSON(t, http.MethodGet, "/api/v2/team/ops/schedule/query", own, "", &page)
+	require.Equal(t, http.StatusOK, code)
+	require.Len(t, page.Content, 1, "a workflow's token sees its workflow's schedules only")
+	assert.Equal(t, mine["id"], page.Content[0]["id"])
+}
