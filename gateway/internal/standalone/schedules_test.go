@@ -339,3 +339,52 @@ func TestIntegrationScheduleTokens(t *testing.T) {
 	require.Len(t, page.Content, 1, "a workflow's token sees its workflow's schedules only")
 	assert.Equal(t, mine["id"], page.Content[0]["id"])
 }
+
+// Each overlap policy, with a workflow whose runs last a minute and schedules firing every
+// second: allow starts them all; skip starts none while one goes on; cancelOther cancels
+// the one going on at each fire; bufferOne keeps one fire and starts it when the run going
+// on ends.
+func TestIntegrationScheduleOverlap(t *testing.T) {
+	t.Parallel()
+	s := startSchedules(t)
+	require.Eventually(t, func() bool {
+		code, out := s.call(t, http.MethodPut, "/api/v2/team/ops/workflow", s.token, `{"name":"slow","triggers":{"schedule":{"enabled":true}},
+			"tasks":[{"name":"start","type":"start"},{"name":"wait","type":"sleep","params":[{"name":"duration","value":60000}],"dependencies":[{"taskRef":"start"}]},
+			{"name":"end","type":"end","dependencies":[{"taskRef":"wait"}]}]}`)
+		require.NotEqual(t, http.StatusBadRequest, code, "%v", out)
+		return code == http.StatusOK || code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+	ids := map[string]string{}
+	for _, policy := range []string{"allow", "skip", "cancelOther", "bufferOne"} {
+		sch := s.create(t, fmt.Sprintf(`{"name":%q,"workflowRef":"slow","cronSchedule":"* * * * * *","timezone":"UTC","overlapPolicy":%q,"labels":{"sched":%q}}`,
+			policy, policy, policy))
+		ids[policy] = sch["id"].(string)
+	}
+	status := func(runs []map[string]any) map[string]int {
+		n := map[string]int{}
+		for _, r := range runs {
+			n[r["status"].(string)]++
+		}
+		return n
+	}
+	// Wait for four fires of allow: the others have fired as often.
+	require.Eventually(t, func() bool { return len(s.runs(t, "allow")) >= 4 }, 30*time.Second, 50*time.Millisecond)
+	assert.Len(t, s.runs(t, "skip"), 1, "skip: the first run goes on, every later fire skipped")
+	require.Eventually(t, func() bool {
+		n := status(s.runs(t, "cancelOther"))
+		return n["cancelled"] >= 2 && n["running"] == 1
+	}, 30*time.Second, 50*time.Millisecond, "cancelOther: each fire cancels the run before it")
+	buffered := s.runs(t, "bufferOne")
+	require.Len(t, buffered, 1, "bufferOne: one run, one fire kept")
+
+	// The run going on ends (cancelled here): the fire kept starts at once, and only it.
+	code, out := s.call(t, http.MethodDelete, "/api/v2/team/ops/workflowrun/"+buffered[0]["id"].(string)+"/cancel", s.token, "")
+	require.Equal(t, http.StatusOK, code, out)
+	require.Eventually(t, func() bool { return len(s.runs(t, "bufferOne")) == 2 }, 30*time.Second, 50*time.Millisecond)
+	n := status(s.runs(t, "bufferOne"))
+	assert.Equal(t, map[string]int{"cancelled": 1, "running": 1}, n)
+	for _, policy := range []string{"allow", "skip", "cancelOther", "bufferOne"} {
+		code, _ := s.call(t, http.MethodDelete, "/api/v2/team/ops/schedule/"+ids[policy], s.token, "")
+		require.Equal(t, http.StatusNoContent, code)
+	}
+}
