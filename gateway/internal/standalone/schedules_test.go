@@ -150,6 +150,9 @@ func TestIntegrationSchedules(t *testing.T) {
 	code = s.callJSON(t, http.MethodGet, "/api/v2/team/ops/schedule/query?types=runOnce", s.token, "", &page)
 	require.Equal(t, http.StatusOK, code)
 	assert.Empty(t, page.Content)
+	code, got = s.call(t, http.MethodGet, "/api/v2/team/ops/schedule/query?statuses=paused", s.token, "")
+	assert.Equal(t, http.StatusBadRequest, code, got)
+	assert.Equal(t, "QUERY_INVALID_FILTERS", got["reason"])
 
 	// Archived: read-only, fires no more.
 	code, _ = s.call(t, http.MethodDelete, "/api/v2/team/ops/schedule/"+probe["id"].(string), s.token, "")

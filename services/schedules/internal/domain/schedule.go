@@ -19,6 +19,9 @@ const (
 	TypeRunOnce      Type = "runOnce"
 )
 
+// Types lists every type.
+var Types = []Type{TypeCron, TypeAdvancedCron, TypeRunOnce}
+
 // Status is a schedule's state.
 type Status string
 
@@ -30,6 +33,9 @@ const (
 	StatusCompleted Status = "completed"
 	StatusArchived  Status = "archived"
 )
+
+// Statuses lists every status.
+var Statuses = []Status{StatusActive, StatusInactive, StatusCompleted, StatusArchived}
 
 // OverlapPolicy is what a fire does while the schedule's previous run has not completed.
 type OverlapPolicy string

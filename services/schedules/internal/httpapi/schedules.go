@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -213,11 +214,11 @@ func (h *handlers) query(c *fiber.Ctx) error {
 		return err
 	}
 	f := app.Filter{Team: c.Params("team"), Workflows: httpx.List(c, "workflows")}
-	for _, s := range httpx.List(c, "statuses") {
-		f.Statuses = append(f.Statuses, domain.Status(s))
+	if f.Statuses, err = oneOf(c, "statuses", domain.Statuses); err != nil {
+		return err
 	}
-	for _, t := range httpx.List(c, "types") {
-		f.Types = append(f.Types, domain.Type(t))
+	if f.Types, err = oneOf(c, "types", domain.Types); err != nil {
+		return err
 	}
 	p, err := h.schedules.Query(c.UserContext(), f, r)
 	if err != nil {
@@ -298,4 +299,17 @@ func (h *handlers) backfill(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(backfillView{Runs: n.Runs, Created: n.Created})
+}
+
+// oneOf reads the list query parameter name, each value one of allowed.
+func oneOf[T ~string](c *fiber.Ctx, name string, allowed []T) ([]T, error) {
+	var out []T
+	for _, v := range httpx.List(c, name) {
+		if !slices.Contains(allowed, T(v)) {
+			return nil, apperr.Invalid(apperr.QueryInvalidFilters, fmt.Sprintf("%s: unknown value %q.", name, v),
+				apperr.FieldError{Field: name, Message: fmt.Sprintf("unknown value %q", v)})
+		}
+		out = append(out, T(v))
+	}
+	return out, nil
 }
