@@ -117,7 +117,7 @@ func (f *Firer) fire(ctx context.Context, s *domain.Schedule, at time.Time) erro
 		if !done {
 			switch s.Overlap {
 			case domain.OverlapSkip:
-				f.log().Info("a schedule's fire is skipped: its previous run goes on", "schedule", s.ID, "fire", at, "run", s.LastRun)
+				f.log().Debug("a schedule's fire is skipped: its previous run goes on", "schedule", s.ID, "fire", at, "run", s.LastRun)
 				return nil
 			case domain.OverlapBufferOne:
 				if s.Buffered.IsZero() {

@@ -237,8 +237,8 @@ func TestWorkRetriesOnlyWhatMaySucceed(t *testing.T) {
 	kept, err := work(t, f, store, base.Add(time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, []time.Time{base}, store.s.Pending)
-	assert.True(t, store.s.Due().Equal(base), "due at once: its pending fire")
-	assert.True(t, kept)
+	assert.True(t, store.s.Due().Equal(base.Add(6*time.Second)), "tried again after RetryAfter, not at once")
+	assert.False(t, kept, "let go: its retry is later than the claim horizon")
 	store.claim = ""
 	_, err = work(t, f, store, base.Add(7*time.Second))
 	require.NoError(t, err)

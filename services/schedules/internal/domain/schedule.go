@@ -118,22 +118,25 @@ type Schedule struct {
 // answerable for it.
 type Initiator struct{ Type, ID, Name, Person string }
 
-// Due answers when a scheduler must next look at the schedule: its first pending fire, its
-// recheck or its next fire, whichever comes first; zero when it has nothing to do.
+// Due answers when a scheduler must next look at the schedule: its next fire, or sooner
+// its recheck when one is set, else its first pending fire; zero when it has nothing to do.
+// A recheck goes before the pending fires: they wait for it after a failed submit, rather
+// than being tried again at once, and again.
 func (s *Schedule) Due() time.Time {
 	if !s.Fires() {
 		return time.Time{}
 	}
-	var due time.Time
-	for _, t := range []time.Time{s.Recheck, s.Next} {
-		if !t.IsZero() && (due.IsZero() || t.Before(due)) {
-			due = t
-		}
+	sooner := s.Recheck
+	if sooner.IsZero() && len(s.Pending) > 0 {
+		sooner = s.Pending[0]
 	}
-	if len(s.Pending) > 0 && (due.IsZero() || s.Pending[0].Before(due)) {
-		due = s.Pending[0]
+	switch {
+	case sooner.IsZero():
+		return s.Next
+	case s.Next.IsZero() || sooner.Before(s.Next):
+		return sooner
 	}
-	return due
+	return s.Next
 }
 
 // FieldError names a field of a schedule that cannot be taken, and why.

@@ -254,7 +254,8 @@ func (s *Store) ClaimDue(ctx context.Context, token string, horizon, now, until 
 	for i, d := range ids {
 		in[i] = d.ID
 	}
-	if _, err := s.schedules.UpdateMany(ctx, bson.M{"_id": bson.M{"$in": in}, "$or": free["$or"]},
+	// Due and free again at the update: a save in between may have moved either.
+	if _, err := s.schedules.UpdateMany(ctx, bson.M{"_id": bson.M{"$in": in}, "due": bson.M{"$lte": horizon}, "$or": free["$or"]},
 		bson.M{"$set": bson.M{"claim": token, "leaseUntil": until}}); err != nil {
 		return nil, fmt.Errorf("claim the schedules due: %w", err)
 	}
