@@ -1,8 +1,8 @@
 // Package schedules is Baton's schedules service: cron and one-time schedules of team
 // workflows, and the scheduler that fires them, one run per fire however many replicas
-// run. It follows the team and workflow topics: a workflow's schedule trigger turned off
-// keeps its schedules from firing, a deleted workflow's are archived, a deleted team's
-// removed.
+// run. It follows the team, workflow and run topics: a workflow's schedule trigger turned
+// off keeps its schedules from firing, a deleted workflow's are archived, a deleted team's
+// removed, and a run's end starts the fire buffered behind it.
 package schedules
 
 import (
@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +98,7 @@ type Service struct {
 	store          *mongostore.Store
 	teamEvents     *kafkax.Consumer
 	workflowEvents *kafkax.Consumer
+	runEvents      *kafkax.Consumer
 	signer         *auth.Signer
 	now            func() time.Time
 }
@@ -141,6 +143,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		workflowEvents: kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 			GroupID: cfg.GroupID, Topic: events.WorkflowEvents, Handler: workflowEvents(schedules), Logger: deps.Logger,
 		}),
+		runEvents: kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+			GroupID: cfg.GroupID, Topic: events.RunEvents, Handler: runEvents(schedules), Logger: deps.Logger,
+		}),
 	}, nil
 }
 
@@ -150,10 +155,10 @@ func (s *Service) Routes(r fiber.Router) {
 	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.schedules, s.now)
 }
 
-// Run fires the schedules this replica claims and follows the team and workflow topics,
-// until ctx ends.
+// Run fires the schedules this replica claims and follows the team, workflow and run
+// topics, until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	runs := []func(context.Context) error{s.scheduler.Run, s.teamEvents.Run, s.workflowEvents.Run}
+	runs := []func(context.Context) error{s.scheduler.Run, s.teamEvents.Run, s.workflowEvents.Run, s.runEvents.Run}
 	var wg sync.WaitGroup
 	errs := make([]error, len(runs))
 	for i, run := range runs {
@@ -208,6 +213,24 @@ func workflowEvents(s *app.Schedules) kafkax.Handler {
 			return s.WorkflowDeleted(ctx, d.Team, d.Name)
 		}
 		return nil
+	}
+}
+
+// runEvents starts a fire buffered behind a run of a schedule once that run ends. Only a
+// run's move to completed is read (its event id ends so), and only runs a schedule started.
+func runEvents(s *app.Schedules) kafkax.Handler {
+	return func(ctx context.Context, e event.Event) error {
+		if e.Type() != events.TypeStatusWorkflowRun || !strings.HasSuffix(e.ID(), "/completed") {
+			return nil
+		}
+		d, err := events.Decode[events.WorkflowRun](e)
+		if err != nil {
+			return kafkax.Permanent(err)
+		}
+		if d.InitiatedBy.Type != "schedule" || d.InitiatedBy.ID == "" {
+			return nil
+		}
+		return s.RunEnded(ctx, d.InitiatedBy.ID, d.ID)
 	}
 }
 

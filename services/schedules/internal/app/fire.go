@@ -42,8 +42,11 @@ type Firer struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// RetryAfter is how long a fire the runs service could not take waits before it is
-	// tried again, and how often a buffered fire looks at the run it waits for.
+	// tried again (2s).
 	RetryAfter time.Duration
+	// RecheckAfter is how often a buffered fire looks at the run it waits for (30s); the
+	// run's end, announced on the run topic, starts it sooner (Schedules.RunEnded).
+	RecheckAfter time.Duration
 }
 
 // Work does what schedule s, claimed by token, owes now: it plans the fires due (the
@@ -145,7 +148,7 @@ func (f *Firer) submit(ctx context.Context, s *domain.Schedule, at time.Time) er
 }
 
 // startBuffered starts s's buffered fire once the run it waits for has ended; until then
-// it looks again after RetryAfter.
+// it looks again after RecheckAfter.
 func (f *Firer) startBuffered(ctx context.Context, s *domain.Schedule, now time.Time) {
 	if s.Buffered.IsZero() || len(s.Pending) > 0 {
 		return
@@ -163,8 +166,10 @@ func (f *Firer) startBuffered(ctx context.Context, s *domain.Schedule, now time.
 	}
 	if err != nil {
 		f.log().Warn("a schedule's buffered fire waits: the runs service did not answer", "schedule", s.ID, "error", err)
+		s.Recheck = now.Add(f.retryAfter())
+		return
 	}
-	s.Recheck = now.Add(f.retryAfter())
+	s.Recheck = now.Add(f.recheckAfter())
 }
 
 // transient reports whether a failed call may succeed later: the runs service did not
@@ -193,6 +198,13 @@ func (f *Firer) retryAfter() time.Duration {
 		return 2 * time.Second
 	}
 	return f.RetryAfter
+}
+
+func (f *Firer) recheckAfter() time.Duration {
+	if f.RecheckAfter <= 0 {
+		return 30 * time.Second
+	}
+	return f.RecheckAfter
 }
 
 func (f *Firer) log() *slog.Logger {

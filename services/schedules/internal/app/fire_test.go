@@ -288,7 +288,7 @@ func TestWorkBufferOne(t *testing.T) {
 	s := hourly()
 	s.Overlap, s.LastRun = domain.OverlapBufferOne, "previous"
 	store, runs := &fakeClaims{s: s}, newFakeRuns()
-	f := &Firer{Store: store, Runs: runs, RetryAfter: 5 * time.Second}
+	f := &Firer{Store: store, Runs: runs, RecheckAfter: 5 * time.Second}
 	_, err := work(t, f, store, base.Add(time.Second))
 	require.NoError(t, err)
 	assert.True(t, store.s.Buffered.Equal(base))

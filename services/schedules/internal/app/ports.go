@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
@@ -21,6 +22,9 @@ type Store interface {
 	FindSchedules(ctx context.Context, f Filter, r page.Request) ([]*domain.Schedule, int64, error)
 	// FindWorkflowSchedules answers every schedule of team's workflow, archived ones too.
 	FindWorkflowSchedules(ctx context.Context, team, workflow string) ([]*domain.Schedule, error)
+	// NudgeBuffered makes schedule id due at now when it keeps a buffered fire waiting for
+	// run to end; it reports whether it did.
+	NudgeBuffered(ctx context.Context, id, run string, now time.Time) (bool, error)
 	// DeleteTeamSchedules removes a team's schedules.
 	DeleteTeamSchedules(ctx context.Context, team string) error
 }

@@ -32,6 +32,16 @@ func (s *Schedules) WorkflowDeleted(ctx context.Context, team, workflow string) 
 	})
 }
 
+// RunEnded follows the end of a run schedule id started: a fire buffered behind it starts
+// now rather than at the schedule's next look at the run.
+func (s *Schedules) RunEnded(ctx context.Context, id, run string) error {
+	nudged, err := s.d.Store.NudgeBuffered(ctx, id, run, s.d.Now())
+	if nudged {
+		s.d.Saved()
+	}
+	return err
+}
+
 // TeamDeleted removes a deleted team's schedules.
 func (s *Schedules) TeamDeleted(ctx context.Context, team string) error {
 	return s.d.Store.DeleteTeamSchedules(ctx, team)

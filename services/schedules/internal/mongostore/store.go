@@ -296,6 +296,16 @@ func (s *Store) Keep(ctx context.Context, sch *domain.Schedule, token string, un
 	return nil
 }
 
+// NudgeBuffered makes schedule id due at now when it keeps a buffered fire behind run.
+func (s *Store) NudgeBuffered(ctx context.Context, id, run string, now time.Time) (bool, error) {
+	res, err := s.schedules.UpdateOne(ctx, bson.M{"_id": id, "lastRun": run, "buffered": bson.M{"$exists": true}},
+		bson.M{"$set": bson.M{"recheck": now, "due": now}})
+	if err != nil {
+		return false, fmt.Errorf("nudge schedule %s: %w", id, err)
+	}
+	return res.ModifiedCount > 0, nil
+}
+
 // FindWorkflowSchedules answers the schedules of team's workflow, archived ones included.
 func (s *Store) FindWorkflowSchedules(ctx context.Context, team, workflow string) ([]*domain.Schedule, error) {
 	docs, err := mongox.FindAll[scheduleDoc](ctx, s.schedules, bson.M{"team": team, "workflow": workflow})
