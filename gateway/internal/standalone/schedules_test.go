@@ -244,6 +244,7 @@ func TestIntegrationScheduleCalendarsAndBackfill(t *testing.T) {
 		"too long":      fmt.Sprintf(`{"fromDate":%d,"toDate":%d}`, end.AddDate(-2, 0, 0).UnixMilli(), end.UnixMilli()),
 		"not a date":    `{"fromDate":"yesterday","toDate":"today"}`,
 		"overflow":      `{"fromDate":1e400,"toDate":99999999999999999999999}`,
+		"over 1,000":    fmt.Sprintf(`{"fromDate":%d,"toDate":%d}`, end.AddDate(0, -2, 0).UnixMilli(), end.UnixMilli()),
 	} {
 		code, out := s.call(t, http.MethodPost, "/api/v2/team/ops/schedule/"+id+"/backfill", s.token, body)
 		assert.Equal(t, http.StatusBadRequest, code, "%s: %v", name, out)

@@ -341,6 +341,13 @@ func (s *Schedules) Backfill(ctx context.Context, team, id string, from, to time
 		}
 		return Backfilled{}, err
 	}
+	if n := len(dates); n == domain.MaxCalendarDates {
+		if more := sch.NextAfter(dates[n-1]); !more.IsZero() && !more.After(to) {
+			return Backfilled{}, apperr.Invalid(apperr.ScheduleInvalidReq,
+				fmt.Sprintf("The window holds more than %d fires: backfill it in parts.", domain.MaxCalendarDates),
+				apperr.FieldError{Field: "toDate", Message: fmt.Sprintf("the window holds more than %d fires", domain.MaxCalendarDates)})
+		}
+	}
 	var out Backfilled
 	for _, at := range dates {
 		_, created, err := s.d.Runs.Submit(ctx, sch, at)
