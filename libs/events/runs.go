@@ -129,8 +129,8 @@ type NameValue struct {
 // workflow and key ("run-requested-<team>/<workflow>/<key>"), so consumers also drop a
 // re-published message by id.
 //
-// Nothing publishes or consumes it yet: schedules and chat are to publish it, the runs
-// service to consume it.
+// Nothing publishes or consumes it yet. Schedules submit their fires over HTTP instead
+// (runsapi.SubmitRun): a fire needs its run's id at once, for its overlap policy.
 type RunRequest struct {
 	Team     string `json:"team"`
 	Workflow string `json:"workflow"`
