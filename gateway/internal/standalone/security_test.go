@@ -198,7 +198,7 @@ func TestIntegrationSecurity(t *testing.T) {
 	}
 
 	table := routes.Declared()
-	require.Len(t, table, 107)
+	require.Len(t, table, 108)
 	tested := map[string]int{}
 	for _, r := range table {
 		path := concrete(r.Pattern, "sec-a")

@@ -203,7 +203,7 @@ func TestIntegrationTeams(t *testing.T) {
 
 	// Paths of capabilities not built yet reach their owning service, which answers in the
 	// contract's shape.
-	code, body = b.call(t, http.MethodGet, "/api/v2/team/infra-team/schedule/query", b.token, "")
+	code, body = b.call(t, http.MethodGet, "/api/v2/integration?team=infra-team", b.token, "")
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Equal(t, "ROUTE_NOT_FOUND", body["reason"])
 
