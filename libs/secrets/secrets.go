@@ -207,3 +207,17 @@ func writeTemp(path, value string) (string, error) {
 	}
 	return f.Name(), nil
 }
+
+// KeyFromEnv reads the key from EnvKey in getenv: required, and well formed. what says
+// what the service seals with it, for the error that names the variable.
+func KeyFromEnv(getenv func(string) string, what string) (string, error) {
+	key := getenv(EnvKey)
+	if key == "" {
+		return "", fmt.Errorf("%s is required: the key that seals %s at rest "+
+			"(32 bytes, hex or base64, e.g. `openssl rand -hex 32`), the same for every service", EnvKey, what)
+	}
+	if _, err := ParseKey(key); err != nil {
+		return "", fmt.Errorf("%s: %w", EnvKey, err)
+	}
+	return key, nil
+}

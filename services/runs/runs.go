@@ -68,15 +68,12 @@ type Config struct {
 
 // ConfigFromEnv reads the service's configuration.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	key, err := secrets.KeyFromEnv(getenv, "secrets")
+	if err != nil {
+		return Config{}, err
+	}
 	cfg := Config{GroupID: "baton-" + Name, Replica: getenv("BATON_RUNS_REPLICA"), PublicURL: getenv("BATON_PUBLIC_URL"),
-		SecretKey: getenv(secrets.EnvKey)}
-	if cfg.SecretKey == "" {
-		return Config{}, fmt.Errorf("%s is required: the key that seals secrets at rest "+
-			"(32 bytes, hex or base64, e.g. `openssl rand -hex 32`), the same as identity's and the runners'", secrets.EnvKey)
-	}
-	if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
-	}
+		SecretKey: key}
 	for _, d := range []struct {
 		name string
 		into *time.Duration

@@ -54,15 +54,11 @@ type Config struct {
 
 // ConfigFromEnv reads the service's configuration.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg := Config{GroupID: "baton-" + Name, SecretKey: getenv(secrets.EnvKey)}
-	if cfg.SecretKey == "" {
-		return Config{}, fmt.Errorf("%s is required: the key that seals schedules' params at rest "+
-			"(32 bytes, hex or base64), the same as the other services'", secrets.EnvKey)
+	key, err := secrets.KeyFromEnv(getenv, "schedules' params")
+	if err != nil {
+		return Config{}, err
 	}
-	if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
-	}
-	return cfg, nil
+	return Config{GroupID: "baton-" + Name, SecretKey: key}, nil
 }
 
 // What the service asks of other services, as interfaces a test can stand in for.

@@ -55,15 +55,11 @@ type Config struct {
 
 // ConfigFromEnv reads the service's configuration.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg := Config{GroupID: "baton-" + Name, SecretKey: getenv(secrets.EnvKey)}
-	if cfg.SecretKey == "" {
-		return Config{}, fmt.Errorf("%s is required: the key that seals password parameters at rest "+
-			"(32 bytes, hex or base64, e.g. `openssl rand -hex 32`), the same as identity's", secrets.EnvKey)
+	key, err := secrets.KeyFromEnv(getenv, "password parameters")
+	if err != nil {
+		return Config{}, err
 	}
-	if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", secrets.EnvKey, err)
-	}
-	return cfg, nil
+	return Config{GroupID: "baton-" + Name, SecretKey: key}, nil
 }
 
 // What the service asks of other services, as interfaces a test (or a deployment without

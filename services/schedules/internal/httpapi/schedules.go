@@ -155,12 +155,17 @@ func date(t time.Time) string {
 	return t.UTC().Format(events.TimeFormat)
 }
 
-func (h *handlers) create(c *fiber.Ctx) error {
+// decodeSchedule reads the request's WorkflowSchedule.
+func decodeSchedule(c *fiber.Ctx) (domain.Schedule, error) {
 	var b scheduleBody
 	if err := httpx.DecodeJSON(c, &b); err != nil {
-		return err
+		return domain.Schedule{}, err
 	}
-	body, err := b.schedule()
+	return b.schedule()
+}
+
+func (h *handlers) create(c *fiber.Ctx) error {
+	body, err := decodeSchedule(c)
 	if err != nil {
 		return err
 	}
@@ -173,11 +178,7 @@ func (h *handlers) create(c *fiber.Ctx) error {
 }
 
 func (h *handlers) apply(c *fiber.Ctx) error {
-	var b scheduleBody
-	if err := httpx.DecodeJSON(c, &b); err != nil {
-		return err
-	}
-	body, err := b.schedule()
+	body, err := decodeSchedule(c)
 	if err != nil {
 		return err
 	}

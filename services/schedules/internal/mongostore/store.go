@@ -205,15 +205,8 @@ func (s *Store) FindSchedules(ctx context.Context, f app.Filter, r page.Request)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]*domain.Schedule, 0, len(docs))
-	for _, d := range docs {
-		sch, err := s.schedule(d)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, sch)
-	}
-	return out, total, nil
+	out, err := s.scheduleList(docs)
+	return out, total, err
 }
 
 // DeleteTeamSchedules removes a team's schedules.
@@ -263,15 +256,7 @@ func (s *Store) ClaimDue(ctx context.Context, token string, horizon, now, until 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*domain.Schedule, 0, len(docs))
-	for _, d := range docs {
-		sch, err := s.schedule(d)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sch)
-	}
-	return out, nil
+	return s.scheduleList(docs)
 }
 
 // Keep stores sch as token's claim holder, keeping the claim until until (let go when
@@ -312,6 +297,11 @@ func (s *Store) FindWorkflowSchedules(ctx context.Context, team, workflow string
 	if err != nil {
 		return nil, err
 	}
+	return s.scheduleList(docs)
+}
+
+// scheduleList answers docs as schedules.
+func (s *Store) scheduleList(docs []scheduleDoc) ([]*domain.Schedule, error) {
 	out := make([]*domain.Schedule, 0, len(docs))
 	for _, d := range docs {
 		sch, err := s.schedule(d)
