@@ -1,0 +1,36 @@
+package schedules
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/secrets"
+)
+
+func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
+	key := strings.Repeat("ab", secrets.KeySize)
+	tests := []struct {
+		name string
+		env  map[string]string
+		ok   bool
+	}{
+		{"the key", map[string]string{secrets.EnvKey: key}, true},
+		{"no key", map[string]string{}, false},
+		{"a short key", map[string]string{secrets.EnvKey: "abcd"}, false},
+	}
+	for _, tt := range tests {
+		cfg, err := ConfigFromEnv(func(k string) string { return tt.env[k] })
+		if !tt.ok {
+			require.Error(t, err, tt.name)
+			assert.Contains(t, err.Error(), secrets.EnvKey, tt.name)
+			continue
+		}
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, key, cfg.SecretKey)
+		assert.Equal(t, "baton-schedules", cfg.GroupID)
+	}
+}
