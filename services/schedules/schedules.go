@@ -27,6 +27,7 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/runsapi"
+	"github.com/baton-flow/baton/libs/schedulesapi"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/schedules/internal/app"
@@ -145,10 +146,12 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}, nil
 }
 
-// Routes registers the service's endpoints under /api/v2; every one needs a signed
-// principal.
+// Routes registers the service's endpoints: the public ones under /api/v2, behind a signed
+// principal, and those Baton's own services call (libs/schedulesapi), behind a signed
+// service.
 func (s *Service) Routes(r fiber.Router) {
 	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.schedules, s.now)
+	httpapi.InternalRoutes(r.Group(schedulesapi.Prefix, fiberauth.Middleware(s.signer), fiberauth.ServiceOnly()), s.schedules)
 }
 
 // Run fires the schedules this replica claims and follows the team, workflow and run

@@ -129,6 +129,14 @@ func (s *Schedules) Create(ctx context.Context, team string, body domain.Schedul
 	if err != nil {
 		return nil, err
 	}
+	by := domain.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email, p.ID), Person: p.Person}
+	return s.create(ctx, team, s.d.NewID(), body, by, nil)
+}
+
+// create stores body as team's new schedule id, made by by, once it holds and its workflow
+// exists; secret names params beyond the workflow's password ones that hold a secret.
+// domain.ErrConflict when a schedule id exists already.
+func (s *Schedules) create(ctx context.Context, team, id string, body domain.Schedule, by domain.Initiator, secret []string) (*domain.Schedule, error) {
 	if err := body.Normalize(); err != nil {
 		return nil, invalid(err)
 	}
@@ -144,9 +152,14 @@ func (s *Schedules) Create(ctx context.Context, team string, body domain.Schedul
 		return nil, err
 	}
 	sch := body
-	sch.ID, sch.Team, sch.Created = s.d.NewID(), team, now
+	sch.ID, sch.Team, sch.Created = id, team, now
 	sch.TriggerDisabled, sch.Secret = !w.ScheduleEnabled, w.Secret
-	sch.CreatedBy = domain.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email, p.ID), Person: p.Person}
+	for _, name := range secret {
+		if !slices.Contains(sch.Secret, name) {
+			sch.Secret = append(slices.Clip(sch.Secret), name) // never into the workflow's list
+		}
+	}
+	sch.CreatedBy = by
 	sch.Next = sch.NextAfter(now)
 	sch.Last, sch.LastRun, sch.Pending, sch.Buffered, sch.Recheck = time.Time{}, "", nil, time.Time{}, time.Time{}
 	sch.Params = unmasked(sch.Params, nil, sch.Secret)
