@@ -1,7 +1,8 @@
 // Package runs is Baton's runs service: workflow runs, task runs and their logs, and the
 // engine that moves them. It asks workflows for the version a run runs, tasks for
 // catalogue specs and identity for a team's parameters and limits; it sends task attempts
-// to runners over Kafka and follows their reports.
+// to runners over Kafka and follows their reports. Its runscheduledworkflow tasks ask the
+// schedules service for their schedules.
 package runs
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/runsapi"
+	"github.com/baton-flow/baton/libs/schedulesapi"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
@@ -118,6 +120,11 @@ type (
 	Definition = domain.Definition
 	// Spec is a catalogue task's step, as Catalogue answers it.
 	Spec = domain.Spec
+	// Schedules makes the runOnce schedules of runscheduledworkflow tasks.
+	Schedules = engine.Schedules
+	// ScheduleRequest is what Schedules are asked for, ScheduleMade what they answer.
+	ScheduleRequest = engine.ScheduleRequest
+	ScheduleMade    = engine.ScheduleMade
 )
 
 // Producer publishes events and returns once the broker has them; *kafkax.Producer is one.
@@ -138,6 +145,7 @@ type Deps struct {
 	Catalogue   Catalogue
 	Contexts    Contexts
 	Approvers   Approvers
+	Schedules   Schedules
 }
 
 // updateConcurrency is how many runners' reports are applied at once.
@@ -171,6 +179,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if deps.Approvers == nil && deps.Resolver != nil && deps.Signer != nil {
 		deps.Approvers = sources.NewIdentity(deps.Resolver, deps.Signer)
 	}
+	if deps.Schedules == nil && deps.Resolver != nil && deps.Signer != nil {
+		deps.Schedules = schedules{schedulesapi.New(deps.Resolver, deps.Signer, sources.Self)}
+	}
 	var tokens app.Tokens
 	if deps.Signer != nil {
 		tokens = deps.Signer
@@ -197,7 +208,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}, app.Deps{
 		Stores:    app.Stores{Runs: store, Quotas: store, Keys: store, Heartbeats: store, Logs: store, Replicas: store, Actions: store, Locks: store},
 		Publisher: producer{deps.Publisher}, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
-		Contexts: deps.Contexts, Approvers: deps.Approvers, Tokens: tokens, Sealer: box,
+		Contexts: deps.Contexts, Approvers: deps.Approvers, Schedules: deps.Schedules, Tokens: tokens, Sealer: box,
 	})
 	s := &Service{app: a, signer: deps.Signer}
 	s.updates = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
@@ -235,6 +246,17 @@ func (p producer) Publish(ctx context.Context, msgs []engine.Message) error {
 		msgs = msgs[n:]
 	}
 	return nil
+}
+
+// schedules is Schedules on the schedules service's internal API.
+type schedules struct{ c *schedulesapi.Client }
+
+func (s schedules) CreateSchedule(ctx context.Context, r ScheduleRequest) (ScheduleMade, error) {
+	b := r.By
+	made, err := s.c.CreateSchedule(ctx, r.Team, schedulesapi.CreateSchedule{Key: r.Key, WorkflowRef: r.Workflow, Name: r.Name,
+		Description: r.Description, Date: r.At, Timezone: r.Timezone, Params: r.Params, Secret: r.Secret, Labels: r.Labels,
+		CreatedBy: schedulesapi.Initiator{Type: b.Type, ID: b.ID, Name: b.Name, Person: b.Person}})
+	return ScheduleMade{ID: made.ID, At: made.Date, TriggerDisabled: made.TriggerDisabled}, err
 }
 
 // Routes registers the service's endpoints: the public ones under /api/v2, behind a signed

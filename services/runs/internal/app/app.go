@@ -200,6 +200,8 @@ type Deps struct {
 	Approvers   Approvers
 	// Tokens mints each run's callback token (its context param callback-token).
 	Tokens Tokens
+	// Schedules makes the schedules runscheduledworkflow tasks ask for.
+	Schedules engine.Schedules
 	// Sealer seals the attempts that carry secrets for the runners, and opens the results
 	// they send back sealed (the shared BATON_SECRET_KEY).
 	Sealer engine.Sealer
@@ -245,7 +247,7 @@ func New(cfg Config, deps Deps) *App {
 	a.engine = engine.New(cfg.Engine, engine.Deps{
 		Runs: deps.Stores.Runs, Slots: deps.Stores.Quotas, Replicas: deps.Stores.Replicas, Heartbeats: deps.Stores.Heartbeats,
 		Actions: deps.Stores.Actions, Locks: deps.Stores.Locks,
-		Publisher: deps.Publisher, Starter: a, Limits: a.ctxs, Sealer: deps.Sealer,
+		Publisher: deps.Publisher, Starter: a, Schedules: deps.Schedules, Limits: a.ctxs, Sealer: deps.Sealer,
 	})
 	return a
 }

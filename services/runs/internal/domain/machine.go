@@ -155,6 +155,8 @@ type Effects struct {
 	Dispatch []int
 	// StartChild lists runworkflow tasks whose child run must be submitted.
 	StartChild []int
+	// Schedule lists runscheduledworkflow tasks whose schedule must be asked for.
+	Schedule []int
 	// RetryRun asks for an automatic whole-run retry from failure.
 	RetryRun bool
 	// Actions lists approval and manual tasks whose action must be brought in line with
@@ -495,7 +497,16 @@ func (m *Machine) Tick(lease time.Duration) {
 			}
 		case (t.Status == Running || t.Status == Ready) && !t.Deadline.IsZero() && !m.Now.Before(t.Deadline):
 			m.touch(i)
-			m.failAttempt(i, TimedOut, fmt.Sprintf("the task exceeded its timeout of %d minutes", t.Timeout))
+			msg := fmt.Sprintf("the task exceeded its timeout of %d minutes", t.Timeout)
+			if t.Type == tasktype.RunScheduledWorkflow && !t.WakeAt.IsZero() {
+				msg += "; " + t.StatusMessage // why it was still trying
+			}
+			m.failAttempt(i, TimedOut, msg)
+		case t.Status == Running && t.Type == tasktype.RunScheduledWorkflow && !t.WakeAt.IsZero() && !m.Now.Before(t.WakeAt):
+			// Its delay is over: ask the schedules service again.
+			m.touch(i)
+			t.WakeAt = time.Time{}
+			m.eff.Schedule = append(m.eff.Schedule, i)
 		case t.Status == Running && t.Runner != "" && lease > 0 && m.Now.Sub(t.Heartbeat) > lease:
 			m.touch(i)
 			m.failAttempt(i, Failed, fmt.Sprintf("runner %s stopped reporting", t.Runner))
@@ -542,6 +553,7 @@ func (m *Machine) Wake(lease time.Duration) (next time.Time, idle bool) {
 		case Running:
 			idle = idle && t.Type == tasktype.RunWorkflow && t.Child != ""
 			at(t.Deadline)
+			at(t.WakeAt) // a runscheduledworkflow task's next ask
 			if t.Runner != "" && lease > 0 {
 				at(t.Heartbeat.Add(lease))
 			}
@@ -663,6 +675,10 @@ func (m *Machine) Recover() {
 			m.dispatch(i)
 		case t.Status == Running && typ == tasktype.RunWorkflow && t.Child == "":
 			m.eff.StartChild = append(m.eff.StartChild, i)
+		case t.Status == Running && typ == tasktype.RunScheduledWorkflow && t.WakeAt.IsZero():
+			// Its ask may have been lost with the replica that made it; its key makes the
+			// schedule it may have made the one answered again.
+			m.eff.Schedule = append(m.eff.Schedule, i)
 		case HasAction(typ) && t.Attempt > 0 && t.Status != Skipped:
 			// Its action may not have been made, or closed, before the step was stored.
 			m.eff.Actions = append(m.eff.Actions, i)

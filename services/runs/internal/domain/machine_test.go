@@ -154,7 +154,7 @@ func TestMachineInline(t *testing.T) {
 			name: "unsupported type ends invalid",
 			tasks: []TaskDef{
 				task("start", tasktype.Start, nil),
-				task("ok", tasktype.RunScheduledWorkflow, nil, "start"),
+				task("ok", "nosuchtype", nil, "start"),
 				task("end", tasktype.End, nil, "ok"),
 			},
 			want: "start=succeeded ok=invalid end=succeeded",

@@ -101,6 +101,8 @@ func (m *Machine) begin(v int) {
 		}
 		t.Status = Running
 		m.eff.StartChild = append(m.eff.StartChild, v)
+	case tasktype.RunScheduledWorkflow:
+		m.beginScheduled(v, values, secret)
 	default:
 		m.complete(v, Invalid, fmt.Sprintf("task type '%s' is not supported by the engine yet", def.Type))
 	}
@@ -127,13 +129,20 @@ func (m *Machine) deadline(minutes int) time.Time {
 }
 
 // nextAttempt sends task i out again after a retry delay: to the runners, or, for a
-// runworkflow task, as a new child run.
+// runworkflow task, as a new child run, for a runscheduledworkflow task as a new ask for
+// its schedule.
 func (m *Machine) nextAttempt(i int) {
 	t := m.S.Tasks[i]
 	t.Attempt++
-	if m.S.G.Tasks[i].Type == tasktype.RunWorkflow {
+	switch m.S.G.Tasks[i].Type {
+	case tasktype.RunWorkflow:
 		t.Status, t.WakeAt, t.Child, t.Results, t.SecretResults = Running, time.Time{}, "", nil, nil
 		m.eff.StartChild = append(m.eff.StartChild, i)
+		return
+	case tasktype.RunScheduledWorkflow:
+		t.Status, t.WakeAt = Running, time.Time{}
+		t.Deadline = m.deadline(t.Timeout)
+		m.eff.Schedule = append(m.eff.Schedule, i)
 		return
 	}
 	t.Status, t.WakeAt, t.Runner = Ready, time.Time{}, ""

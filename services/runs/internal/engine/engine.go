@@ -74,7 +74,9 @@ type Deps struct {
 	Locks      LockStore
 	Publisher  Publisher
 	Starter    RunStarter
-	Limits     Limits
+	// Schedules makes runscheduledworkflow tasks' schedules; without it, those tasks fail.
+	Schedules Schedules
+	Limits    Limits
 	// Sealer seals the attempts that carry secrets for the runners.
 	Sealer Sealer
 }
@@ -91,6 +93,7 @@ type Engine struct {
 	actions  ActionStore
 	locks    LockStore
 	starter  RunStarter
+	sched    Schedules
 	limits   Limits
 	box      Sealer
 	pub      *publisher
@@ -120,7 +123,7 @@ func New(cfg Config, deps Deps) *Engine {
 	e := &Engine{
 		cfg: cfg, runs: deps.Runs, slots: deps.Slots, replicas: deps.Replicas, beats: deps.Heartbeats,
 		actions: deps.Actions, locks: deps.Locks,
-		starter: deps.Starter, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
+		starter: deps.Starter, sched: deps.Schedules, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
 		held: actors{m: map[string]*actor{}}, parked: newParkedRuns(keptParked(cfg)), queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 	}
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
@@ -330,9 +333,9 @@ func (e *Engine) askOwner(ctx context.Context, id string, a *actor) {
 
 // owesOwner reports whether a step owes effects that only its run's owner derives again
 // after a crash, with nothing timed to bring it back to them: a gate's action or lock, a
-// child run. (Dispatches come back with their lease.)
+// child run, a schedule. (Dispatches come back with their lease.)
 func owesOwner(eff domain.Effects) bool {
-	return len(eff.Actions)+len(eff.Acquire)+len(eff.Leave)+len(eff.Release)+len(eff.StartChild) > 0
+	return len(eff.Actions)+len(eff.Acquire)+len(eff.Leave)+len(eff.Release)+len(eff.StartChild)+len(eff.Schedule) > 0
 }
 
 // sameMilli reports whether a and b are the same moment as the store keeps times.
@@ -432,6 +435,9 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 	e.gateEffects(st, eff)
 	for _, i := range eff.StartChild {
 		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })
+	}
+	for _, i := range eff.Schedule {
+		e.spawn(func(ctx context.Context) { e.scheduleRun(ctx, st.Run.ID, i) })
 	}
 	if runChanged && st.Run.Phase.Ended() && !prevPhase.Ended() {
 		if eff.RetryRun {

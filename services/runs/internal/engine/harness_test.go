@@ -111,6 +111,8 @@ type harness struct {
 	maxConcurrent, maxDepth int
 	// reconcile is how often the replicas started next reconcile.
 	reconcile time.Duration
+	// schedules, when set, makes the replicas' schedules.
+	schedules Schedules
 
 	mu       sync.Mutex
 	replicas map[string]*replica
@@ -134,7 +136,7 @@ func (h *harness) start(name string) *Engine {
 	h.t.Helper()
 	e := New(Config{Replica: name, Reconcile: h.reconcile, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.lockStore(),
-			Publisher: h.pub, Starter: h, Limits: h})
+			Publisher: h.pub, Starter: h, Schedules: h.schedules, Limits: h})
 	e.now = h.clock.Now
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{e: e, stop: cancel, done: make(chan struct{})}

@@ -117,6 +117,16 @@ type (
 		RetryRun(ctx context.Context, id string) error
 	}
 
+	// Schedules makes the runOnce schedules runscheduledworkflow tasks ask for (the
+	// schedules service).
+	Schedules interface {
+		// CreateSchedule makes the schedule s asks for, or answers the one made earlier
+		// under s.Key. A refusal of the request itself is an apperr error of a client
+		// kind (the workflow not found, a date in the past): it ends the task failed. Any
+		// other error is the service's, and the task asks again later.
+		CreateSchedule(ctx context.Context, s ScheduleRequest) (ScheduleMade, error)
+	}
+
 	// Limits tells a team's concurrency limit.
 	Limits interface {
 		MaxConcurrent(ctx context.Context, team string) (int, error)
@@ -164,3 +174,31 @@ type ChildRequest struct {
 type ChildRefused struct{ Reason string }
 
 func (e *ChildRefused) Error() string { return e.Reason }
+
+// ScheduleRequest is the runOnce schedule a runscheduledworkflow task asks for.
+type ScheduleRequest struct {
+	// Team is the run's; Key makes the request idempotent: one schedule per task run,
+	// however often its step is sent.
+	Team, Key string
+	// Workflow, At, Timezone, Params (Secret naming those that came from a secret) and
+	// Labels are what the task asks for (domain.ScheduledRun).
+	Workflow string
+	At       time.Time
+	Timezone string
+	Params   map[string]any
+	Secret   []string
+	Labels   map[string]string
+	// Name and Description name the schedule after the task and its run.
+	Name, Description string
+	// By is the run's initiator: the schedule's runs are started on their behalf.
+	By domain.Initiator
+}
+
+// ScheduleMade is the schedule a ScheduleRequest made, or found made under its key.
+type ScheduleMade struct {
+	ID string
+	At time.Time
+	// TriggerDisabled says that the workflow's schedule trigger is off: the schedule does
+	// not fire until it is turned on.
+	TriggerDisabled bool
+}
