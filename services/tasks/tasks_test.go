@@ -687,7 +687,7 @@ func TestCatalogueSeeding(t *testing.T) {
 		"set-result-parameter": {"output", "value"}, "set-workflow-result-status": {"status"},
 		"sleep": {"duration"}, "acquire-lock": {"key", "timeout"}, "release-lock": {"key"},
 		"run-workflow":           {"workflowRef", "workflowVersion", "wait", "params"},
-		"run-scheduled-workflow": {"workflowRef", "futureIn", "futurePeriod", "time", "timezone"},
+		"run-scheduled-workflow": {"workflowRef", "futureIn", "futurePeriod", "time", "timezone", "params", "labels"},
 		"run-custom-task":        {"image", "command", "arguments", "script", "envs"},
 		"execute-shell":          {"script", "shell"},
 		"http-request":           {"url", "method", "headers", "body"},

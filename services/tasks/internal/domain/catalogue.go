@@ -62,8 +62,11 @@ func Catalogue() []Task {
 			param("workflowRef", "Workflow", "text", true, "The name of the workflow to run."),
 			param("futureIn", "In", "number", false, "How many periods from now."),
 			withOptions(param("futurePeriod", "Period", "select", false, "The unit of 'In'."), "minutes", "hours", "days", "weeks", "months"),
-			param("time", "Time", "text", false, "The time of day (HH:mm) for periods of days or longer."),
-			param("timezone", "Time zone", "text", false, "An IANA time zone for the time; UTC when empty.")),
+			param("time", "Time", "text", false, "The time of day (HH:mm) for periods of days or longer; "+
+				"without 'In', a date and time (RFC 3339) to run at."),
+			param("timezone", "Time zone", "text", false, "An IANA time zone for the time; UTC when empty."),
+			param("params", "Parameters", "json", false, "Parameters of the scheduled run, as a JSON object."),
+			param("labels", "Labels", "json", false, "Labels of the schedule and its run, as a JSON object.")),
 		system("run-custom-task", "Run custom task", tasktype.Custom, "containers", "container",
 			"Runs a container image or script given inline.",
 			param("image", "Image", "text", true, "The container image."),

@@ -40,8 +40,11 @@ var TaskTypes = map[string]TaskType{
 	tasktype.AcquireLock: {Required: [][]string{{"key"}}},
 	tasktype.ReleaseLock: {Required: [][]string{{"key"}}},
 	tasktype.RunWorkflow: {Required: [][]string{{"workflowRef"}}},
+	// When it is due: futureIn periods from now, or a time (a date and time); the runs
+	// service checks the pair when the task runs, as it resolves references.
 	tasktype.RunScheduledWorkflow: {
-		Required: [][]string{{"workflowRef"}, {"futureIn"}, {"futurePeriod"}},
+		Required: [][]string{{"workflowRef", "workflowId"}},
+		OneOf:    []string{"futureIn", "time"},
 		Values:   map[string][]string{"futurePeriod": {"minutes", "hours", "days", "weeks", "months"}},
 	},
 }
