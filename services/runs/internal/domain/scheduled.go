@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	libnames "github.com/baton-flow/baton/libs/names"
 	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/libs/workflowid"
@@ -95,6 +96,12 @@ func ScheduledRunOf(team string, values map[string]any, secret []string, now tim
 		lbl = make(map[string]string, len(labels))
 		for k, v := range labels {
 			lbl[k] = Text(v)
+		}
+	}
+	// The schedule's labels become its runs': a key no run may have is refused here.
+	for _, k := range slices.Sorted(maps.Keys(lbl)) {
+		if err := libnames.CheckLabelKey(k); err != nil {
+			return ScheduledRun{}, fmt.Errorf("param 'labels': %v", err)
 		}
 	}
 	return ScheduledRun{Workflow: workflow, At: at, Timezone: zone, Params: params, Secret: paramSecret, Labels: lbl}, nil

@@ -174,6 +174,8 @@ func TestScheduledRunOf(t *testing.T) {
 			want: ScheduledRun{Workflow: "nightly"}},
 		{name: "params that are neither", give: with(map[string]any{"workflowRef": "nightly", "params": "env=prod"}),
 			wantErr: "param 'params' must be an object of names to values or a list of {name, value}"},
+		{name: "a label key no run may have", give: with(map[string]any{"workflowRef": "nightly", "labels": map[string]any{"$where": "x"}}),
+			wantErr: "param 'labels': label key \"$where\" must not start with '$'"},
 		{name: "a list item without a name", give: with(map[string]any{"workflowRef": "nightly", "labels": []any{map[string]any{"value": "x"}}}),
 			wantErr: "param 'labels' must be"},
 		{name: "secrets: each other param by its name, every one of params when it came from one",

@@ -8,7 +8,8 @@
 // queued one, Step applies a move to one, TryStep touches one in memory without waiting,
 // Cancel stops one and what runs below it, and Run keeps the timers, the reconciler and
 // the publisher going. What it cannot do itself it asks through ports: the stores, child
-// runs and retries (RunStarter), a team's limit (Limits), the broker (Publisher).
+// runs and retries (RunStarter), runscheduledworkflow tasks' schedules (Schedules), a
+// team's limit (Limits), the broker (Publisher).
 package engine
 
 import (
