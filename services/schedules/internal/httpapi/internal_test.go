@@ -102,7 +102,8 @@ func internalAPI(t *testing.T) (*memStore, *auth.Signer, string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = a.Listener(ln) }()
-	t.Cleanup(func() { _ = a.Shutdown() })
+	// Forced at once: the clients keep their connections open.
+	t.Cleanup(func() { _ = a.ShutdownWithTimeout(0) })
 	return store, signer, "http://" + ln.Addr().String()
 }
 
@@ -169,6 +170,8 @@ func TestInternalCreateSchedule(t *testing.T) {
 		{"no key", func(r *schedulesapi.CreateSchedule) { r.Key = "" }, apperr.ScheduleInvalidReq},
 		{"a key too long", func(r *schedulesapi.CreateSchedule) { r.Key = strings.Repeat("k", 257) }, apperr.ScheduleInvalidReq},
 		{"no workflow", func(r *schedulesapi.CreateSchedule) { r.WorkflowRef = "" }, apperr.ScheduleInvalidReq},
+		{"a label key the store cannot keep", func(r *schedulesapi.CreateSchedule) { r.Labels = map[string]string{"$set": "x"} },
+			apperr.ScheduleInvalidReq},
 	}
 	for _, tt := range tests {
 		req := request("refused/" + tt.name)
