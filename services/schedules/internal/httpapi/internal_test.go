@@ -16,7 +16,6 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
 	"github.com/baton-flow/baton/libs/httpx"
-	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/schedulesapi"
 	"github.com/baton-flow/baton/services/schedules/internal/app"
@@ -24,8 +23,10 @@ import (
 	"github.com/baton-flow/baton/services/schedules/internal/httpapi"
 )
 
-// memStore is app.Store in memory, ids unique as the database's are.
+// memStore is the part of app.Store an internal create uses, in memory, ids unique as
+// the database's are; the rest is left to the nil app.Store (a call to it fails the test).
 type memStore struct {
+	app.Store
 	mu sync.Mutex
 	m  map[string]domain.Schedule
 }
@@ -60,15 +61,6 @@ func (s *memStore) all() []domain.Schedule {
 	}
 	return out
 }
-
-func (s *memStore) SaveSchedule(context.Context, *domain.Schedule) error { panic("not used") }
-func (s *memStore) FindSchedules(context.Context, app.Filter, page.Request) ([]*domain.Schedule, int64, error) {
-	panic("not used")
-}
-func (s *memStore) FindWorkflowSchedules(context.Context, string, string) ([]*domain.Schedule, error) {
-	panic("not used")
-}
-func (s *memStore) DeleteTeamSchedules(context.Context, string) error { panic("not used") }
 
 // workflows knows team ops's workflows: nightly, with a password param, and paused, whose
 // schedule trigger is off.
