@@ -88,11 +88,12 @@ func (h *actors) holds(id string) bool {
 }
 
 // parkedRuns are the runs this replica put out of memory with nothing owed (park), each
-// with the version it left them at: a run loaded again at that version needs no settling.
+// with the versions it left them at, its run's and its task runs': a run loaded again as
+// it was left needs no settling.
 //
 // The last keep of them also keep their state (see Config.Alone): a decision or a callback
 // often comes soon after its run began to wait, and the run is then taken up again
-// without reading it back. Older ones keep only their version: memory stays bounded
+// without reading it back. Older ones keep only their versions: memory stays bounded
 // whatever the number of waiting runs.
 type parkedRuns struct {
 	mu   sync.Mutex
@@ -103,6 +104,7 @@ type parkedRuns struct {
 
 type parkedRun struct {
 	version int64
+	tasks   []int64
 	st      *domain.State
 	el      *list.Element
 }
@@ -111,14 +113,17 @@ func newParkedRuns(keep int) parkedRuns {
 	return parkedRuns{m: map[string]*parkedRun{}, keep: keep}
 }
 
-// put records run id parked at version, and keeps its state st among the last keep.
-func (p *parkedRuns) put(id string, version int64, st *domain.State) {
+// put records run id parked as st is stored, and keeps st among the last keep.
+func (p *parkedRuns) put(id string, st *domain.State) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dropLocked(id)
-	r := &parkedRun{version: version}
+	r := &parkedRun{version: st.Run.Version, tasks: make([]int64, len(st.Tasks))}
+	for i, t := range st.Tasks {
+		r.tasks[i] = t.Version
+	}
 	p.m[id] = r
-	if st == nil || p.keep == 0 {
+	if p.keep == 0 {
 		return
 	}
 	r.st, r.el = st, p.kept.PushBack(id)
@@ -142,12 +147,29 @@ func (p *parkedRuns) dropLocked(id string) *parkedRun {
 	return r
 }
 
-// take forgets run id, and reports whether it was parked at version.
-func (p *parkedRuns) take(id string, version int64) bool {
+// drop forgets run id.
+func (p *parkedRuns) drop(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked(id)
+}
+
+// take forgets run id, and reports whether it was parked as run and tasks are stored. The
+// run's version alone does not tell: a step stored in part moved its task runs, not its
+// run (RunStore.SaveStep), and what that step owes is still to be settled.
+func (p *parkedRuns) take(id string, run *domain.Run, tasks []*domain.TaskRun) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.dropLocked(id)
-	return r != nil && r.version == version
+	if r == nil || r.version != run.Version || len(r.tasks) != len(tasks) {
+		return false
+	}
+	for i, t := range tasks {
+		if r.tasks[i] != t.Version {
+			return false
+		}
+	}
+	return true
 }
 
 // takeState forgets run id and answers its state when it was kept.
