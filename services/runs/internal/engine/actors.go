@@ -7,12 +7,16 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
-// actor is one run held in memory; its mutex orders the run's steps.
+// actor is one run held in memory; its mutex orders the run's steps on this replica.
 type actor struct {
 	mu sync.Mutex
 	st *domain.State
 	// idle is set when the run only waits, as of its last stored step (see park).
 	idle bool
+	// users counts the callers of actors.lock holding mu or waiting for it, and released
+	// says the run left memory while any did; both are guarded by actors.mu.
+	users    int
+	released bool
 }
 
 // actors holds the runs in memory, one actor each.
@@ -21,7 +25,42 @@ type actors struct {
 	m  map[string]*actor
 }
 
-// get answers run id's actor, made if there is none.
+// lock answers run id's actor, made if there is none, with its mutex held; unlock lets go
+// of it. An actor stays its run's while anyone holds it or waits for it, even once the
+// run left memory (release): a step that waited for it, and any that comes after, take
+// it in turn rather than a new actor beside it. Two steps of a run side by side would
+// each read the other's step half stored (its task runs written, its run not yet).
+func (h *actors) lock(id string) *actor {
+	h.mu.Lock()
+	a, ok := h.m[id]
+	if !ok {
+		a = &actor{}
+		h.m[id] = a
+	}
+	a.users++
+	h.mu.Unlock()
+	a.mu.Lock()
+	h.mu.Lock()
+	// The step before may have let the run go: keeping it is this one's to decide now.
+	a.released = false
+	h.mu.Unlock()
+	return a
+}
+
+// unlock lets go of the actor lock answered, and drops it once the run left memory and
+// nobody else holds it or waits for it.
+func (h *actors) unlock(id string, a *actor) {
+	h.mu.Lock()
+	a.users--
+	if a.users == 0 && a.released && h.m[id] == a {
+		delete(h.m, id)
+	}
+	h.mu.Unlock()
+	a.mu.Unlock()
+}
+
+// get answers run id's actor, made if there is none, and keeps it in memory: without its
+// state, the reconciler loads it (unloaded).
 func (h *actors) get(id string) *actor {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -30,6 +69,7 @@ func (h *actors) get(id string) *actor {
 		a = &actor{}
 		h.m[id] = a
 	}
+	a.released = false
 	return a
 }
 
@@ -41,11 +81,14 @@ func (h *actors) cached(id string) (*actor, bool) {
 	return a, ok
 }
 
-// release drops a run from memory; the caller may hold the run's lock.
+// release drops a run from memory, once its lock is let go of (unlock); the caller holds
+// the run's lock.
 func (h *actors) release(id string) {
 	h.mu.Lock()
-	delete(h.m, id)
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	if a, ok := h.m[id]; ok {
+		a.released = true
+	}
 }
 
 // drop makes the next step of a run held in memory load it first.
@@ -65,7 +108,7 @@ func (h *actors) unloaded() []string {
 	var out []string
 	for id, a := range h.m {
 		if a.mu.TryLock() {
-			if a.st == nil {
+			if a.st == nil && !a.released {
 				out = append(out, id)
 			}
 			a.mu.Unlock()

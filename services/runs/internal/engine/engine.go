@@ -162,9 +162,8 @@ const errConflictRetries = 8
 // alone. fn answers ErrStale to have a refusal decided again on a fresh load, ErrNoChange
 // to store nothing.
 func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine) error) error {
-	a := e.held.get(id)
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a := e.held.lock(id)
+	defer e.held.unlock(id, a)
 	// Set when a write of this step stored its task runs but not the run: what the step
 	// owed is then only in the task runs, and the reload below settles it only when the run
 	// is this replica's; another replica's owner is asked to, before the lock goes.
@@ -517,9 +516,8 @@ func (e *Engine) ended(st *domain.State) {
 // archive puts an ended run away, as it is in memory (a finalize may have moved it since
 // it ended), and lets go of it.
 func (e *Engine) archive(ctx context.Context, id string) error {
-	a := e.held.get(id)
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a := e.held.lock(id)
+	defer e.held.unlock(id, a)
 	if a.st == nil {
 		if err := e.load(ctx, id, a); err != nil {
 			return err
