@@ -7,12 +7,16 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
-// actor is one run held in memory; its mutex orders the run's steps.
+// actor is one run held in memory; its mutex orders the run's steps on this replica.
 type actor struct {
 	mu sync.Mutex
 	st *domain.State
 	// idle is set when the run only waits, as of its last stored step (see park).
 	idle bool
+	// users counts the callers of actors.lock holding mu or waiting for it, and released
+	// says the run left memory while any did; both are guarded by actors.mu.
+	users    int
+	released bool
 }
 
 // actors holds the runs in memory, one actor each.
@@ -21,7 +25,42 @@ type actors struct {
 	m  map[string]*actor
 }
 
-// get answers run id's actor, made if there is none.
+// lock answers run id's actor, made if there is none, with its mutex held; unlock lets go
+// of it. An actor stays its run's while anyone holds it or waits for it, even once the
+// run left memory (release): a step that waited for it, and any that comes after, take
+// it in turn rather than a new actor beside it. Two steps of a run side by side would
+// each read the other's step half stored (its task runs written, its run not yet).
+func (h *actors) lock(id string) *actor {
+	h.mu.Lock()
+	a, ok := h.m[id]
+	if !ok {
+		a = &actor{}
+		h.m[id] = a
+	}
+	a.users++
+	h.mu.Unlock()
+	a.mu.Lock()
+	h.mu.Lock()
+	// The step before may have let the run go: keeping it is this one's to decide now.
+	a.released = false
+	h.mu.Unlock()
+	return a
+}
+
+// unlock lets go of the actor lock answered, and drops it once the run left memory and
+// nobody else holds it or waits for it.
+func (h *actors) unlock(id string, a *actor) {
+	h.mu.Lock()
+	a.users--
+	if a.users == 0 && a.released && h.m[id] == a {
+		delete(h.m, id)
+	}
+	h.mu.Unlock()
+	a.mu.Unlock()
+}
+
+// get answers run id's actor, made if there is none, and keeps it in memory: without its
+// state, the reconciler loads it (unloaded).
 func (h *actors) get(id string) *actor {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -30,6 +69,7 @@ func (h *actors) get(id string) *actor {
 		a = &actor{}
 		h.m[id] = a
 	}
+	a.released = false
 	return a
 }
 
@@ -41,11 +81,14 @@ func (h *actors) cached(id string) (*actor, bool) {
 	return a, ok
 }
 
-// release drops a run from memory; the caller may hold the run's lock.
+// release drops a run from memory, once its lock is let go of (unlock); the caller holds
+// the run's lock.
 func (h *actors) release(id string) {
 	h.mu.Lock()
-	delete(h.m, id)
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	if a, ok := h.m[id]; ok {
+		a.released = true
+	}
 }
 
 // drop makes the next step of a run held in memory load it first.
@@ -65,7 +108,7 @@ func (h *actors) unloaded() []string {
 	var out []string
 	for id, a := range h.m {
 		if a.mu.TryLock() {
-			if a.st == nil {
+			if a.st == nil && !a.released {
 				out = append(out, id)
 			}
 			a.mu.Unlock()
@@ -88,11 +131,12 @@ func (h *actors) holds(id string) bool {
 }
 
 // parkedRuns are the runs this replica put out of memory with nothing owed (park), each
-// with the version it left them at: a run loaded again at that version needs no settling.
+// with the versions it left them at, its run's and its task runs': a run loaded again as
+// it was left needs no settling.
 //
 // The last keep of them also keep their state (see Config.Alone): a decision or a callback
 // often comes soon after its run began to wait, and the run is then taken up again
-// without reading it back. Older ones keep only their version: memory stays bounded
+// without reading it back. Older ones keep only their versions: memory stays bounded
 // whatever the number of waiting runs.
 type parkedRuns struct {
 	mu   sync.Mutex
@@ -103,6 +147,7 @@ type parkedRuns struct {
 
 type parkedRun struct {
 	version int64
+	tasks   []int64
 	st      *domain.State
 	el      *list.Element
 }
@@ -111,14 +156,17 @@ func newParkedRuns(keep int) parkedRuns {
 	return parkedRuns{m: map[string]*parkedRun{}, keep: keep}
 }
 
-// put records run id parked at version, and keeps its state st among the last keep.
-func (p *parkedRuns) put(id string, version int64, st *domain.State) {
+// put records run id parked as st is stored, and keeps st among the last keep.
+func (p *parkedRuns) put(id string, st *domain.State) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dropLocked(id)
-	r := &parkedRun{version: version}
+	r := &parkedRun{version: st.Run.Version, tasks: make([]int64, len(st.Tasks))}
+	for i, t := range st.Tasks {
+		r.tasks[i] = t.Version
+	}
 	p.m[id] = r
-	if st == nil || p.keep == 0 {
+	if p.keep == 0 {
 		return
 	}
 	r.st, r.el = st, p.kept.PushBack(id)
@@ -142,12 +190,29 @@ func (p *parkedRuns) dropLocked(id string) *parkedRun {
 	return r
 }
 
-// take forgets run id, and reports whether it was parked at version.
-func (p *parkedRuns) take(id string, version int64) bool {
+// drop forgets run id.
+func (p *parkedRuns) drop(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked(id)
+}
+
+// take forgets run id, and reports whether it was parked as run and tasks are stored. The
+// run's version alone does not tell: a step stored in part moved its task runs, not its
+// run (RunStore.SaveStep), and what that step owes is still to be settled.
+func (p *parkedRuns) take(id string, run *domain.Run, tasks []*domain.TaskRun) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.dropLocked(id)
-	return r != nil && r.version == version
+	if r == nil || r.version != run.Version || len(r.tasks) != len(tasks) {
+		return false
+	}
+	for i, t := range tasks {
+		if r.tasks[i] != t.Version {
+			return false
+		}
+	}
+	return true
 }
 
 // takeState forgets run id and answers its state when it was kept.

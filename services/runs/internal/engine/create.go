@@ -66,9 +66,8 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	if err != nil {
 		return false, err
 	}
-	a := e.held.get(r.ID)
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a := e.held.lock(r.ID)
+	defer e.held.unlock(r.ID, a)
 	m := domain.NewMachine(st, e.now())
 	if err := m.Start(); err != nil {
 		e.forget(r.ID)

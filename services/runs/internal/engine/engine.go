@@ -102,7 +102,7 @@ type Engine struct {
 	now      func() time.Time
 
 	held actors
-	// parked are the runs put out of memory (park), by the version they were left at.
+	// parked are the runs put out of memory (park), by the versions they were left at.
 	parked parkedRuns
 	// queueLooks has a team's entry while its queued runs are being looked at, true when
 	// another look is wanted after (see kickQueued).
@@ -146,7 +146,7 @@ func keptParked(cfg Config) int {
 // forget drops a run from memory, and its timer; the caller may hold the run's own lock.
 func (e *Engine) forget(id string) {
 	e.held.release(id)
-	e.parked.take(id, 0)
+	e.parked.drop(id)
 	e.timers.set(id, time.Time{})
 }
 
@@ -166,9 +166,8 @@ const errConflictRetries = 8
 // alone. fn answers ErrStale to have a refusal decided again on a fresh load, ErrNoChange
 // to store nothing.
 func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine) error) error {
-	a := e.held.get(id)
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a := e.held.lock(id)
+	defer e.held.unlock(id, a)
 	// Set when a write of this step stored its task runs but not the run: what the step
 	// owed is then only in the task runs, and the reload below settles it only when the run
 	// is this replica's; another replica's owner is asked to, before the lock goes.
@@ -267,7 +266,7 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 			// replica settling it too would only send its dispatches twice.
 			return nil
 		}
-		if e.parked.take(id, r.Version) {
+		if e.parked.take(id, r, tasks) {
 			// Put out of memory here with everything it owed done, and unchanged since:
 			// there is nothing to settle.
 			return nil
@@ -383,7 +382,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 // written): its next load settles it (domain's Recover), and the reconciler loads it soon,
 // whether it is in memory or parked. It must not be called under the run's lock.
 func (e *Engine) owe(run string) {
-	e.parked.take(run, 0)
+	e.parked.drop(run)
 	e.held.drop(run)
 	e.held.get(run)
 }
@@ -395,7 +394,7 @@ func (e *Engine) park(id string, a *actor) {
 	if a.st == nil || !a.idle || a.st.Run.Owner != e.cfg.Replica {
 		return
 	}
-	e.parked.put(id, a.st.Run.Version, a.st)
+	e.parked.put(id, a.st)
 	a.st = nil
 	e.held.release(id)
 }
@@ -524,9 +523,8 @@ func (e *Engine) ended(st *domain.State) {
 // archive puts an ended run away, as it is in memory (a finalize may have moved it since
 // it ended), and lets go of it.
 func (e *Engine) archive(ctx context.Context, id string) error {
-	a := e.held.get(id)
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a := e.held.lock(id)
+	defer e.held.unlock(id, a)
 	if a.st == nil {
 		if err := e.load(ctx, id, a); err != nil {
 			return err

@@ -64,20 +64,62 @@ func TestEngineAloneKeepsParkedRuns(t *testing.T) {
 	}
 }
 
-// Only the last keep parked runs keep their state; every one keeps its version.
+// Only the last keep parked runs keep their state; every one keeps its versions.
 func TestParkedRunsKeepTheLastStates(t *testing.T) {
 	t.Parallel()
 	p := newParkedRuns(2)
-	states := map[string]*domain.State{"a": {}, "b": {}, "c": {}}
+	states := map[string]*domain.State{}
 	for i, id := range []string{"a", "b", "c"} {
-		p.put(id, int64(i), states[id])
+		states[id] = parkedState(int64(i), 1)
+		p.put(id, states[id])
 	}
 	assert.Nil(t, p.takeState("a"), "the oldest lost its state")
-	assert.True(t, p.take("a", 0), "and kept its version")
+	assert.True(t, p.take("a", states["a"].Run, states["a"].Tasks), "and kept its versions")
 	assert.Same(t, states["b"], p.takeState("b"))
-	assert.False(t, p.take("b", 1), "taken with its state")
-	p.put("c", 5, nil)
-	assert.Nil(t, p.takeState("c"), "parked again without its state")
-	assert.True(t, p.take("c", 5))
+	assert.False(t, p.take("b", states["b"].Run, states["b"].Tasks), "taken with its state")
+	p.drop("c")
+	assert.Nil(t, p.takeState("c"), "dropped")
 	assert.Zero(t, p.kept.Len())
+}
+
+// A run parked is taken up again without settling only when neither it nor any of its task
+// runs moved since: a step stored in part moves its task runs alone.
+func TestParkedRunsTakeOnlyWhatIsUnchanged(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		run      int64
+		tasks    []int64
+		unmoved  bool
+		withheld bool
+	}{
+		{name: "unchanged", run: 4, tasks: []int64{2, 2}, unmoved: true},
+		{name: "run moved", run: 5, tasks: []int64{2, 2}},
+		{name: "a task run moved, its run did not", run: 4, tasks: []int64{2, 3}},
+		{name: "never parked", run: 4, tasks: []int64{2, 2}, withheld: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newParkedRuns(0)
+			if !tt.withheld {
+				p.put("r", parkedState(4, 2))
+			}
+			now := parkedState(tt.run, 0)
+			for _, v := range tt.tasks {
+				now.Tasks = append(now.Tasks, &domain.TaskRun{Version: v})
+			}
+			assert.Equal(t, tt.unmoved, p.take("r", now.Run, now.Tasks))
+			assert.False(t, p.take("r", now.Run, now.Tasks), "taken once")
+		})
+	}
+}
+
+// parkedState is a run at version with two task runs at taskVersion (none when 0).
+func parkedState(version, taskVersion int64) *domain.State {
+	st := &domain.State{Run: &domain.Run{Version: version}}
+	if taskVersion > 0 {
+		st.Tasks = []*domain.TaskRun{{Version: taskVersion}, {Version: taskVersion}}
+	}
+	return st
 }
