@@ -25,11 +25,14 @@ CONTRACT_LOG := $(CURDIR)/.tools/contract.log
 
 ## test: lint, then every test of every module (builds the tools first when missing), then
 ## the crash test alone: 200 runs while the engine's processes are killed and restarted;
+## then the schedules kill test alone: two schedules replicas killed and restarted for two
+## minutes while schedules fire every second, each planned fire made once;
 ## last, how many answers the tests checked against the OpenAPI document
 test: tools lint
 	@mkdir -p $(dir $(CONTRACT_LOG)) && rm -f $(CONTRACT_LOG)
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestCrashSafety$$' -v ./gateway/internal/crashtest/
+	BATON_SCHEDULE_KILL_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestSchedulesUnderKills$$' -v ./services/schedules/internal/killtest/
 	@awk '{r += $$2; s += $$3; q += $$4} END {printf "contract: %d responses validated against openapi.yaml (%d streams by status and content type; %d requests) by %d test binaries\n", r, s, q, NR}' $(CONTRACT_LOG)
 
 ## test-integration: the end-to-end tests only (gateway → services → Mongo → Kafka)
