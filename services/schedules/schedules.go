@@ -51,6 +51,12 @@ type Config struct {
 	SecretKey string
 	// Scheduler tunes the replica's scheduler.
 	Scheduler app.SchedulerConfig
+	// Alone says this replica is the service's only one and the only writer of its
+	// database (BATON_SCHEDULES_ALONE, default false; standalone mode sets it on its
+	// embedded database). Its store then keeps the schedules' due times, versions and
+	// claims in memory and checks its writes' conditions itself, which the embedded
+	// database cannot do by index. Never set it where two replicas share a database.
+	Alone bool
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -59,7 +65,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{GroupID: "baton-" + Name, SecretKey: key}, nil
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: key}
+	switch raw := getenv("BATON_SCHEDULES_ALONE"); raw {
+	case "", "false":
+	case "true":
+		cfg.Alone = true
+	default:
+		return Config{}, fmt.Errorf("BATON_SCHEDULES_ALONE: want true or false, got %q", raw)
+	}
+	return cfg, nil
 }
 
 // What the service asks of other services, as interfaces a test can stand in for.
@@ -124,7 +138,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schedules: %s: %w", secrets.EnvKey, err)
 	}
-	store := mongostore.New(deps.DB, box)
+	var opts []mongostore.Option
+	if cfg.Alone {
+		opts = append(opts, mongostore.Exclusive())
+	}
+	store := mongostore.New(deps.DB, box, opts...)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return nil, err
 	}
