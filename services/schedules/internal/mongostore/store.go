@@ -333,6 +333,27 @@ func (s *Store) NudgeBuffered(ctx context.Context, id, run string, now time.Time
 	return res.ModifiedCount > 0, nil
 }
 
+// Holds reports whether token still holds its claim of schedule id.
+func (s *Store) Holds(ctx context.Context, id, token string) (bool, error) {
+	if s.lone != nil {
+		if err := s.load(ctx); err != nil {
+			return false, err
+		}
+		e, ok := s.lone.look(id)
+		return ok && e.claim == token, nil
+	}
+	_, err := mongox.FindOne[struct {
+		ID string `bson:"_id"`
+	}](ctx, s.schedules, bson.M{"_id": id, "claim": token}, options.FindOne().SetProjection(bson.M{"_id": 1}))
+	if errors.Is(err, mongox.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the claim of schedule %s: %w", id, err)
+	}
+	return true, nil
+}
+
 // FindWorkflowSchedules answers the schedules of team's workflow, archived ones included.
 func (s *Store) FindWorkflowSchedules(ctx context.Context, team, workflow string) ([]*domain.Schedule, error) {
 	docs, err := mongox.FindAll[scheduleDoc](ctx, s.schedules, bson.M{"team": team, "workflow": workflow})

@@ -167,6 +167,14 @@ func testClaims(t *testing.T, s *mongostore.Store) {
 	again, err := s.ClaimDue(ctx, "r2/1", horizon, now, until, 10)
 	require.NoError(t, err)
 	assert.Empty(t, again, "held by r1 until its lease ends")
+	for _, tt := range []struct {
+		id, token string
+		want      bool
+	}{{"soon", "r1/1", true}, {"soon", "r2/1", false}, {"later", "r1/1", false}, {"nope", "r1/1", false}} {
+		held, err := s.Holds(ctx, tt.id, tt.token)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, held, "%s holds %s", tt.token, tt.id)
+	}
 
 	mine := got[0]
 	mine.Pending, mine.Next = []time.Time{now.Add(time.Second)}, now.Add(2*time.Second)
@@ -183,6 +191,9 @@ func testClaims(t *testing.T, s *mongostore.Store) {
 	require.NoError(t, err)
 	user.Description = "changed"
 	require.NoError(t, s.SaveSchedule(ctx, user))
+	held, err := s.Holds(ctx, "soon", "r2/2")
+	require.NoError(t, err)
+	assert.False(t, held, "a user's save lets the claim go")
 	assert.True(t, errors.Is(s.Keep(ctx, lapsed[0], "r2/2", time.Time{}), domain.ErrConflict), "a user's save lets the claim go")
 	free, err := s.ClaimDue(ctx, "r3/1", horizon.Add(time.Minute), now, until, 10)
 	require.NoError(t, err)
