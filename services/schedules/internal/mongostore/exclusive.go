@@ -24,7 +24,8 @@ import (
 // of the scheduler and every write of a fire read all 10,000. A store that is its
 // database's only writer (Exclusive: the standalone process, one schedules replica on its
 // embedded database) keeps what those filters look at in memory instead — each
-// schedule's team, version and due time, read once from the collection, and the claims,
+// schedule's team, version, due time and the run a buffered fire waits for, read once
+// from the collection, and the claims,
 // which only its own scheduler makes — checks the conditions there and writes by _id.
 // A claim is then never written: a restart forgets them all, as if their leases had
 // lapsed, which is what another replica would see of a replica gone.
@@ -58,6 +59,9 @@ type entry struct {
 	version int64
 	// due is the schedule's domain.Schedule.Due, zero when never.
 	due time.Time
+	// lastRun is the run of its last fire; buffered whether a fire waits for it to end.
+	lastRun  string
+	buffered bool
 	// claim and leaseUntil are the claim of this replica's scheduler, if any.
 	claim      string
 	leaseUntil time.Time
@@ -79,21 +83,22 @@ func (s *Store) load(ctx context.Context) error {
 	if l.loaded {
 		return nil
 	}
-	docs, err := mongox.FindAll[struct {
-		ID      string    `bson:"_id"`
-		Team    string    `bson:"team"`
-		Version int64     `bson:"version"`
-		Due     time.Time `bson:"due,omitempty"`
-	}](ctx, s.schedules, bson.M{}, options.Find().SetProjection(bson.M{"team": 1, "version": 1, "due": 1}))
+	docs, err := mongox.FindAll[scheduleDoc](ctx, s.schedules, bson.M{},
+		options.Find().SetProjection(bson.M{"team": 1, "version": 1, "due": 1, "lastRun": 1, "buffered": 1}))
 	if err != nil {
 		return fmt.Errorf("read the schedules' due times: %w", err)
 	}
 	l.entries = make(map[string]*entry, len(docs))
 	for _, d := range docs {
-		l.entries[d.ID] = &entry{team: d.Team, version: d.Version, due: d.Due}
+		l.entries[d.ID] = entryOf(d)
 	}
 	l.loaded = true
 	return nil
+}
+
+// entryOf answers the entry of d, with no claim.
+func entryOf(d scheduleDoc) *entry {
+	return &entry{team: d.Team, version: d.Version, due: d.Due, lastRun: d.LastRun, buffered: !d.Buffered.IsZero()}
 }
 
 // look answers a copy of schedule id's entry, and whether there is one.
@@ -108,10 +113,10 @@ func (l *lone) look(id string) (entry, bool) {
 }
 
 // set stores schedule id's entry.
-func (l *lone) set(id string, e entry) {
+func (l *lone) set(id string, e *entry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.entries[id] = &e
+	l.entries[id] = e
 }
 
 func (s *Store) createAlone(ctx context.Context, d scheduleDoc) error {
@@ -122,7 +127,7 @@ func (s *Store) createAlone(ctx context.Context, d scheduleDoc) error {
 	if _, err := s.schedules.InsertOne(ctx, d); err != nil {
 		return err
 	}
-	s.lone.set(d.ID, entry{team: d.Team, version: d.Version, due: d.Due})
+	s.lone.set(d.ID, entryOf(d))
 	return nil
 }
 
@@ -140,7 +145,32 @@ func (s *Store) replaceAlone(ctx context.Context, d scheduleDoc, ok func(entry) 
 	if err != nil || res.MatchedCount == 0 {
 		return false, err
 	}
-	s.lone.set(d.ID, entry{team: d.Team, version: d.Version, due: d.Due, claim: claim, leaseUntil: until})
+	e := entryOf(d)
+	e.claim, e.leaseUntil = claim, until
+	s.lone.set(d.ID, e)
+	return true, nil
+}
+
+// nudgeAlone is NudgeBuffered on the entries: schedule id is written only when a fire of
+// it waits for run, which the run topic announces the end of every run a schedule made.
+func (s *Store) nudgeAlone(ctx context.Context, id, run string, now time.Time) (bool, error) {
+	if err := s.load(ctx); err != nil {
+		return false, err
+	}
+	defer s.lone.lock(id).Unlock()
+	if e, ok := s.lone.look(id); !ok || !e.buffered || e.lastRun != run {
+		return false, nil
+	}
+	res, err := s.schedules.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"recheck": now, "due": now}})
+	if err != nil || res.MatchedCount == 0 {
+		return false, err
+	}
+	l := s.lone
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.entries[id]; ok {
+		e.due = now
+	}
 	return true, nil
 }
 

@@ -325,6 +325,13 @@ func (s *Store) Keep(ctx context.Context, sch *domain.Schedule, token string, un
 
 // NudgeBuffered makes schedule id due at now when it keeps a buffered fire behind run.
 func (s *Store) NudgeBuffered(ctx context.Context, id, run string, now time.Time) (bool, error) {
+	if s.lone != nil {
+		nudged, err := s.nudgeAlone(ctx, id, run, now)
+		if err != nil {
+			return false, fmt.Errorf("nudge schedule %s: %w", id, err)
+		}
+		return nudged, nil
+	}
 	res, err := s.schedules.UpdateOne(ctx, bson.M{"_id": id, "lastRun": run, "buffered": bson.M{"$exists": true}},
 		bson.M{"$set": bson.M{"recheck": now, "due": now}})
 	if err != nil {

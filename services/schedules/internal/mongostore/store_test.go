@@ -200,6 +200,36 @@ func testClaims(t *testing.T, s *mongostore.Store) {
 	assert.Len(t, free, 1)
 }
 
+// The end of the run a buffered fire waits for makes its schedule due at once; the end
+// of any other run changes nothing.
+func TestNudgeBuffered(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+		waits := schedule("waits", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+		waits.Overlap, waits.LastRun, waits.Buffered, waits.Recheck = domain.OverlapBufferOne, "r1", now, now.Add(30*time.Second)
+		plain := schedule("plain", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+		plain.LastRun = "r1"
+		for _, x := range []*domain.Schedule{waits, plain} {
+			require.NoError(t, s.CreateSchedule(ctx, x))
+		}
+		for _, tt := range []struct {
+			id, run string
+			want    bool
+		}{{"waits", "r0", false}, {"plain", "r1", false}, {"nope", "r1", false}, {"waits", "r1", true}} {
+			nudged, err := s.NudgeBuffered(ctx, tt.id, tt.run, now.Add(time.Second))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, nudged, "%s after %s", tt.id, tt.run)
+		}
+		got, err := s.ClaimDue(ctx, "r1/1", now.Add(2*time.Second), now.Add(time.Second), now.Add(time.Minute), 10)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		assert.Equal(t, "waits", got[0].ID)
+		assert.True(t, got[0].Recheck.Equal(now.Add(time.Second)), "recheck %s", got[0].Recheck)
+	})
+}
+
 // An exclusive store started on a database learns its schedules from it, and holds no
 // claims of the store before it: a restarted process fires what the last one claimed.
 func TestExclusiveStoreRestarted(t *testing.T) {
