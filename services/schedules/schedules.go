@@ -42,6 +42,11 @@ const Name = "schedules"
 // self is the principal the schedules service acts as on its own behalf.
 var self = auth.Principal{Type: auth.TypeService, ID: Name, Name: Name}
 
+// aloneLookahead is how far ahead of their due times the only replica claims schedules
+// (see Config.Alone): far enough that one firing every minute or more often stays
+// claimed from fire to fire, held in memory rather than read again for each.
+const aloneLookahead = 65 * time.Second
+
 // Config is the service's own configuration.
 type Config struct {
 	// GroupID is the consumer group of the service's replicas; default "baton-schedules".
@@ -147,6 +152,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	firer := &app.Firer{Store: store, Runs: deps.Runs, Log: deps.Logger, Now: deps.Now}
+	if cfg.Alone && cfg.Scheduler.Lookahead == 0 {
+		cfg.Scheduler.Lookahead = aloneLookahead
+	}
 	scheduler := app.NewScheduler(bson.NewObjectID().Hex(), cfg.Scheduler, store, firer, deps.Logger)
 	schedules := app.NewSchedules(app.Deps{Store: store, Workflows: deps.Workflows, Runs: deps.Runs, Saved: scheduler.Poke,
 		NewID: func() string { return bson.NewObjectID().Hex() }, Now: deps.Now})
