@@ -213,6 +213,8 @@ func (r *rig) firedRuns(b *testing.B) map[string][]time.Time {
 // the order of their planned times.
 type skews struct {
 	lats []time.Duration
+	// tenths are the p99s of the tenths of the window, by planned time.
+	tenths []time.Duration
 	// planned counts the fires planned within the window; missing those without a run.
 	planned, missing int
 }
@@ -249,10 +251,28 @@ func fireSkews(scheds []benchSchedule, runs map[string][]time.Time, period time.
 		}
 	}
 	slices.SortStableFunc(got, func(a, b sample) int { return a.at.Compare(b.at) })
+	tenths := make([][]time.Duration, 10)
 	for _, g := range got {
 		s.lats = append(s.lats, g.lat)
+		i := int(10 * g.at.Sub(from) / to.Sub(from))
+		tenths[i] = append(tenths[i], g.lat)
+	}
+	for _, t := range tenths {
+		s.tenths = append(s.tenths, pct(t, 99))
 	}
 	return s
+}
+
+// tenthsText says the p99 of each tenth of the window, in ms.
+func (s skews) tenthsText() string {
+	var sb strings.Builder
+	for i, d := range s.tenths {
+		if i > 0 {
+			sb.WriteString(" ")
+		}
+		fmt.Fprintf(&sb, "%.0f", ms(d))
+	}
+	return "p99 of each tenth of the window (ms): " + sb.String()
 }
 
 // measureFires lets the schedules fire for warm + window and schedSettle more, stops
@@ -299,7 +319,7 @@ func BenchmarkEngineScheduleFireSkew(b *testing.B) {
 	b.Logf("fire skew (planned → run created), %d per-second schedules over %s (target: over 5m): p50=%s p99=%s max=%s (target ≤50ms/≤500ms); %d fires, %d made no run",
 		schedules, window, fmtMS(p50), fmtMS(p99), fmtMS(pct(s.lats, 100)), s.planned, s.missing)
 	if len(s.lats) > 0 {
-		b.Logf("  %s", trend(s.lats))
+		b.Logf("  %s", s.tenthsText())
 	}
 }
 
@@ -336,7 +356,7 @@ func BenchmarkEngineScheduleCapacity(b *testing.B) {
 	b.Logf("%d schedules firing every minute (spread over its 60 seconds, %.0f fires/s), over %s: skew p50=%s p99=%s max=%s of a 1-in-7 sample's %d fires, %d made no run; on time (p99 ≤ 1s)=%t (target ≥10,000 schedules)",
 		n, float64(n)/60, window, fmtMS(p50), fmtMS(p99), fmtMS(pct(s.lats, 100)), s.planned, s.missing, onTime)
 	if len(s.lats) > 0 {
-		b.Logf("  %s", trend(s.lats))
+		b.Logf("  %s", s.tenthsText())
 	}
 }
 
