@@ -43,6 +43,9 @@ const stripes = 64
 // claimReaders bound the schedules one claim reads at once.
 const claimReaders = 8
 
+// refreshTimeout bounds reading an entry again after a write that failed.
+const refreshTimeout = 10 * time.Second
+
 // lone is what an exclusive store keeps of every stored schedule.
 type lone struct {
 	// writes hold a schedule's write and the check of its condition together, by id.
@@ -65,6 +68,9 @@ type entry struct {
 	// claim and leaseUntil are the claim of this replica's scheduler, if any.
 	claim      string
 	leaseUntil time.Time
+	// stale marks an entry that a failed write may have left behind its document: it is
+	// read again before it is relied on.
+	stale bool
 }
 
 func (l *lone) lock(id string) *sync.Mutex {
@@ -83,8 +89,7 @@ func (s *Store) load(ctx context.Context) error {
 	if l.loaded {
 		return nil
 	}
-	docs, err := mongox.FindAll[scheduleDoc](ctx, s.schedules, bson.M{},
-		options.Find().SetProjection(bson.M{"team": 1, "version": 1, "due": 1, "lastRun": 1, "buffered": 1}))
+	docs, err := mongox.FindAll[scheduleDoc](ctx, s.schedules, bson.M{}, options.Find().SetProjection(entryFields))
 	if err != nil {
 		return fmt.Errorf("read the schedules' due times: %w", err)
 	}
@@ -95,6 +100,9 @@ func (s *Store) load(ctx context.Context) error {
 	l.loaded = true
 	return nil
 }
+
+// entryFields are the fields of a document its entry holds.
+var entryFields = bson.M{"team": 1, "version": 1, "due": 1, "lastRun": 1, "buffered": 1}
 
 // entryOf answers the entry of d, with no claim.
 func entryOf(d scheduleDoc) *entry {
@@ -112,6 +120,55 @@ func (l *lone) look(id string) (entry, bool) {
 	return *e, true
 }
 
+// current answers schedule id's entry, read again first when it is stale; the caller
+// holds the id's write lock.
+func (s *Store) current(ctx context.Context, id string) (entry, bool, error) {
+	e, ok := s.lone.look(id)
+	if !ok || !e.stale {
+		return e, ok, nil
+	}
+	if err := s.refresh(ctx, id); err != nil {
+		return entry{}, false, err
+	}
+	e, ok = s.lone.look(id)
+	return e, ok, nil
+}
+
+// failed follows a write of schedule id that failed: it may have been applied all the
+// same (an answer lost), so the entry is read again from the collection, now or, when
+// that fails too, at its next use. The caller holds the id's write lock.
+func (s *Store) failed(ctx context.Context, id string) {
+	l := s.lone
+	l.mu.Lock()
+	if e, ok := l.entries[id]; ok {
+		e.stale, e.claim = true, ""
+	} else {
+		l.entries[id] = &entry{stale: true}
+	}
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+	defer cancel()
+	_ = s.refresh(ctx, id)
+}
+
+// refresh reads schedule id's entry from the collection, with no claim; the caller holds
+// the id's write lock.
+func (s *Store) refresh(ctx context.Context, id string) error {
+	d, err := mongox.FindOne[scheduleDoc](ctx, s.schedules, bson.M{"_id": id}, options.FindOne().SetProjection(entryFields))
+	if err != nil && !errors.Is(err, mongox.ErrNotFound) {
+		return fmt.Errorf("read schedule %s: %w", id, err)
+	}
+	l := s.lone
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		delete(l.entries, id)
+		return nil
+	}
+	l.entries[id] = entryOf(d)
+	return nil
+}
+
 // set stores schedule id's entry.
 func (l *lone) set(id string, e *entry) {
 	l.mu.Lock()
@@ -125,6 +182,9 @@ func (s *Store) createAlone(ctx context.Context, d scheduleDoc) error {
 	}
 	defer s.lone.lock(d.ID).Unlock()
 	if _, err := s.schedules.InsertOne(ctx, d); err != nil {
+		if !mongox.IsDuplicateKey(err) {
+			s.failed(ctx, d.ID)
+		}
 		return err
 	}
 	s.lone.set(d.ID, entryOf(d))
@@ -138,12 +198,16 @@ func (s *Store) replaceAlone(ctx context.Context, d scheduleDoc, ok func(entry) 
 		return false, err
 	}
 	defer s.lone.lock(d.ID).Unlock()
-	if e, found := s.lone.look(d.ID); !found || !ok(e) {
-		return false, nil
+	if e, found, err := s.current(ctx, d.ID); err != nil || !found || !ok(e) {
+		return false, err
 	}
 	res, err := s.schedules.ReplaceOne(ctx, bson.M{"_id": d.ID}, d)
-	if err != nil || res.MatchedCount == 0 {
+	if err != nil {
+		s.failed(ctx, d.ID)
 		return false, err
+	}
+	if res.MatchedCount == 0 {
+		return false, nil
 	}
 	e := entryOf(d)
 	e.claim, e.leaseUntil = claim, until
@@ -158,12 +222,16 @@ func (s *Store) nudgeAlone(ctx context.Context, id, run string, now time.Time) (
 		return false, err
 	}
 	defer s.lone.lock(id).Unlock()
-	if e, ok := s.lone.look(id); !ok || !e.buffered || e.lastRun != run {
-		return false, nil
+	if e, ok, err := s.current(ctx, id); err != nil || !ok || !e.buffered || e.lastRun != run {
+		return false, err
 	}
 	res, err := s.schedules.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"recheck": now, "due": now}})
-	if err != nil || res.MatchedCount == 0 {
+	if err != nil {
+		s.failed(ctx, id)
 		return false, err
+	}
+	if res.MatchedCount == 0 {
+		return false, nil
 	}
 	l := s.lone
 	l.mu.Lock()
@@ -202,8 +270,24 @@ func (s *Store) claimDueAlone(ctx context.Context, token string, horizon, now, u
 		id string
 		at time.Time
 	}
-	var got []due
 	l := s.lone
+	var stale []string
+	l.mu.Lock()
+	for id, e := range l.entries {
+		if e.stale {
+			stale = append(stale, id)
+		}
+	}
+	l.mu.Unlock()
+	for _, id := range stale {
+		mu := l.lock(id)
+		_, _, err := s.current(ctx, id)
+		mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	var got []due
 	l.mu.Lock()
 	for id, e := range l.entries {
 		if !e.due.IsZero() && !e.due.After(horizon) && (e.claim == "" || e.leaseUntil.Before(now)) {

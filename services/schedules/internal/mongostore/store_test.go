@@ -230,6 +230,40 @@ func TestNudgeBuffered(t *testing.T) {
 	})
 }
 
+// A write that fails leaves the store as its database is: the schedule is claimed and
+// saved again as if the write had never been tried.
+func TestFailedWrite(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+		horizon, until := now.Add(2*time.Second), now.Add(20*time.Second)
+		x := schedule("x", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+		x.Next = now.Add(time.Second)
+		require.NoError(t, s.CreateSchedule(ctx, x))
+		got, err := s.ClaimDue(ctx, "r1/1", horizon, now, until, 10)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+
+		gone, cancel := context.WithCancel(ctx)
+		cancel()
+		moved := *got[0]
+		moved.Next = now.Add(time.Hour)
+		require.Error(t, s.Keep(gone, &moved, "r1/1", time.Time{}))
+
+		back, err := s.FindSchedule(ctx, "ops", "x")
+		require.NoError(t, err)
+		assert.True(t, back.Next.Equal(now.Add(time.Second)), "not written: next %s", back.Next)
+		back.Description = "saved on the version read"
+		require.NoError(t, s.SaveSchedule(ctx, back))
+		again, err := s.ClaimDue(ctx, "r1/2", horizon, now, until, 10)
+		require.NoError(t, err)
+		require.Len(t, again, 1, "still due")
+		assert.Equal(t, "saved on the version read", again[0].Description)
+		require.NoError(t, s.Keep(ctx, again[0], "r1/2", time.Time{}))
+	})
+}
+
 // An exclusive store started on a database learns its schedules from it, and holds no
 // claims of the store before it: a restarted process fires what the last one claimed.
 func TestExclusiveStoreRestarted(t *testing.T) {
