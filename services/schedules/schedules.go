@@ -42,6 +42,11 @@ const Name = "schedules"
 // self is the principal the schedules service acts as on its own behalf.
 var self = auth.Principal{Type: auth.TypeService, ID: Name, Name: Name}
 
+// aloneLookahead is how far ahead of their due times the only replica claims schedules
+// (see Config.Alone): far enough that one firing every minute or more often stays
+// claimed from fire to fire, held in memory rather than read again for each.
+const aloneLookahead = 65 * time.Second
+
 // Config is the service's own configuration.
 type Config struct {
 	// GroupID is the consumer group of the service's replicas; default "baton-schedules".
@@ -51,6 +56,12 @@ type Config struct {
 	SecretKey string
 	// Scheduler tunes the replica's scheduler.
 	Scheduler app.SchedulerConfig
+	// Alone says this replica is the service's only one and the only writer of its
+	// database (BATON_SCHEDULES_ALONE, default false; standalone mode sets it on its
+	// embedded database). Its store then keeps the schedules' due times, versions and
+	// claims in memory and checks its writes' conditions itself, which the embedded
+	// database cannot do by index. Never set it where two replicas share a database.
+	Alone bool
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -59,7 +70,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{GroupID: "baton-" + Name, SecretKey: key}, nil
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: key}
+	switch raw := getenv("BATON_SCHEDULES_ALONE"); raw {
+	case "", "false":
+	case "true":
+		cfg.Alone = true
+	default:
+		return Config{}, fmt.Errorf("BATON_SCHEDULES_ALONE: want true or false, got %q", raw)
+	}
+	return cfg, nil
 }
 
 // What the service asks of other services, as interfaces a test can stand in for.
@@ -124,11 +143,18 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schedules: %s: %w", secrets.EnvKey, err)
 	}
-	store := mongostore.New(deps.DB, box)
+	var opts []mongostore.Option
+	if cfg.Alone {
+		opts = append(opts, mongostore.Exclusive())
+	}
+	store := mongostore.New(deps.DB, box, opts...)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return nil, err
 	}
 	firer := &app.Firer{Store: store, Runs: deps.Runs, Log: deps.Logger, Now: deps.Now}
+	if cfg.Alone && cfg.Scheduler.Lookahead == 0 {
+		cfg.Scheduler.Lookahead = aloneLookahead
+	}
 	scheduler := app.NewScheduler(bson.NewObjectID().Hex(), cfg.Scheduler, store, firer, deps.Logger)
 	schedules := app.NewSchedules(app.Deps{Store: store, Workflows: deps.Workflows, Runs: deps.Runs, Saved: scheduler.Poke,
 		NewID: func() string { return bson.NewObjectID().Hex() }, Now: deps.Now})

@@ -34,3 +34,29 @@ func TestConfigFromEnv(t *testing.T) {
 		assert.Equal(t, "baton-schedules", cfg.GroupID)
 	}
 }
+
+func TestConfigFromEnvAlone(t *testing.T) {
+	t.Parallel()
+	key := strings.Repeat("ab", secrets.KeySize)
+	tests := []struct {
+		give string
+		want bool
+		ok   bool
+	}{
+		{"", false, true},
+		{"false", false, true},
+		{"true", true, true},
+		{"yes", false, false},
+	}
+	for _, tt := range tests {
+		env := map[string]string{secrets.EnvKey: key, "BATON_SCHEDULES_ALONE": tt.give}
+		cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
+		if !tt.ok {
+			require.Error(t, err, tt.give)
+			assert.Contains(t, err.Error(), "BATON_SCHEDULES_ALONE")
+			continue
+		}
+		require.NoError(t, err, tt.give)
+		assert.Equal(t, tt.want, cfg.Alone, tt.give)
+	}
+}

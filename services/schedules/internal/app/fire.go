@@ -32,6 +32,8 @@ type Claims interface {
 	// or let go when until is zero. It is domain.ErrConflict when the claim was lost (a
 	// user's save, a workflow's change, another replica after it lapsed).
 	Keep(ctx context.Context, s *domain.Schedule, token string, until time.Time) error
+	// Holds reports whether token still holds its claim of schedule id.
+	Holds(ctx context.Context, id, token string) (bool, error)
 }
 
 // Firer makes the runs that claimed schedules owe.
@@ -50,19 +52,36 @@ type Firer struct {
 }
 
 // Work does what schedule s, claimed by token, owes now: it plans the fires due (the
-// misfire policy deciding on those missed), stores them as pending before submitting any,
-// submits them oldest first as the overlap policy says, starts a buffered fire whose
-// previous run has ended, and stores the schedule moved on. The claim is kept, until
-// lease after the schedule's next due time, when that is by horizon, and let go
-// otherwise; kept reports which. A replica that dies at any point leaves the pending fires
-// to the next holder, which submits them again under the same keys: each fire makes one
-// run. A claim lost meanwhile (domain.ErrConflict) leaves the schedule to its new writer.
+// misfire policy deciding on those missed), stores them as pending before submitting any
+// (unless the plan is the one fire due now, see below), submits them oldest first as the
+// overlap policy says, starts a buffered fire whose previous run has ended, and stores the
+// schedule moved on. The claim is kept, until lease after the schedule's next due time,
+// when that is by horizon, and let go otherwise; kept reports which. A replica that dies
+// at any point leaves the pending fires to the next holder, which submits them again
+// under the same keys: each fire makes one run. A claim lost meanwhile
+// (domain.ErrConflict) leaves the schedule to its new writer.
+//
+// A plan of the one fire due now, on time, is not stored first: planned again from the
+// same next fire by a holder that takes over, it comes out the same, under the same key,
+// or, past OnTime, as the misfire policy says of a fire missed. Its claim is checked
+// instead, so that a save made since (a pause) still keeps it from firing. That is one
+// write a fire, not two, in the common case.
 func (f *Firer) Work(ctx context.Context, s *domain.Schedule, token string, horizon time.Time, lease time.Duration) (kept bool, err error) {
 	now := f.now()
 	if s.Fires() && len(s.Pending) == 0 && !s.Next.IsZero() && !s.Next.After(now) {
 		fires, next := s.Plan(now)
 		s.Pending, s.Next = fires, next
-		if len(fires) > 0 {
+		switch {
+		case len(fires) == 0:
+		case len(fires) == 1 && now.Sub(fires[0]) <= domain.OnTime:
+			held, err := f.Store.Holds(ctx, s.ID, token)
+			if err != nil {
+				return false, err
+			}
+			if !held {
+				return false, fmt.Errorf("fire schedule %s: %w", s.ID, domain.ErrConflict)
+			}
+		default:
 			// Stored before any is submitted: a holder that dies in between leaves them owed.
 			if err := f.Store.Keep(ctx, s, token, now.Add(lease)); err != nil {
 				return false, err

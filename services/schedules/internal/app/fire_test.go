@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,14 +15,14 @@ import (
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
 )
 
-// fakeClaims is Claims in memory, over one schedule at a time; beforeKeep, when set, runs
-// before each Keep (another writer, or a failure).
+// fakeClaims is Claims in memory, over one schedule at a time; before, when set, runs
+// before each Keep and Holds (another writer, or a failure).
 type fakeClaims struct {
-	mu         sync.Mutex
-	s          domain.Schedule
-	claim      string
-	keeps      int
-	beforeKeep func(f *fakeClaims) error
+	mu     sync.Mutex
+	s      domain.Schedule
+	claim  string
+	keeps  int
+	before func(f *fakeClaims) error
 }
 
 func (f *fakeClaims) ClaimDue(_ context.Context, token string, horizon, _, _ time.Time, _ int) ([]*domain.Schedule, error) {
@@ -36,13 +37,28 @@ func (f *fakeClaims) ClaimDue(_ context.Context, token string, horizon, _, _ tim
 	return []*domain.Schedule{&s}, nil
 }
 
+// hook runs before, once.
+func (f *fakeClaims) hook() error {
+	if f.before == nil {
+		return nil
+	}
+	hook := f.before
+	f.before = nil
+	return hook(f)
+}
+
+func (f *fakeClaims) Holds(_ context.Context, _, token string) (bool, error) {
+	if err := f.hook(); err != nil {
+		return false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.claim == token, nil
+}
+
 func (f *fakeClaims) Keep(_ context.Context, s *domain.Schedule, token string, until time.Time) error {
-	if f.beforeKeep != nil {
-		hook := f.beforeKeep
-		f.beforeKeep = nil
-		if err := hook(f); err != nil {
-			return err
-		}
+	if err := f.hook(); err != nil {
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -195,36 +211,92 @@ func TestWorkKeepsTheClaimOfWhatIsDueSoon(t *testing.T) {
 	assert.True(t, store.s.Next.Equal(base.Add(time.Second)))
 }
 
-// The fires are stored as pending before any is submitted; a replica that dies before
-// storing what they made leaves them to the next, which submits them under the same keys.
-func TestWorkCutShortIsDoneAgainUnderTheSameKeys(t *testing.T) {
-	t.Parallel()
-	store, runs := &fakeClaims{s: hourly()}, newFakeRuns()
-	f := &Firer{Store: store, Runs: runs}
-	store.beforeKeep = func(f *fakeClaims) error {
-		f.beforeKeep = func(*fakeClaims) error { return errors.New("the replica died") }
-		return nil
-	}
-	_, err := work(t, f, store, base.Add(time.Second))
-	require.Error(t, err)
-	assert.Equal(t, []time.Time{base}, store.s.Pending, "the fire is owed")
-	store.claim = "" // its claim lapses
-	_, err = work(t, f, store, base.Add(20*time.Second))
-	require.NoError(t, err)
-	assert.Equal(t, []string{"s1@2026-11-27T10:00:00Z", "s1@2026-11-27T10:00:00Z"}, runs.keys, "submitted twice, one key")
-	assert.Len(t, runs.runs, 1, "one run")
-	assert.Empty(t, store.s.Pending)
-	assert.True(t, store.s.Last.Equal(base))
+// catchUp is hourly with three fires missed (at 11:00, 12:00 and 13:00 at 13:10), all
+// owed.
+func catchUp() domain.Schedule {
+	s := hourly()
+	s.Misfire, s.CatchupWindow, s.Next = domain.MisfireFireAll, 3*time.Hour, base.Add(time.Hour)
+	return s
 }
 
-// A claim lost before the plan is stored (a user's save, another replica) submits nothing.
+// A replica that dies before storing what the fires made leaves them to the next, which
+// submits them under the same keys: the one fire due now is planned again the same, and
+// the fires of a larger plan were stored as pending before any was submitted.
+func TestWorkCutShortIsDoneAgainUnderTheSameKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		s       func() domain.Schedule
+		now     time.Time
+		pending []time.Time
+		keys    []string
+		last    time.Time
+	}{
+		{"the fire due now", hourly, base.Add(time.Second), nil, []string{"s1@2026-11-27T10:00:00Z"}, base},
+		{"fires caught up", catchUp, base.Add(3*time.Hour + 10*time.Minute), []time.Time{base.Add(time.Hour), base.Add(2 * time.Hour), base.Add(3 * time.Hour)},
+			[]string{"s1@2026-11-27T11:00:00Z", "s1@2026-11-27T12:00:00Z", "s1@2026-11-27T13:00:00Z"}, base.Add(3 * time.Hour)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			store, runs := &fakeClaims{s: tt.s()}, newFakeRuns()
+			f := &Firer{Store: store, Runs: runs}
+			store.before = func(f *fakeClaims) error {
+				f.before = func(*fakeClaims) error { return errors.New("the replica died") }
+				return nil
+			}
+			_, err := work(t, f, store, tt.now)
+			require.Error(t, err)
+			assert.Equal(t, tt.keys, runs.keys)
+			assert.Equal(t, tt.pending, store.s.Pending, "the fires stored as owed")
+			store.claim = "" // its claim lapses
+			_, err = work(t, f, store, tt.now.Add(20*time.Second))
+			require.NoError(t, err)
+			assert.Equal(t, slices.Concat(tt.keys, tt.keys), runs.keys, "submitted twice, under the same keys")
+			assert.Len(t, runs.runs, len(tt.keys), "one run a fire")
+			assert.Empty(t, store.s.Pending)
+			assert.True(t, store.s.Last.Equal(tt.last), "last %s", store.s.Last)
+		})
+	}
+}
+
+// The one fire due now costs one write, stored with what it made; a larger plan is stored
+// before it is submitted, and then again.
+func TestWorkWrites(t *testing.T) {
+	t.Parallel()
+	store := &fakeClaims{s: hourly()}
+	_, err := work(t, &Firer{Store: store, Runs: newFakeRuns()}, store, base.Add(time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, 1, store.keeps)
+
+	store = &fakeClaims{s: catchUp()}
+	_, err = work(t, &Firer{Store: store, Runs: newFakeRuns()}, store, base.Add(3*time.Hour+10*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, 2, store.keeps)
+}
+
+// A claim lost before the fires are submitted (a user's save, another replica) submits
+// nothing.
 func TestWorkWithALostClaimFiresNothing(t *testing.T) {
 	t.Parallel()
-	store, runs := &fakeClaims{s: hourly()}, newFakeRuns()
-	store.beforeKeep = func(f *fakeClaims) error { f.claim = "replica/2"; return nil }
-	_, err := work(t, &Firer{Store: store, Runs: runs}, store, base.Add(time.Second))
-	require.ErrorIs(t, err, domain.ErrConflict)
-	assert.Empty(t, runs.keys)
+	tests := []struct {
+		name string
+		s    func() domain.Schedule
+		now  time.Time
+	}{
+		{"the fire due now", hourly, base.Add(time.Second)},
+		{"fires caught up", catchUp, base.Add(3*time.Hour + 10*time.Minute)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			store, runs := &fakeClaims{s: tt.s()}, newFakeRuns()
+			store.before = func(f *fakeClaims) error { f.claim = "replica/2"; return nil }
+			_, err := work(t, &Firer{Store: store, Runs: runs}, store, tt.now)
+			require.ErrorIs(t, err, domain.ErrConflict)
+			assert.Empty(t, runs.keys)
+		})
+	}
 }
 
 // A fire the runs service cannot take now stays pending and is tried again; one it refuses

@@ -23,6 +23,8 @@ import (
 type Store struct {
 	schedules *mongo.Collection
 	box       secrets.Sealer
+	// lone is what an exclusive store keeps in memory (see Exclusive); nil otherwise.
+	lone *lone
 }
 
 var (
@@ -31,8 +33,12 @@ var (
 )
 
 // New returns the store over db; box seals the params of schedules at rest.
-func New(db *mongo.Database, box secrets.Sealer) *Store {
-	return &Store{schedules: db.Collection("schedules"), box: box}
+func New(db *mongo.Database, box secrets.Sealer, opts ...Option) *Store {
+	s := &Store{schedules: db.Collection("schedules"), box: box}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // EnsureIndexes creates the indexes of the query and firing paths.
@@ -148,7 +154,14 @@ func (s *Store) CreateSchedule(ctx context.Context, sch *domain.Schedule) error 
 	if err != nil {
 		return err
 	}
-	if _, err := s.schedules.InsertOne(ctx, d); err != nil {
+	insert := func() error {
+		_, err := s.schedules.InsertOne(ctx, d)
+		return err
+	}
+	if s.lone != nil {
+		insert = func() error { return s.createAlone(ctx, d) }
+	}
+	if err := insert(); err != nil {
 		if mongox.IsDuplicateKey(err) {
 			return fmt.Errorf("create schedule %s: %w", sch.ID, domain.ErrConflict)
 		}
@@ -177,11 +190,19 @@ func (s *Store) SaveSchedule(ctx context.Context, sch *domain.Schedule) error {
 		return err
 	}
 	d.Version = sch.Version + 1
-	res, err := s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "version": sch.Version}, d)
+	var saved bool
+	if s.lone != nil {
+		// A save lets the claim go.
+		saved, err = s.replaceAlone(ctx, d, func(e entry) bool { return e.version == sch.Version }, "", time.Time{})
+	} else {
+		var res *mongo.UpdateResult
+		res, err = s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "version": sch.Version}, d)
+		saved = err == nil && res.MatchedCount == 1
+	}
 	if err != nil {
 		return fmt.Errorf("save schedule %s: %w", sch.ID, err)
 	}
-	if res.MatchedCount == 0 {
+	if !saved {
 		return fmt.Errorf("save schedule %s: %w", sch.ID, domain.ErrConflict)
 	}
 	sch.Version = d.Version
@@ -211,7 +232,14 @@ func (s *Store) FindSchedules(ctx context.Context, f app.Filter, r page.Request)
 
 // DeleteTeamSchedules removes a team's schedules.
 func (s *Store) DeleteTeamSchedules(ctx context.Context, team string) error {
-	if _, err := s.schedules.DeleteMany(ctx, bson.M{"team": team}); err != nil {
+	del := func() error {
+		_, err := s.schedules.DeleteMany(ctx, bson.M{"team": team})
+		return err
+	}
+	if s.lone != nil {
+		del = func() error { return s.deleteTeamAlone(ctx, team) }
+	}
+	if err := del(); err != nil {
 		return fmt.Errorf("delete the schedules of %s: %w", team, err)
 	}
 	return nil
@@ -235,6 +263,9 @@ func lapsed(now time.Time) bson.M {
 // them by the due index, claims those still free in one update, and reads back those the
 // token got (another replica may have taken some in between).
 func (s *Store) ClaimDue(ctx context.Context, token string, horizon, now, until time.Time, limit int) ([]*domain.Schedule, error) {
+	if s.lone != nil {
+		return s.claimDueAlone(ctx, token, horizon, now, until, limit)
+	}
 	free := lapsed(now)
 	filter := bson.M{"due": bson.M{"$lte": horizon}, "$or": free["$or"]}
 	ids, err := mongox.FindAll[struct {
@@ -267,14 +298,25 @@ func (s *Store) Keep(ctx context.Context, sch *domain.Schedule, token string, un
 		return err
 	}
 	d.Version = sch.Version + 1
-	if !until.IsZero() {
-		d.Claim, d.LeaseUntil = token, until
+	var kept bool
+	if s.lone != nil {
+		claim := ""
+		if !until.IsZero() {
+			claim = token
+		}
+		kept, err = s.replaceAlone(ctx, d, func(e entry) bool { return e.claim == token }, claim, until)
+	} else {
+		if !until.IsZero() {
+			d.Claim, d.LeaseUntil = token, until
+		}
+		var res *mongo.UpdateResult
+		res, err = s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "claim": token}, d)
+		kept = err == nil && res.MatchedCount == 1
 	}
-	res, err := s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "claim": token}, d)
 	if err != nil {
 		return fmt.Errorf("store schedule %s: %w", sch.ID, err)
 	}
-	if res.MatchedCount == 0 {
+	if !kept {
 		return fmt.Errorf("store schedule %s: %w", sch.ID, domain.ErrConflict)
 	}
 	sch.Version = d.Version
@@ -283,12 +325,40 @@ func (s *Store) Keep(ctx context.Context, sch *domain.Schedule, token string, un
 
 // NudgeBuffered makes schedule id due at now when it keeps a buffered fire behind run.
 func (s *Store) NudgeBuffered(ctx context.Context, id, run string, now time.Time) (bool, error) {
+	if s.lone != nil {
+		nudged, err := s.nudgeAlone(ctx, id, run, now)
+		if err != nil {
+			return false, fmt.Errorf("nudge schedule %s: %w", id, err)
+		}
+		return nudged, nil
+	}
 	res, err := s.schedules.UpdateOne(ctx, bson.M{"_id": id, "lastRun": run, "buffered": bson.M{"$exists": true}},
 		bson.M{"$set": bson.M{"recheck": now, "due": now}})
 	if err != nil {
 		return false, fmt.Errorf("nudge schedule %s: %w", id, err)
 	}
 	return res.ModifiedCount > 0, nil
+}
+
+// Holds reports whether token still holds its claim of schedule id.
+func (s *Store) Holds(ctx context.Context, id, token string) (bool, error) {
+	if s.lone != nil {
+		if err := s.load(ctx); err != nil {
+			return false, err
+		}
+		e, ok := s.lone.look(id)
+		return ok && e.claim == token, nil
+	}
+	_, err := mongox.FindOne[struct {
+		ID string `bson:"_id"`
+	}](ctx, s.schedules, bson.M{"_id": id, "claim": token}, options.FindOne().SetProjection(bson.M{"_id": 1}))
+	if errors.Is(err, mongox.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the claim of schedule %s: %w", id, err)
+	}
+	return true, nil
 }
 
 // FindWorkflowSchedules answers the schedules of team's workflow, archived ones included.

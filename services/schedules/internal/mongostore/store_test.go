@@ -21,14 +21,35 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func newStore(t *testing.T) *mongostore.Store {
+// kinds are the stores every test runs against: the shared one, whose database checks
+// the writes' conditions, and the exclusive one, which checks them itself.
+var kinds = []struct {
+	name string
+	opts []mongostore.Option
+}{
+	{"shared", nil},
+	{"exclusive", []mongostore.Option{mongostore.Exclusive()}},
+}
+
+// eachKind runs test on a new store of each kind.
+func eachKind(t *testing.T, test func(t *testing.T, s *mongostore.Store)) {
+	t.Helper()
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, newStore(t, k.opts...))
+		})
+	}
+}
+
+func newStore(t *testing.T, opts ...mongostore.Option) *mongostore.Store {
 	t.Helper()
 	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
 	box, err := secrets.New(make([]byte, secrets.KeySize))
 	require.NoError(t, err)
-	s := mongostore.New(client.Database(testkit.Database(t)), box)
+	s := mongostore.New(client.Database(testkit.Database(t)), box, opts...)
 	require.NoError(t, s.EnsureIndexes(context.Background()))
 	return s
 }
@@ -43,8 +64,11 @@ func schedule(id, team, workflow string, typ domain.Type, status domain.Status, 
 
 func TestScheduleStore(t *testing.T) {
 	t.Parallel()
+	eachKind(t, testScheduleStore)
+}
+
+func testScheduleStore(t *testing.T, s *mongostore.Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	at := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	a := schedule("a", "ops", "build", domain.TypeCron, domain.StatusActive, at)
 	require.NoError(t, s.CreateSchedule(ctx, a))
@@ -118,8 +142,11 @@ func TestScheduleStore(t *testing.T) {
 // and any other save lets the claim go.
 func TestClaims(t *testing.T) {
 	t.Parallel()
+	eachKind(t, testClaims)
+}
+
+func testClaims(t *testing.T, s *mongostore.Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	soon := schedule("soon", "ops", "build", domain.TypeCron, domain.StatusActive, now)
 	soon.Next = now.Add(time.Second)
@@ -140,6 +167,14 @@ func TestClaims(t *testing.T) {
 	again, err := s.ClaimDue(ctx, "r2/1", horizon, now, until, 10)
 	require.NoError(t, err)
 	assert.Empty(t, again, "held by r1 until its lease ends")
+	for _, tt := range []struct {
+		id, token string
+		want      bool
+	}{{"soon", "r1/1", true}, {"soon", "r2/1", false}, {"later", "r1/1", false}, {"nope", "r1/1", false}} {
+		held, err := s.Holds(ctx, tt.id, tt.token)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, held, "%s holds %s", tt.token, tt.id)
+	}
 
 	mine := got[0]
 	mine.Pending, mine.Next = []time.Time{now.Add(time.Second)}, now.Add(2*time.Second)
@@ -156,10 +191,114 @@ func TestClaims(t *testing.T) {
 	require.NoError(t, err)
 	user.Description = "changed"
 	require.NoError(t, s.SaveSchedule(ctx, user))
+	held, err := s.Holds(ctx, "soon", "r2/2")
+	require.NoError(t, err)
+	assert.False(t, held, "a user's save lets the claim go")
 	assert.True(t, errors.Is(s.Keep(ctx, lapsed[0], "r2/2", time.Time{}), domain.ErrConflict), "a user's save lets the claim go")
 	free, err := s.ClaimDue(ctx, "r3/1", horizon.Add(time.Minute), now, until, 10)
 	require.NoError(t, err)
 	assert.Len(t, free, 1)
+}
+
+// The end of the run a buffered fire waits for makes its schedule due at once; the end
+// of any other run changes nothing.
+func TestNudgeBuffered(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+		waits := schedule("waits", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+		waits.Overlap, waits.LastRun, waits.Buffered, waits.Recheck = domain.OverlapBufferOne, "r1", now, now.Add(30*time.Second)
+		plain := schedule("plain", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+		plain.LastRun = "r1"
+		for _, x := range []*domain.Schedule{waits, plain} {
+			require.NoError(t, s.CreateSchedule(ctx, x))
+		}
+		for _, tt := range []struct {
+			id, run string
+			want    bool
+		}{{"waits", "r0", false}, {"plain", "r1", false}, {"nope", "r1", false}, {"waits", "r1", true}} {
+			nudged, err := s.NudgeBuffered(ctx, tt.id, tt.run, now.Add(time.Second))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, nudged, "%s after %s", tt.id, tt.run)
+		}
+		got, err := s.ClaimDue(ctx, "r1/1", now.Add(2*time.Second), now.Add(time.Second), now.Add(time.Minute), 10)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		assert.Equal(t, "waits", got[0].ID)
+		assert.True(t, got[0].Recheck.Equal(now.Add(time.Second)), "recheck %s", got[0].Recheck)
+	})
+}
+
+// A write that fails leaves the store as its database is: the schedule is claimed and
+// saved again as if the write had never been tried.
+func TestFailedWrite(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+		horizon, until := now.Add(2*time.Second), now.Add(20*time.Second)
+		x := schedule("x", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+		x.Next = now.Add(time.Second)
+		require.NoError(t, s.CreateSchedule(ctx, x))
+		got, err := s.ClaimDue(ctx, "r1/1", horizon, now, until, 10)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+
+		gone, cancel := context.WithCancel(ctx)
+		cancel()
+		moved := *got[0]
+		moved.Next = now.Add(time.Hour)
+		require.Error(t, s.Keep(gone, &moved, "r1/1", time.Time{}))
+
+		back, err := s.FindSchedule(ctx, "ops", "x")
+		require.NoError(t, err)
+		assert.True(t, back.Next.Equal(now.Add(time.Second)), "not written: next %s", back.Next)
+		back.Description = "saved on the version read"
+		require.NoError(t, s.SaveSchedule(ctx, back))
+		again, err := s.ClaimDue(ctx, "r1/2", horizon, now, until, 10)
+		require.NoError(t, err)
+		require.Len(t, again, 1, "still due")
+		assert.Equal(t, "saved on the version read", again[0].Description)
+		require.NoError(t, s.Keep(ctx, again[0], "r1/2", time.Time{}))
+	})
+}
+
+// An exclusive store started on a database learns its schedules from it, and holds no
+// claims of the store before it: a restarted process fires what the last one claimed.
+func TestExclusiveStoreRestarted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Disconnect(ctx) })
+	db := client.Database(testkit.Database(t))
+	box, err := secrets.New(make([]byte, secrets.KeySize))
+	require.NoError(t, err)
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	horizon, until := now.Add(2*time.Second), now.Add(20*time.Second)
+
+	first := mongostore.New(db, box, mongostore.Exclusive())
+	due := schedule("due", "ops", "build", domain.TypeCron, domain.StatusActive, now)
+	due.Next = now.Add(time.Second)
+	require.NoError(t, first.CreateSchedule(ctx, due))
+	got, err := first.ClaimDue(ctx, "r1/1", horizon, now, until, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+
+	second := mongostore.New(db, box, mongostore.Exclusive())
+	again, err := second.ClaimDue(ctx, "r2/1", horizon, now, until, 10)
+	require.NoError(t, err)
+	require.Len(t, again, 1, "the claim of the store before is gone with it")
+	assert.Equal(t, "due", again[0].ID)
+	again[0].Next = now.Add(time.Hour)
+	require.NoError(t, second.Keep(ctx, again[0], "r2/1", time.Time{}))
+	stale := *again[0]
+	stale.Version--
+	assert.True(t, errors.Is(second.SaveSchedule(ctx, &stale), domain.ErrConflict), "versions are read from the database")
+	none, err := second.ClaimDue(ctx, "r2/2", horizon, now, until, 10)
+	require.NoError(t, err)
+	assert.Empty(t, none, "moved past the horizon")
 }
 
 // Params are sealed at rest: they may hold the workflow's passwords.
