@@ -59,10 +59,14 @@ func TestEngineApprovals(t *testing.T) {
 	h.decide(e, a.ID, true)
 	h.ends(run, domain.Succeeded)
 	assert.Equal(t, 1, h.pub.count(a.ID+"/submitted"), "a run parked here is loaded again without settling anew")
-	// A decision applied again (the reconciler after a crash) changes nothing.
-	again, err := h.store.FindAction(context.Background(), a.ID)
-	require.NoError(t, err)
-	assert.True(t, again.Applied)
+	// A decision applied again (the reconciler after a crash) changes nothing. The action
+	// is marked applied after the decision is answered, not before.
+	var again *domain.Action
+	require.Eventually(t, func() bool {
+		var err error
+		again, err = h.store.FindAction(context.Background(), a.ID)
+		return err == nil && again.Applied
+	}, within, time.Millisecond)
 	require.NoError(t, e.ApplyDecision(context.Background(), again))
 	assert.Equal(t, "start=succeeded g=succeeded end=succeeded", h.statuses(run))
 }
@@ -85,9 +89,10 @@ func TestEngineGateSurvivesTakeover(t *testing.T) {
 	h.clock.mu.Unlock()
 	h.start("b")
 	h.ends(run, domain.Succeeded)
-	back, err := h.store.FindAction(context.Background(), act.ID)
-	require.NoError(t, err)
-	assert.True(t, back.Applied)
+	require.Eventually(t, func() bool {
+		back, err := h.store.FindAction(context.Background(), act.ID)
+		return err == nil && back.Applied
+	}, within, time.Millisecond, "marked applied once its run has it")
 }
 
 func TestEngineCallbackKeptAndTimeouts(t *testing.T) {
