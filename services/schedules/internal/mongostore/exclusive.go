@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/baton-flow/baton/libs/mongox"
@@ -35,7 +36,15 @@ type Option func(*Store)
 
 // Exclusive tells the store that it is the only writer of its database: the standalone
 // process, with one replica of the schedules service on an embedded database.
-func Exclusive() Option { return func(s *Store) { s.lone = &lone{} } }
+func Exclusive() Option {
+	return func(s *Store) {
+		s.lone = &lone{}
+		s.lone.replaces = newCombiner(maxReplaces, s.replaceAll)
+	}
+}
+
+// maxReplaces bounds the schedules one command replaces.
+const maxReplaces = 100
 
 // stripes is how many locks the ids of an exclusive store's writes share.
 const stripes = 64
@@ -51,9 +60,19 @@ type lone struct {
 	// writes hold a schedule's write and the check of its condition together, by id.
 	writes [stripes]sync.Mutex
 
+	// replaces are the replaces of schedules, made together when they come together: the
+	// fires of one instant.
+	replaces *combiner[scheduleDoc, replaced]
+
 	mu      sync.Mutex
 	loaded  bool
 	entries map[string]*entry
+}
+
+// replaced is what became of one replace: whether it found its document.
+type replaced struct {
+	matched bool
+	err     error
 }
 
 // entry is what the conditions and the claims of one schedule look at.
@@ -201,18 +220,52 @@ func (s *Store) replaceAlone(ctx context.Context, d scheduleDoc, ok func(entry) 
 	if e, found, err := s.current(ctx, d.ID); err != nil || !found || !ok(e) {
 		return false, err
 	}
-	res, err := s.schedules.ReplaceOne(ctx, bson.M{"_id": d.ID}, d)
-	if err != nil {
+	res := s.lone.replaces.do(ctx, d)
+	if res.err != nil {
 		s.failed(ctx, d.ID)
-		return false, err
+		return false, res.err
 	}
-	if res.MatchedCount == 0 {
+	if !res.matched {
 		return false, nil
 	}
 	e := entryOf(d)
 	e.claim, e.leaseUntil = claim, until
 	s.lone.set(d.ID, e)
 	return true, nil
+}
+
+// replaceAll replaces each of docs by _id, in one command when there are several.
+func (s *Store) replaceAll(ctx context.Context, docs []scheduleDoc) []replaced {
+	out := make([]replaced, len(docs))
+	if len(docs) == 1 {
+		res, err := s.schedules.ReplaceOne(ctx, bson.M{"_id": docs[0].ID}, docs[0])
+		out[0] = replaced{matched: err == nil && res.MatchedCount == 1, err: err}
+		return out
+	}
+	models := make([]mongo.WriteModel, len(docs))
+	for i, d := range docs {
+		models[i] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": d.ID}).SetReplacement(d)
+	}
+	res, err := s.schedules.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err == nil && res.MatchedCount == int64(len(docs)) {
+		for i := range out {
+			out[i].matched = true
+		}
+		return out
+	}
+	// Some failed, or found no document (a team deleted meanwhile): which ones, the
+	// documents say.
+	for i, d := range docs {
+		got, ferr := mongox.FindOne[scheduleDoc](ctx, s.schedules, bson.M{"_id": d.ID}, options.FindOne().SetProjection(bson.M{"version": 1}))
+		switch {
+		case errors.Is(ferr, mongox.ErrNotFound):
+		case ferr != nil:
+			out[i].err = errors.Join(err, ferr)
+		default:
+			out[i].matched = got.Version == d.Version
+		}
+	}
+	return out
 }
 
 // nudgeAlone is NudgeBuffered on the entries: schedule id is written only when a fire of

@@ -3,6 +3,8 @@ package mongostore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,6 +229,38 @@ func TestNudgeBuffered(t *testing.T) {
 		require.Len(t, got, 1)
 		assert.Equal(t, "waits", got[0].ID)
 		assert.True(t, got[0].Recheck.Equal(now.Add(time.Second)), "recheck %s", got[0].Recheck)
+	})
+}
+
+// Schedules firing at one instant are stored side by side, each as its holder wrote it.
+func TestKeepsSideBySide(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+		const n = 30
+		for i := range n {
+			x := schedule(fmt.Sprintf("s%02d", i), "ops", "build", domain.TypeCron, domain.StatusActive, now)
+			x.Next = now.Add(time.Second)
+			require.NoError(t, s.CreateSchedule(ctx, x))
+		}
+		got, err := s.ClaimDue(ctx, "r1/1", now.Add(2*time.Second), now, now.Add(20*time.Second), n)
+		require.NoError(t, err)
+		require.Len(t, got, n)
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i, x := range got {
+			x.Last, x.Next, x.LastRun = now.Add(time.Second), now.Add(time.Hour), "run-"+x.ID
+			wg.Go(func() { errs[i] = s.Keep(ctx, x, "r1/1", time.Time{}) })
+		}
+		wg.Wait()
+		for i, x := range got {
+			require.NoError(t, errs[i], x.ID)
+			back, err := s.FindSchedule(ctx, "ops", x.ID)
+			require.NoError(t, err)
+			assert.Equal(t, "run-"+x.ID, back.LastRun)
+			assert.Equal(t, x.Version, back.Version)
+		}
 	})
 }
 
