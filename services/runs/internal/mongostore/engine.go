@@ -211,7 +211,7 @@ func (s *Store) Usage(ctx context.Context, team, month string) (domain.QuotaUsag
 // CountMonthly counts one more run of team in month unless max are counted; false at the
 // limit.
 func (s *Store) CountMonthly(ctx context.Context, team, month string, max int) (bool, error) {
-	r := s.countMonthly.do(ctx, monthly{id: "month/" + team + "/" + month, max: max})
+	r := s.countMonthly.Do(ctx, monthly{id: "month/" + team + "/" + month, max: max})
 	if r.err != nil {
 		return false, fmt.Errorf("count a run of %s: %w", team, r.err)
 	}

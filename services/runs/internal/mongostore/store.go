@@ -66,8 +66,8 @@ type Store struct {
 
 	// The creates of runs in flight and of runs that ended within their first step, and
 	// the monthly counts of new runs, each written together with those asked meanwhile.
-	createLive, createArchived *combiner[creation, error]
-	countMonthly               *combiner[monthly, monthlyResult]
+	createLive, createArchived *mongox.Combiner[creation, error]
+	countMonthly               *mongox.Combiner[monthly, monthlyResult]
 }
 
 // New returns the store over db. box seals, for storage, every value a run holds that came
@@ -90,9 +90,9 @@ func New(db *mongo.Database, box Sealer, opts ...Option) *Store {
 	for _, o := range opts {
 		o(s)
 	}
-	s.createLive = newCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.live, cs) })
-	s.createArchived = newCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.runs, cs) })
-	s.countMonthly = newCombiner(combineMax, s.countMonthlies)
+	s.createLive = mongox.NewCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.live, cs) })
+	s.createArchived = mongox.NewCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.runs, cs) })
+	s.countMonthly = mongox.NewCombiner(combineMax, s.countMonthlies)
 	return s
 }
 
@@ -181,7 +181,7 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		create, pages = s.createArchived, s.archivedPages
 		r.Owner, r.Queued = "", false
 	}
-	return create.do(ctx, creation{run: toRunDoc(r, s.box), pages: pages, docs: pageDocs(r.ID, tasks, s.box)})
+	return create.Do(ctx, creation{run: toRunDoc(r, s.box), pages: pages, docs: pageDocs(r.ID, tasks, s.box)})
 }
 
 // pageDocs builds every page of tasks, each at the version its task runs have.

@@ -39,7 +39,7 @@ type Option func(*Store)
 func Exclusive() Option {
 	return func(s *Store) {
 		s.lone = &lone{}
-		s.lone.replaces = newCombiner(maxReplaces, s.replaceAll)
+		s.lone.replaces = mongox.NewCombiner(maxReplaces, s.replaceAll)
 	}
 }
 
@@ -62,7 +62,7 @@ type lone struct {
 
 	// replaces are the replaces of schedules, made together when they come together: the
 	// fires of one instant.
-	replaces *combiner[scheduleDoc, replaced]
+	replaces *mongox.Combiner[scheduleDoc, replaced]
 
 	mu      sync.Mutex
 	loaded  bool
@@ -220,7 +220,7 @@ func (s *Store) replaceAlone(ctx context.Context, d scheduleDoc, ok func(entry) 
 	if e, found, err := s.current(ctx, d.ID); err != nil || !found || !ok(e) {
 		return false, err
 	}
-	res := s.lone.replaces.do(ctx, d)
+	res := s.lone.replaces.Do(ctx, d)
 	if res.err != nil {
 		s.failed(ctx, d.ID)
 		return false, res.err

@@ -1,4 +1,4 @@
-package mongostore
+package mongox
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func TestCombinerSharesWrites(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var batches [][]int
-	c := newCombiner(4, func(_ context.Context, reqs []int) []int {
+	c := NewCombiner(4, func(_ context.Context, reqs []int) []int {
 		mu.Lock()
 		batches = append(batches, append([]int(nil), reqs...))
 		n := len(batches)
@@ -35,13 +35,13 @@ func TestCombinerSharesWrites(t *testing.T) {
 	})
 	var wg sync.WaitGroup
 	got := make([]int, 10)
-	wg.Go(func() { got[0] = c.do(t.Context(), 0) })
+	wg.Go(func() { got[0] = c.Do(t.Context(), 0) })
 	<-first
 	queued := make(chan struct{}, 9)
 	for i := 1; i < 10; i++ {
 		wg.Go(func() {
 			queued <- struct{}{}
-			got[i] = c.do(t.Context(), i)
+			got[i] = c.Do(t.Context(), i)
 		})
 	}
 	for range 9 {

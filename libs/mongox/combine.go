@@ -1,4 +1,4 @@
-package mongostore
+package mongox
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// combiner makes one write of the writes callers ask for while the previous one is under
-// way: under load many submits share a command, and a caller alone waits for nothing.
+// Combiner makes one write of the writes callers ask for while the previous one is under
+// way: under load many writes share a command, and a caller alone waits for nothing.
 // There is no timer: the caller that finds the combiner idle writes its own request at
 // once; those that come meanwhile queue, and when a write is done the first of them writes
 // everything queued, itself included, up to max.
-type combiner[T, R any] struct {
+type Combiner[T, R any] struct {
 	// flush writes reqs and answers each one's result, in order.
 	flush func(ctx context.Context, reqs []T) []R
 	max   int
@@ -31,13 +31,16 @@ type combined[T, R any] struct {
 	wake chan bool
 }
 
-func newCombiner[T, R any](max int, flush func(ctx context.Context, reqs []T) []R) *combiner[T, R] {
-	return &combiner[T, R]{flush: flush, max: max}
+// NewCombiner returns a Combiner writing at most max requests a command with flush, which
+// answers each request's result, in order.
+func NewCombiner[T, R any](max int, flush func(ctx context.Context, reqs []T) []R) *Combiner[T, R] {
+	return &Combiner[T, R]{flush: flush, max: max}
 }
 
-// do writes req, with whatever else is asked meanwhile, and answers its result. The write
-// outlives ctx: other callers' requests ride on it.
-func (c *combiner[T, R]) do(ctx context.Context, req T) R {
+// Do writes req, with whatever else is asked meanwhile, and answers its result. A write of
+// several outlives ctx: other callers' requests ride on it; a write of req alone is cut
+// short with ctx, as a write without the combiner would be.
+func (c *Combiner[T, R]) Do(ctx context.Context, req T) R {
 	me := &combined[T, R]{req: req, wake: make(chan bool, 1)}
 	c.mu.Lock()
 	c.pending = append(c.pending, me)
@@ -58,7 +61,10 @@ func (c *combiner[T, R]) do(ctx context.Context, req T) R {
 	for i, b := range batch {
 		reqs[i] = b.req
 	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	if n > 1 {
+		ctx = context.WithoutCancel(ctx)
+	}
+	fctx, cancel := context.WithTimeout(ctx, flushTimeout)
 	res := c.flush(fctx, reqs)
 	cancel()
 	for i, b := range batch {
