@@ -20,6 +20,7 @@ const (
 	teamUsageTimeout       = 3 * time.Second
 	taskUsageTimeout       = 5 * time.Second
 	workflowVersionTimeout = 10 * time.Second
+	triggersTimeout        = 5 * time.Second
 )
 
 // ErrNoTaskUsage is TaskUsage's error when the workflows service has no task-usage
@@ -96,6 +97,24 @@ func (c *Client) RunnableVersion(ctx context.Context, team, name string, version
 		return RunnableVersion{}, err
 	}
 	return v, nil
+}
+
+// Triggers answers which of team's workflows the trigger kind starts (TriggeredWorkflows),
+// or, when workflow is not empty, that workflow's trigger of the kind, within 5 s. A
+// client error the workflows service answers (404 TEAM_NOT_FOUND, WORKFLOW_NOT_FOUND) is
+// returned as that error; anything else as DEPENDENCY_UNAVAILABLE.
+func (c *Client) Triggers(ctx context.Context, team, kind, workflow string) (TriggeredWorkflows, error) {
+	ctx, cancel := context.WithTimeout(ctx, triggersTimeout)
+	defer cancel()
+	q := url.Values{"kind": {kind}}
+	if workflow != "" {
+		q.Set("workflow", workflow)
+	}
+	var out TriggeredWorkflows
+	if err := c.c.Get(ctx, c.self, TriggersPath(team), q, &out); err != nil {
+		return TriggeredWorkflows{}, err
+	}
+	return out, nil
 }
 
 // version reads a version of team's workflow name into out.

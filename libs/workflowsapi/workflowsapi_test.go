@@ -1,6 +1,7 @@
 package workflowsapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -76,6 +77,11 @@ func goldenCases() []golden.Case {
 		{Name: "team-usage", Value: workflowsapi.TeamUsage{CurrentWorkflowCount: 12}},
 		{Name: "task-usage", Value: workflowsapi.TaskUsage{Workflows: []string{"build", "deploy"}}},
 		{Name: "workflow-version", Value: sampleVersion()},
+		{Name: "triggered-workflows", Value: workflowsapi.TriggeredWorkflows{Workflows: []workflowsapi.TriggeredWorkflow{
+			{Name: "build", Status: "active", Version: 3, Trigger: workflowsapi.Trigger{Enabled: true, Conditions: []workflowsapi.Condition{
+				{Field: "$.ref", Operation: "equals", Value: "refs/heads/main"}}}},
+			{Name: "deploy", Status: "inactive", Version: 1, Trigger: workflowsapi.Trigger{Enabled: true}},
+		}}},
 	}
 }
 
@@ -105,6 +111,24 @@ func TestPaths(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "/internal/v1/teams/a%20team/usage", workflowsapi.TeamUsagePath("a team"))
 	assert.Equal(t, "/internal/v1/teams/infra/workflows/a%2Fb", workflowsapi.WorkflowVersionPath("infra", "a/b"))
+	assert.Equal(t, "/internal/v1/teams/a%20team/triggers", workflowsapi.TriggersPath("a team"))
+}
+
+func TestTriggers(t *testing.T) {
+	t.Parallel()
+	self := auth.Principal{Type: auth.TypeService, ID: "integrations"}
+	c := serve(t, self, map[string][2]string{
+		"GET /internal/v1/teams/infra/triggers?kind=codehost":              {"200", `{"workflows":[{"name":"build","status":"active","version":2,"trigger":{"enabled":true}}]}`},
+		"GET /internal/v1/teams/infra/triggers?kind=event&workflow=gone":   {"404", `{"status":404,"reason":"WORKFLOW_NOT_FOUND","message":"gone"}`},
+		"GET /internal/v1/teams/infra/triggers?kind=event&workflow=deploy": {"500", `{}`},
+	})
+	got, err := c.Triggers(context.Background(), "infra", "codehost", "")
+	require.NoError(t, err)
+	assert.Equal(t, []workflowsapi.TriggeredWorkflow{{Name: "build", Status: "active", Version: 2, Trigger: workflowsapi.Trigger{Enabled: true}}}, got.Workflows)
+	_, err = c.Triggers(context.Background(), "infra", "event", "gone")
+	assert.True(t, apperr.HasReason(err, apperr.WorkflowNotFound), "%v", err)
+	_, err = c.Triggers(context.Background(), "infra", "event", "deploy")
+	assert.True(t, apperr.HasReason(err, apperr.DependencyUnavailable), "%v", err)
 }
 
 // serve starts a fake workflows service answering "METHOD /escaped/path?query" from a

@@ -317,3 +317,36 @@ func dedupe(in []string) map[string]bool {
 	}
 	return out
 }
+
+// The integrations service asks which workflows a trigger kind starts: all of a team's
+// whose trigger is on (github read as codehost), or one named, enabled or not.
+func TestTriggeredWorkflows(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	withTriggers := func(name string, triggers map[string]any) map[string]any {
+		b := chain(name, 1)
+		b["triggers"] = triggers
+		return b
+	}
+	cond := []any{map[string]any{"field": "$.ref", "operation": "equals", "value": "refs/heads/main"}}
+	f.must(t, http.StatusCreated, editor, http.MethodPost, base, withTriggers("push", map[string]any{"github": map[string]any{"enabled": true, "conditions": cond}}))
+	f.must(t, http.StatusCreated, editor, http.MethodPost, base, withTriggers("events", map[string]any{"event": map[string]any{"enabled": true}, "manual": map[string]any{"enabled": false}}))
+	f.must(t, http.StatusCreated, editor, http.MethodPost, base, withTriggers("plain", nil))
+
+	svc := auth.Principal{Type: auth.TypeService, ID: "integrations", Name: "integrations"}
+	got := f.must(t, http.StatusOK, svc, http.MethodGet, "/internal/v1/teams/infra/triggers?kind=codehost", nil).body
+	assert.Equal(t, []any{map[string]any{"name": "push", "status": "active", "version": float64(1),
+		"trigger": map[string]any{"enabled": true, "conditions": cond}}}, got["workflows"])
+	got = f.must(t, http.StatusOK, svc, http.MethodGet, "/internal/v1/teams/infra/triggers?kind=manual", nil).body
+	names := []string{}
+	for _, w := range got["workflows"].([]any) {
+		names = append(names, w.(map[string]any)["name"].(string))
+	}
+	assert.Equal(t, []string{"plain", "push"}, names, "the manual trigger is on unless turned off")
+	got = f.must(t, http.StatusOK, svc, http.MethodGet, "/internal/v1/teams/infra/triggers?kind=webhook&workflow=events", nil).body
+	assert.Equal(t, []any{map[string]any{"name": "events", "status": "active", "version": float64(1), "trigger": map[string]any{"enabled": false}}}, got["workflows"])
+
+	f.must(t, http.StatusNotFound, svc, http.MethodGet, "/internal/v1/teams/infra/triggers?kind=event&workflow=gone", nil)
+	f.must(t, http.StatusBadRequest, svc, http.MethodGet, "/internal/v1/teams/infra/triggers?kind=slack", nil)
+	f.must(t, http.StatusForbidden, editor, http.MethodGet, "/internal/v1/teams/infra/triggers?kind=event", nil)
+}

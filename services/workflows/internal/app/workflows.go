@@ -244,6 +244,96 @@ func (s *Workflows) Snapshot(ctx context.Context, team, name string, version int
 	return w, nil
 }
 
+// TriggerOf is one workflow's latest version and its trigger of one kind.
+type TriggerOf struct {
+	Name    string
+	Status  domain.Status
+	Version int
+	Trigger domain.Trigger
+}
+
+// Triggered answers which of the team's workflows the trigger kind (manual, schedule,
+// webhook, event, codehost; github reads as codehost) starts: with workflow, that one
+// with its trigger of the kind, enabled or not; without, those whose trigger of the kind
+// is enabled, in name order. Both read latest versions. Only Baton's own services may
+// call it: the integrations service asks before it starts runs from events, webhooks and
+// code-host deliveries.
+func (s *Workflows) Triggered(ctx context.Context, team, kind, workflow string) ([]TriggerOf, error) {
+	if _, err := auth.RequireService(ctx); err != nil {
+		return nil, err
+	}
+	pick, err := triggerKind(kind)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.teams.FindTeamByName(ctx, team)
+	if err != nil {
+		return nil, err
+	}
+	ns := namespace(t)
+	var entries []domain.Entry
+	if workflow != "" {
+		e, err := s.defs.entry(ctx, ns, workflow)
+		if err != nil {
+			return nil, err
+		}
+		entries = []domain.Entry{e}
+	} else {
+		cat, err := s.defs.store.Catalog(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		entries = slices.SortedFunc(slices.Values(cat.Entries()), func(a, b domain.Entry) int { return strings.Compare(a.Name, b.Name) })
+	}
+	summaries, err := s.defs.summaries(ctx, ns, entries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TriggerOf, 0, len(summaries))
+	for _, w := range summaries {
+		tr := pick(w.Triggers)
+		if workflow == "" && !tr.On() {
+			continue
+		}
+		of := TriggerOf{Name: w.Name, Status: w.Status, Version: w.Version}
+		if tr != nil {
+			of.Trigger = *tr
+		}
+		out = append(out, of)
+	}
+	return out, nil
+}
+
+// triggerKind returns how to read the trigger of kind from a workflow's triggers.
+func triggerKind(kind string) (func(*domain.Triggers) *domain.Trigger, error) {
+	switch kind {
+	case "manual", "schedule", "webhook", "event", "codehost", "github":
+	default:
+		return nil, apperr.Invalid(apperr.RequestInvalid, "kind must be manual, schedule, webhook, event or codehost.",
+			apperr.FieldError{Field: "kind", Message: "unknown trigger kind '" + kind + "'"})
+	}
+	return func(t *domain.Triggers) *domain.Trigger {
+		if t == nil {
+			t = &domain.Triggers{}
+		}
+		switch kind {
+		case "manual":
+			// The manual trigger is on unless a workflow turns it off.
+			if t.Manual == nil {
+				return &domain.Trigger{Enabled: true}
+			}
+			return t.Manual
+		case "schedule":
+			return t.Schedule
+		case "webhook":
+			return t.Webhook
+		case "event":
+			return t.Event
+		}
+		return t.CodehostTrigger()
+	}, nil
+}
+
 // Delete deletes a workflow and announces it; schedules and workflow tokens follow the
 // event. It refuses while runs are not completed, unless force cancels them first.
 func (s *Workflows) Delete(ctx context.Context, team, name string, force bool) error {

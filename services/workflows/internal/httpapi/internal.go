@@ -20,11 +20,27 @@ import (
 //	GET /internal/v1/task-usage?ref=<team>/<task>|<task> → workflowsapi.TaskUsage  (tasks)
 //	GET /internal/v1/teams/{team}/workflows/{name}?version=n
 //	                                     → workflowsapi.WorkflowVersion, secrets unmasked (runs)
+//	GET /internal/v1/teams/{team}/triggers?kind=<k>[&workflow=<name>]
+//	                                     → workflowsapi.TriggeredWorkflows (integrations)
 func InternalRoutes(r fiber.Router, workflows *app.Workflows) {
 	h := &handlers{workflows: workflows}
 	r.Get(workflowsapi.TeamUsageRoute, h.teamUsage)
 	r.Get(workflowsapi.TaskUsageRoute, h.taskUsage)
 	r.Get(workflowsapi.WorkflowVersionRoute, h.snapshot)
+	r.Get(workflowsapi.TriggersRoute, h.triggers)
+}
+
+func (h *handlers) triggers(c *fiber.Ctx) error {
+	found, err := h.workflows.Triggered(c.UserContext(), c.Params("team"), c.Query("kind"), c.Query("workflow"))
+	if err != nil {
+		return err
+	}
+	out := workflowsapi.TriggeredWorkflows{Workflows: make([]workflowsapi.TriggeredWorkflow, len(found))}
+	for i, f := range found {
+		out.Workflows[i] = workflowsapi.TriggeredWorkflow{Name: f.Name, Status: string(f.Status), Version: f.Version,
+			Trigger: *triggerView(&f.Trigger)}
+	}
+	return c.JSON(out)
 }
 
 func (h *handlers) snapshot(c *fiber.Ctx) error {
