@@ -19,7 +19,8 @@
 //	GET  /internal/v1/teams/{team}/usage                                → 200 Usage
 //
 // The schedules service submits the runs its fires owe, reads how the previous one is doing
-// and cancels it, as its schedules' overlap policies say:
+// and cancels it, as its schedules' overlap policies say; the integrations service submits
+// the runs of events, webhooks, code-host deliveries and chat commands:
 //
 //	POST /internal/v1/teams/{team}/workflows/{name}/runs  SubmitRun → 200 SubmittedRun
 //	GET  /internal/v1/runs/{id}                           → 200 RunState
@@ -35,6 +36,8 @@ package runsapi
 import (
 	"net/url"
 	"time"
+
+	"github.com/baton-flow/baton/libs/events"
 )
 
 // Service is the name the runs service registers under in discovery.
@@ -145,8 +148,9 @@ type SubmitRun struct {
 	// Params are values by parameter name, over the workflow's defaults.
 	Params map[string]any    `json:"params,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
-	// Trigger is the run's trigger (schedule); the workflow's trigger of that name must be
-	// enabled.
+	// Trigger is the run's trigger: schedule, event, webhook, codehost or chat. The
+	// workflow's trigger of that name must be enabled; chat runs are started by hand, so
+	// they need the manual trigger.
 	Trigger string `json:"trigger"`
 	// IdempotencyKey makes the request sent twice one run: the runs service keeps it for 24
 	// hours per team and workflow, as it does for API submits.
@@ -168,6 +172,9 @@ type Initiator struct {
 type SubmittedRun struct {
 	RunState
 	Created bool `json:"created"`
+	// Run is the run as the API answers it (without its tasks), for callers that answer
+	// their own callers with it.
+	Run *events.WorkflowRun `json:"run,omitempty"`
 }
 
 // RunState is a run's status and phase (API.md §4).

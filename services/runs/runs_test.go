@@ -589,3 +589,52 @@ func TestConfigNeedsASecretKey(t *testing.T) {
 		})
 	}
 }
+
+// Baton's own services submit runs with the trigger they start them by: each needs its
+// trigger on (chat, a person's command, needs the manual one), and the answer carries
+// the run as the API shows it.
+func TestInternalSubmitByTrigger(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	on := map[string]any{"enabled": true}
+	wf := chain("hooked", prop("p", "x", "y"))
+	wf["triggers"] = map[string]any{"event": on, "webhook": on, "github": on}
+	f.defs.put("infra", wf)
+	closed := chain("closed", prop("p", "x", "y"))
+	closed["triggers"] = map[string]any{"manual": map[string]any{"enabled": false}}
+	f.defs.put("infra", closed)
+	submit := func(workflow, trigger, key string) response {
+		return f.do(t, service, http.MethodPost, "/internal/v1/teams/infra/workflows/"+workflow+"/runs", map[string]any{
+			"trigger": trigger, "idempotencyKey": key, "params": map[string]any{"data": map[string]any{"a": 1}},
+			"initiatedBy": map[string]any{"type": "event", "id": "src/1"}})
+	}
+	tests := []struct {
+		workflow, trigger string
+		want              int
+		reason            string
+	}{
+		{"hooked", "event", http.StatusOK, ""},
+		{"hooked", "webhook", http.StatusOK, ""},
+		{"hooked", "codehost", http.StatusOK, ""},
+		{"hooked", "chat", http.StatusOK, ""},
+		{"hooked", "schedule", http.StatusBadRequest, "WORKFLOWRUN_TRIGGER_DISABLED"},
+		{"closed", "chat", http.StatusBadRequest, "WORKFLOWRUN_TRIGGER_DISABLED"},
+		{"closed", "event", http.StatusBadRequest, "WORKFLOWRUN_TRIGGER_DISABLED"},
+		{"hooked", "manual", http.StatusBadRequest, "WORKFLOWRUN_INVALID_REQ"},
+	}
+	for _, tt := range tests {
+		got := submit(tt.workflow, tt.trigger, tt.workflow+tt.trigger)
+		require.Equal(t, tt.want, got.code, "%s by %s: %s", tt.workflow, tt.trigger, got.raw)
+		if tt.want != http.StatusOK {
+			assert.Equal(t, tt.reason, got.body["reason"], "%s by %s", tt.workflow, tt.trigger)
+			continue
+		}
+		assert.Equal(t, true, got.body["created"])
+		run := got.body["run"].(map[string]any)
+		assert.Equal(t, got.body["id"], run["id"])
+		assert.Equal(t, tt.trigger, run["trigger"])
+		assert.Nil(t, run["tasks"], "answered without its tasks")
+	}
+	again := submit("hooked", "event", "hookedevent")
+	assert.Equal(t, false, again.body["created"], "the same key is the same run")
+}

@@ -135,6 +135,9 @@ func checkSubmit(def *domain.Definition, trigger string) error {
 	switch trigger {
 	case "task", "retry", "":
 		return nil
+	case "chat":
+		// A chat command is a person starting the run by hand.
+		name = "manual"
 	}
 	t, ok := def.Triggers[name]
 	if !ok && name == "codehost" {

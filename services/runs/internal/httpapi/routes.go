@@ -77,8 +77,9 @@ func InternalRoutes(r fiber.Router, a *app.App) {
 	r.Post(runsapi.CancelRunRoute, h.cancelRun)
 }
 
-// submitRun submits a run for one of Baton's services: a schedule's fire. Its trigger
-// must be one those services start runs with; the caller is trusted for the initiator it
+// submitRun submits a run for one of Baton's services: a schedule's fire, an event, a
+// webhook, a code-host delivery, a chat command. Its trigger must be one those services
+// start runs with; the caller is trusted for the initiator it
 // names, as it is for the principal it signs.
 func (h *handlers) submitRun(c *fiber.Ctx) error {
 	var b runsapi.SubmitRun
@@ -86,9 +87,10 @@ func (h *handlers) submitRun(c *fiber.Ctx) error {
 		return err
 	}
 	switch b.Trigger {
-	case "schedule", "chat":
+	case "schedule", "event", "webhook", "codehost", "chat":
 	default:
-		return apperr.Invalid(apperr.WorkflowRunInvalidReq, "trigger must be schedule or chat.", apperr.FieldError{Field: "trigger", Message: "must be schedule or chat"})
+		return apperr.Invalid(apperr.WorkflowRunInvalidReq, "trigger must be schedule, event, webhook, codehost or chat.",
+			apperr.FieldError{Field: "trigger", Message: "must be schedule, event, webhook, codehost or chat"})
 	}
 	v, created, err := h.app.Submit(c.UserContext(), app.Submission{
 		Team: c.Params("team"), Workflow: c.Params("name"), Key: b.IdempotencyKey, Start: true, Trigger: b.Trigger,
@@ -98,7 +100,8 @@ func (h *handlers) submitRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(runsapi.SubmittedRun{RunState: runsapi.RunState{ID: v.ID, Status: string(v.Status), Phase: string(v.Phase)}, Created: created})
+	v.Tasks = nil
+	return c.JSON(runsapi.SubmittedRun{RunState: runsapi.RunState{ID: v.ID, Status: string(v.Status), Phase: string(v.Phase)}, Created: created, Run: &v})
 }
 
 func (h *handlers) runState(c *fiber.Ctx) error {
