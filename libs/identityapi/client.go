@@ -24,6 +24,8 @@ const (
 	workflowContextTimeout = 5 * time.Second
 	// approverGroupsTimeout bounds an approver groups read: a caller's vote waits on it.
 	approverGroupsTimeout = 5 * time.Second
+	// integrationSettingsTimeout bounds a read of the integrations' settings.
+	integrationSettingsTimeout = 3 * time.Second
 )
 
 // Client calls identity's internal endpoints, acting as the service self.
@@ -152,6 +154,20 @@ func (c *Client) WorkflowContext(ctx context.Context, team string) (WorkflowCont
 		return WorkflowContext{}, err
 	}
 	return wc, nil
+}
+
+// IntegrationSettings returns the integrations' settings, secrets opened, within 3 s; any
+// answer but 200 is an error of reason DEPENDENCY_UNAVAILABLE.
+func (c *Client) IntegrationSettings(ctx context.Context) (IntegrationSettings, error) {
+	var out IntegrationSettings
+	a, err := c.call(ctx, integrationSettingsTimeout, http.MethodGet, IntegrationSettingsPath, nil, &out)
+	if err != nil {
+		return IntegrationSettings{}, err
+	}
+	if a.Status != http.StatusOK {
+		return IntegrationSettings{}, c.c.Unavailable(fmt.Errorf("integration settings: status %d %s", a.Status, a.Reason))
+	}
+	return out, nil
 }
 
 // call sends one request within timeout.

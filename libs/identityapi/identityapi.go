@@ -11,6 +11,7 @@
 //	GET  /internal/v1/teams/{team}/run-context → 200 RunContext | 404 TEAM_NOT_FOUND (runs)
 //	GET  /internal/v1/teams/{team}/workflow-context → 200 WorkflowContext | 404 TEAM_NOT_FOUND (workflows)
 //	GET  /internal/v1/teams/{team}/approver-groups → 200 ApproverGroups | 404 TEAM_NOT_FOUND (runs)
+//	GET  /internal/v1/integration-settings   → 200 IntegrationSettings, secrets opened (integrations)
 //
 // Every one answers 403 PERMISSION_DENIED to a caller that is not one of Baton's services.
 package identityapi
@@ -40,6 +41,8 @@ const (
 	WorkflowContextRoute = "/teams/:team/workflow-context"
 	// ApproverGroupsRoute is who may decide a team's approvals, for the runs service.
 	ApproverGroupsRoute = "/teams/:team/approver-groups"
+	// IntegrationSettingsRoute is the settings the integrations service works by.
+	IntegrationSettingsRoute = "/integration-settings"
 )
 
 // Paths, for callers.
@@ -47,7 +50,36 @@ const (
 	AuthenticatePath = Prefix + AuthenticateRoute
 	ActivationPath   = Prefix + ActivationRoute
 	ParametersPath   = Prefix + ParametersRoute
+	// IntegrationSettingsPath is the path of the integrations' settings.
+	IntegrationSettingsPath = Prefix + IntegrationSettingsRoute
 )
+
+// IntegrationSettings is the answer of GET /internal/v1/integration-settings: the event
+// sinks and the chat and code-host apps' credentials as the settings hold them, secured
+// values opened. It carries secrets: it must never reach a response, a log line or an
+// event, and identity answers it with Cache-Control no-store.
+type IntegrationSettings struct {
+	// Sinks are the HTTP(S) URLs every status event is delivered to (events.sinks).
+	Sinks    []string         `json:"sinks"`
+	Chat     ChatSettings     `json:"chat"`
+	CodeHost CodeHostSettings `json:"codehost"`
+}
+
+// ChatSettings are the chat-platform app's credentials (the chat setting).
+type ChatSettings struct {
+	ClientID      string `json:"clientId,omitempty"`
+	ClientSecret  string `json:"clientSecret,omitempty"`
+	SigningSecret string `json:"signingSecret,omitempty"`
+	// BotToken posts messages where no install recorded a token of its own.
+	BotToken string `json:"botToken,omitempty"`
+}
+
+// CodeHostSettings are the code-host app's credentials (the codehost setting).
+type CodeHostSettings struct {
+	AppID         string `json:"appId,omitempty"`
+	WebhookSecret string `json:"webhookSecret,omitempty"`
+	PrivateKey    string `json:"privateKey,omitempty"`
+}
 
 // TeamPath is the path of the read of team.
 func TeamPath(team string) string { return Prefix + "/teams/" + url.PathEscape(team) }

@@ -46,6 +46,13 @@ func goldenCases() []golden.Case {
 				Approvers: []string{"6650c0ffee0000000000000b", "6650c0ffee0000000000000d"}},
 			{ID: "6650c0ffee0000000000000e", Name: "on-call", Approvers: []string{}},
 		}}},
+		{Name: "integration-settings", Value: identityapi.IntegrationSettings{
+			Sinks: []string{"https://hooks.example.com/baton", "http://10.0.0.7:8080/events"},
+			Chat: identityapi.ChatSettings{ClientID: "1234.5678", ClientSecret: "chat-client-secret",
+				SigningSecret: "8f742231b10e8888abcd99yyyzzz85a5", BotToken: "xoxb-bot-token"},
+			CodeHost: identityapi.CodeHostSettings{AppID: "424242", WebhookSecret: "hook-secret",
+				PrivateKey: "-----BEGIN RSA PRIVATE KEY-----\n…\n-----END RSA PRIVATE KEY-----\n"},
+		}},
 	}
 }
 

@@ -213,6 +213,7 @@ func (s *Service) Routes(r fiber.Router) {
 	httpapi.InternalRoutes(internal, s.tokens, s.principals, s.runContexts)
 	httpapi.TeamInternalRoutes(internal, s.teams)
 	httpapi.ParamInternalRoutes(internal, s.params)
+	httpapi.SettingsInternalRoutes(internal, s.system)
 }
 
 // newSystem wires the global parameters, settings and activation: it seeds the settings

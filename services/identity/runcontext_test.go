@@ -243,3 +243,31 @@ func TestWorkflowContextIsForServices(t *testing.T) {
 		})
 	}
 }
+
+// The integrations service reads the sinks and the apps' credentials, secrets opened;
+// nobody else may.
+func TestIntegrationSettings(t *testing.T) {
+	t.Parallel()
+	f := newSysFixture(t)
+	f.start(t, identity.Config{})
+	integrations := auth.Principal{Type: auth.TypeService, ID: "integrations", Name: "integrations"}
+	code, got := sysCall[map[string]any](t, f, integrations, http.MethodGet, "/internal/v1/integration-settings", "")
+	require.Equal(t, http.StatusOK, code, got)
+	assert.Equal(t, []any{}, got["sinks"])
+
+	code, raw := f.do(t, &sysAdmin, http.MethodPut, "/api/v2/settings", `[
+		{"key": "events", "config": [{"key": "sinks", "value": "https://a.example/hook, http://b.example:8080/x"}]},
+		{"key": "chat", "config": [{"key": "clientId", "value": "123.456"}, {"key": "signingSecret", "value": "sign-me"}]},
+		{"key": "codehost", "config": [{"key": "webhookSecret", "value": "hook-secret"}]}
+	]`)
+	require.Equal(t, http.StatusOK, code, raw)
+	assert.NotContains(t, raw, "sign-me")
+	code, got = sysCall[map[string]any](t, f, integrations, http.MethodGet, "/internal/v1/integration-settings", "")
+	require.Equal(t, http.StatusOK, code, got)
+	assert.Equal(t, []any{"https://a.example/hook", "http://b.example:8080/x"}, got["sinks"])
+	assert.Equal(t, map[string]any{"clientId": "123.456", "signingSecret": "sign-me"}, got["chat"])
+	assert.Equal(t, map[string]any{"webhookSecret": "hook-secret"}, got["codehost"])
+
+	code, _ = f.do(t, &sysAdmin, http.MethodGet, "/internal/v1/integration-settings", "")
+	assert.Equal(t, http.StatusForbidden, code)
+}
