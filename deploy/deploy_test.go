@@ -61,7 +61,7 @@ func requiredEnv(service string) []string {
 	switch service {
 	case "gateway":
 		return append(slices.Clone(sharedEnv), gatewayEnv...)
-	case "identity", "workflows", "tasks", "runs", "runner", "schedules":
+	case "identity", "workflows", "tasks", "runs", "runner", "schedules", "integrations":
 		// The services that seal or open secrets, all with the one key.
 		return append(slices.Clone(sharedEnv), "BATON_SECRET_KEY")
 	}

@@ -5,6 +5,8 @@ go 1.26.7
 require (
 	github.com/baton-flow/baton/libs v0.0.0
 	github.com/gofiber/fiber/v2 v2.52.15
+	github.com/stretchr/testify v1.12.1
+	github.com/theory/jsonpath v0.12.3
 	go.mongodb.org/mongo-driver/v2 v2.9.3
 )
 
@@ -68,6 +70,7 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/exp v0.0.0-20260218203240-3dfff04db8fa // indirect
 	golang.org/x/net v0.59.0 // indirect
