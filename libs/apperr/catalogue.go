@@ -78,6 +78,7 @@ var (
 
 	IntegrationInvalidSignature = Reason{"INTEGRATION_INVALID_SIGNATURE", 2001, KindUnauthenticated}
 	IntegrationNotLinked        = Reason{"INTEGRATION_NOT_LINKED", 2002, KindNotFound}
+	IntegrationAlreadyLinked    = Reason{"INTEGRATION_ALREADY_LINKED", 2003, KindConflict}
 )
 
 // Catalogue lists every reason, for the OpenAPI spec and for tests that keep codes unique.
@@ -99,5 +100,5 @@ var Catalogue = []Reason{
 	ScheduleInvalidReq, ScheduleInvalidRunOnce, ScheduleInvalidCron, ScheduleNotFound,
 	ParamsNotFound, ParamsNonUniqueReference,
 	UserNotFound, InstanceLocked, UserEmailTaken, TokenNotFound,
-	IntegrationInvalidSignature, IntegrationNotLinked,
+	IntegrationInvalidSignature, IntegrationNotLinked, IntegrationAlreadyLinked,
 }

@@ -13,11 +13,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/kafkax"
@@ -26,7 +28,9 @@ import (
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/integrations/internal/app"
+	"github.com/baton-flow/baton/services/integrations/internal/domain"
 	"github.com/baton-flow/baton/services/integrations/internal/httpapi"
+	"github.com/baton-flow/baton/services/integrations/internal/mongostore"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
@@ -52,6 +56,10 @@ type Config struct {
 	// ChatAuthorizeURL is the chat platform's OAuth authorize page, where an install
 	// starts (BATON_CHAT_AUTHORIZE_URL, default https://slack.com/oauth/v2/authorize).
 	ChatAuthorizeURL string
+	// CodeHostAppURL is the code-host app's page (BATON_CODEHOST_APP_URL, e.g.
+	// https://github.com/apps/baton); its install flow starts at
+	// <CodeHostAppURL>/installations/new. Empty: GET /integration gives no install link.
+	CodeHostAppURL string
 }
 
 // Defaults of the chat platform's addresses.
@@ -68,7 +76,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	cfg := Config{GroupID: "baton-" + Name, SecretKey: key, PublicURL: getenv("BATON_PUBLIC_URL"),
 		ChatAPIURL: or(getenv("BATON_CHAT_API_URL"), DefaultChatAPIURL), ChatAuthorizeURL: or(getenv("BATON_CHAT_AUTHORIZE_URL"), DefaultChatAuthorizeURL)}
-	for name, v := range map[string]string{"BATON_PUBLIC_URL": cfg.PublicURL, "BATON_CHAT_API_URL": cfg.ChatAPIURL, "BATON_CHAT_AUTHORIZE_URL": cfg.ChatAuthorizeURL} {
+	cfg.CodeHostAppURL = getenv("BATON_CODEHOST_APP_URL")
+	for name, v := range map[string]string{"BATON_PUBLIC_URL": cfg.PublicURL, "BATON_CHAT_API_URL": cfg.ChatAPIURL, "BATON_CHAT_AUTHORIZE_URL": cfg.ChatAuthorizeURL,
+		"BATON_CODEHOST_APP_URL": cfg.CodeHostAppURL} {
 		if v == "" {
 			continue
 		}
@@ -98,6 +108,8 @@ type (
 	Settings = app.Settings
 	// People finds the user holding an email; default: identity's internal API.
 	People = app.People
+	// Teams tells whether a team exists; default: identity's internal API.
+	Teams = app.Teams
 )
 
 // Deps are what the service needs from its process.
@@ -114,6 +126,7 @@ type Deps struct {
 	Workflows Workflows
 	Settings  Settings
 	People    People
+	Teams     Teams
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -137,7 +150,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	if (deps.Runs == nil || deps.Workflows == nil || deps.Settings == nil || deps.People == nil) && (deps.Resolver == nil || deps.Signer == nil) {
+	if (deps.Runs == nil || deps.Workflows == nil || deps.Settings == nil || deps.People == nil || deps.Teams == nil) && (deps.Resolver == nil || deps.Signer == nil) {
 		return nil, errors.New("integrations: a Resolver and a Signer are required to reach the runs, workflows and identity services")
 	}
 	if deps.Runs == nil {
@@ -152,14 +165,44 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if deps.People == nil {
 		deps.People = peoplePeer{identityapi.New(deps.Resolver, deps.Signer, self)}
 	}
+	if deps.Teams == nil {
+		deps.Teams = teamsPeer{identityapi.New(deps.Resolver, deps.Signer, self)}
+	}
 	if _, err := secrets.FromString(cfg.SecretKey); err != nil {
 		return nil, fmt.Errorf("integrations: %s: %w", secrets.EnvKey, err)
 	}
-	_ = ctx
+	secretKey, err := secrets.ParseKey(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("integrations: %s: %w", secrets.EnvKey, err)
+	}
+	codehostStore := mongostore.NewCodeHostStore(deps.DB)
+	if err := codehostStore.EnsureIndexes(ctx); err != nil {
+		return nil, err
+	}
+	codehost := app.NewCodeHost(app.CodeHostConfig{AppURL: cfg.CodeHostAppURL, StateKey: domain.StateKey(secretKey)}, app.CodeHostDeps{
+		Store: codehostStore, Runs: deps.Runs, Workflows: deps.Workflows, Settings: deps.Settings, Teams: deps.Teams, Now: deps.Now, Log: deps.Logger})
+	codehostTeams := kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+		GroupID: cfg.GroupID + "-codehost", Topic: events.TeamEvents, Handler: codehostTeamEvents(codehost), Logger: deps.Logger,
+	})
 	return &Service{
 		signer: deps.Signer,
-		areas:  httpapi.Areas{Events: &app.Events{}, CodeHost: &app.CodeHost{}, Chat: &app.Chat{}, Now: deps.Now},
+		areas:  httpapi.Areas{Events: &app.Events{}, CodeHost: codehost, Chat: &app.Chat{}, Now: deps.Now},
+		runs:   []func(context.Context) error{codehost.PurgeDeliveries, codehostTeams.Run},
 	}, nil
+}
+
+// codehostTeamEvents removes a deleted team's code-host links. Other types are skipped.
+func codehostTeamEvents(c *app.CodeHost) kafkax.Handler {
+	return func(ctx context.Context, e event.Event) error {
+		if e.Type() != events.TypeTeamDeleted {
+			return nil
+		}
+		d, err := events.Decode[events.TeamDeleted](e)
+		if err != nil {
+			return kafkax.Permanent(err)
+		}
+		return c.TeamDeleted(ctx, d.Name)
+	}
 }
 
 // Routes registers the service's endpoints under /api/v2. Every one needs a signed

@@ -34,6 +34,14 @@ func (p peoplePeer) ByEmail(ctx context.Context, email string) (auth.Principal, 
 	return a.Principal, nil
 }
 
+// teamsPeer is app.Teams on identity's read of a team.
+type teamsPeer struct{ c *identityapi.Client }
+
+func (t teamsPeer) Team(ctx context.Context, name string) error {
+	_, err := t.c.Team(ctx, name)
+	return err
+}
+
 // settingsTTL is how long a read of the integrations' settings is kept: every event and
 // delivery needs them, and a changed setting takes effect within this.
 const settingsTTL = 2 * time.Second
