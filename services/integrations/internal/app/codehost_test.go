@@ -239,7 +239,9 @@ func example(t *testing.T, name string, installation int64) []byte {
 	return out
 }
 
-func sign(body []byte) string { return domain.SignaturePrefix + hex.EncodeToString(domain.Sign(secret, body)) }
+func sign(body []byte) string {
+	return domain.SignaturePrefix + hex.EncodeToString(domain.Sign(secret, body))
+}
 
 // deliver sends body as a signed delivery of event with a fresh delivery id, answering
 // the status, the body and the id.

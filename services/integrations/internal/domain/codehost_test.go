@@ -3,8 +3,8 @@ package domain
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -189,7 +189,9 @@ func TestInstallationApply(t *testing.T) {
 		{"repositories added and removed", Installation{ID: 7, Known: true, Status: InstallationActive, Repositories: []string{"acme/api", "acme/web"}},
 			"installation_repositories",
 			installationEvent(t, `{"action":"added","installation":{"id":7},"repositories_added":[{"full_name":"acme/cli"},{"full_name":"acme/api"}],"repositories_removed":[{"full_name":"acme/web"}]}`),
-			func(t *testing.T, in Installation) { assert.Equal(t, []string{"acme/api", "acme/cli"}, in.Repositories) }},
+			func(t *testing.T, in Installation) {
+				assert.Equal(t, []string{"acme/api", "acme/cli"}, in.Repositories)
+			}},
 		{"an event of an installation made before Baton knew it", Installation{ID: 7}, "installation",
 			installationEvent(t, `{"action":"suspend","installation":{"id":7}}`), func(t *testing.T, in Installation) {
 				assert.True(t, in.Known)
