@@ -201,11 +201,10 @@ func TestIntegrationTeams(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, code)
 	require.Eventually(t, func() bool { return count() == 0 }, 30*time.Second, 20*time.Millisecond)
 
-	// Paths of capabilities not built yet reach their owning service, which answers in the
-	// contract's shape.
+	// The integrations service, found through Consul, knows the team is gone.
 	code, body = b.call(t, http.MethodGet, "/api/v2/integration?team=infra-team", b.token, "")
 	assert.Equal(t, http.StatusNotFound, code)
-	assert.Equal(t, "ROUTE_NOT_FOUND", body["reason"])
+	assert.Equal(t, "TEAM_NOT_FOUND", body["reason"])
 
 	require.NoError(t, b.stop())
 	// A stopped process has left Consul.
