@@ -167,7 +167,7 @@ type harness struct {
 	deliveryN int
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))
 	require.NoError(t, err)
@@ -195,7 +195,7 @@ func newHarness(t *testing.T) *harness {
 }
 
 // do sends a request as p and answers the status and the decoded body.
-func (h *harness) do(t *testing.T, method, target string, p auth.Principal, headers map[string]string, body []byte) (int, any) {
+func (h *harness) do(t testing.TB, method, target string, p auth.Principal, headers map[string]string, body []byte) (int, any) {
 	t.Helper()
 	req := httptest.NewRequest(method, target, bytes.NewReader(body))
 	if body != nil {
@@ -219,7 +219,7 @@ func (h *harness) do(t *testing.T, method, target string, p auth.Principal, head
 
 // example reads one of the code host's examples; installation, when not zero, is set
 // as its installation's id (the body is then re-encoded).
-func example(t *testing.T, name string, installation int64) []byte {
+func example(t testing.TB, name string, installation int64) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "codehost", name+".json"))
 	require.NoError(t, err)
@@ -245,7 +245,7 @@ func sign(body []byte) string {
 
 // deliver sends body as a signed delivery of event with a fresh delivery id, answering
 // the status, the body and the id.
-func (h *harness) deliver(t *testing.T, event string, body []byte) (int, map[string]any, string) {
+func (h *harness) deliver(t testing.TB, event string, body []byte) (int, map[string]any, string) {
 	t.Helper()
 	h.deliveryN++
 	id := fmt.Sprintf("%s-%d-%d", t.Name(), h.deliveryN, time.Now().UnixNano())
@@ -253,7 +253,7 @@ func (h *harness) deliver(t *testing.T, event string, body []byte) (int, map[str
 	return code, out, id
 }
 
-func (h *harness) deliverAs(t *testing.T, id string, headers map[string]string, body []byte) (int, map[string]any) {
+func (h *harness) deliverAs(t testing.TB, id string, headers map[string]string, body []byte) (int, map[string]any) {
 	t.Helper()
 	hs := map[string]string{"X-GitHub-Delivery": id}
 	for k, v := range headers {
@@ -265,14 +265,14 @@ func (h *harness) deliverAs(t *testing.T, id string, headers map[string]string, 
 }
 
 // installed delivers the installation example created as installation id.
-func (h *harness) installed(t *testing.T, id int64) {
+func (h *harness) installed(t testing.TB, id int64) {
 	t.Helper()
 	code, out, _ := h.deliver(t, "installation", example(t, "installation-created", id))
 	require.Equal(t, http.StatusOK, code, "%v", out)
 }
 
 // installedNow delivers the installation example created as installation id, made now.
-func (h *harness) installedNow(t *testing.T, id int64) {
+func (h *harness) installedNow(t testing.TB, id int64) {
 	t.Helper()
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(example(t, "installation-created", id), &doc))
@@ -284,7 +284,7 @@ func (h *harness) installedNow(t *testing.T, id int64) {
 }
 
 // linked installs installation id and links it to team as an admin.
-func (h *harness) linked(t *testing.T, id int64, team string) {
+func (h *harness) linked(t testing.TB, id int64, team string) {
 	t.Helper()
 	h.installed(t, id)
 	code, out := h.do(t, http.MethodPost, "/api/v2/integration/codehost/link", admin, nil, fmt.Appendf(nil, `{"installationId":%d,"team":%q}`, id, team))

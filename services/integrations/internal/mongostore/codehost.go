@@ -203,13 +203,21 @@ func (s *CodeHostStore) CreateDelivery(ctx context.Context, d domain.Delivery) e
 	for _, r := range d.Refused {
 		doc.Refused = append(doc.Refused, refusalDoc(r))
 	}
-	_, err := s.deliveries.ReplaceOne(ctx, bson.M{"_id": d.ID, "received": bson.M{"$lt": d.Received.Add(-domain.DeliveryTTL)}}, doc,
-		options.Replace().SetUpsert(true))
-	if mongox.IsDuplicateKey(err) {
-		return domain.ErrDeliveryExists
+	// An insert first: a filter on _id alone is what the embedded database finds by index,
+	// and a delivery id is almost always new.
+	_, err := s.deliveries.InsertOne(ctx, doc)
+	if err == nil {
+		return nil
 	}
-	if err != nil {
+	if !mongox.IsDuplicateKey(err) {
 		return fmt.Errorf("record delivery %s: %w", d.ID, err)
+	}
+	res, err := s.deliveries.ReplaceOne(ctx, bson.M{"_id": d.ID, "received": bson.M{"$lt": d.Received.Add(-domain.DeliveryTTL)}}, doc)
+	if err != nil {
+		return fmt.Errorf("record delivery %s again: %w", d.ID, err)
+	}
+	if res.MatchedCount == 0 {
+		return domain.ErrDeliveryExists
 	}
 	return nil
 }
