@@ -783,3 +783,30 @@ func forge(st, team string) string {
 	raw, _ = json.Marshal(m)
 	return base64URL.EncodeToString(raw) + "." + mac
 }
+
+// Installation events delivered at once each land: the record's conditional writes retry
+// what a concurrent one changed.
+func TestCodeHostInstallationEventsConcurrent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.installed(t, 500)
+	const n = 8
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	bodies := make([][]byte, n)
+	for i := range n {
+		bodies[i] = fmt.Appendf(nil, `{"action":"added","installation":{"id":500},"repositories_added":[{"full_name":"Codertocat/repo-%d"}],"repositories_removed":[]}`, i)
+	}
+	for i := range n {
+		wg.Go(func() {
+			codes[i], _ = h.deliverAs(t, fmt.Sprintf("concurrent-%d", i), map[string]string{"X-GitHub-Event": "installation_repositories", "X-Hub-Signature-256": sign(bodies[i])}, bodies[i])
+		})
+	}
+	wg.Wait()
+	for i, code := range codes {
+		assert.Equal(t, http.StatusOK, code, i)
+	}
+	in, err := h.store.FindInstallation(context.Background(), 500)
+	require.NoError(t, err)
+	assert.Len(t, in.Repositories, n+1, "%v", in.Repositories)
+}

@@ -100,7 +100,7 @@ func (s *CodeHostStore) FindInstallationsByTeam(ctx context.Context, team string
 }
 
 // maxUpdateTries bounds the retries of an update that keeps losing to concurrent writers.
-const maxUpdateTries = 8
+const maxUpdateTries = 32
 
 // UpdateInstallation loads the installation, or a new one, applies fn and writes it back
 // on the condition that its version did not change; a lost race is tried again.
