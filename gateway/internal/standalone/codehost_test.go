@@ -186,6 +186,21 @@ func TestIntegrationCodeHost(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	assert.Empty(t, out["runs"])
 	assert.Len(t, codehostRuns(t, b), 1)
+
+	// Linked again by the admin, then the team is deleted: its links go with it, and a team
+	// made later under its name starts unlinked.
+	code, out = b.call(t, http.MethodPost, "/api/v2/integration/codehost/link", b.token, `{"installationId":"957387","team":"ops"}`)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodDelete, "/api/v2/team/ops", b.token, "")
+		return code == http.StatusNoContent
+	}, 30*time.Second, 50*time.Millisecond, "the team's run has ended")
+	code, out = b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"ops"}`)
+	require.Equal(t, http.StatusCreated, code, "%v", out)
+	require.Eventually(t, func() bool {
+		code := b.callJSON(t, http.MethodGet, "/api/v2/integration?team=ops", b.token, "", &list)
+		return code == http.StatusOK && list[0]["status"] == "unlinked"
+	}, 30*time.Second, 50*time.Millisecond, "%v", list)
 }
 
 // codehostRuns answers the runs of team ops the code host started.
