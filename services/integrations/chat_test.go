@@ -42,8 +42,8 @@ const (
 
 // Baton users the chat users are linked to.
 var (
-	ann = auth.Principal{Type: auth.TypeUser, ID: "u-ann", Name: "Ann", Email: "ann@example.com", Person: "u-ann", Teams: map[string]string{"rel": auth.RoleEditor}}
-	own = auth.Principal{Type: auth.TypeUser, ID: "u-own", Name: "Owen", Email: "owen@example.com", Person: "u-own", Teams: map[string]string{"rel": auth.RoleOwner}}
+	ann  = auth.Principal{Type: auth.TypeUser, ID: "u-ann", Name: "Ann", Email: "ann@example.com", Person: "u-ann", Teams: map[string]string{"rel": auth.RoleEditor}}
+	own  = auth.Principal{Type: auth.TypeUser, ID: "u-own", Name: "Owen", Email: "owen@example.com", Person: "u-own", Teams: map[string]string{"rel": auth.RoleOwner}}
 	rita = auth.Principal{Type: auth.TypeUser, ID: "u-rita", Name: "Rita", Email: "rita@example.com", Person: "u-rita", Teams: map[string]string{"rel": auth.RoleReader}}
 )
 
@@ -158,9 +158,9 @@ func click(user, actionID, value string) string {
 	return interaction(map[string]any{"type": "block_actions", "team": map[string]any{"id": "T1", "domain": "acme"},
 		"user": map[string]any{"id": user, "team_id": "T1"}, "api_app_id": "A1", "trigger_id": "trig-click",
 		"container": map[string]any{"type": "message", "message_ts": "1700000000.1", "channel_id": "C-OPS"},
-		"channel": map[string]any{"id": "C-OPS", "name": "ops"}, "message": map[string]any{"ts": "1700000000.1", "text": "…"},
+		"channel":   map[string]any{"id": "C-OPS", "name": "ops"}, "message": map[string]any{"ts": "1700000000.1", "text": "…"},
 		"response_url": "https://hooks.chat.example.com/actions/T1/1/abc",
-		"actions": []any{map[string]any{"type": "button", "action_id": actionID, "block_id": "b1", "value": value, "action_ts": "1700000001.0"}}})
+		"actions":      []any{map[string]any{"type": "button", "action_id": actionID, "block_id": "b1", "value": value, "action_ts": "1700000001.0"}}})
 }
 
 func TestChatVerification(t *testing.T) {

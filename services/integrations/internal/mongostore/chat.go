@@ -198,9 +198,9 @@ func (s *ChatStore) MarkPosted(ctx context.Context, key string, until time.Time)
 }
 
 type chatActionMessagesDoc struct {
-	ID        string       `bson:"_id"`
+	ID        string           `bson:"_id"`
 	Messages  []chatMessageDoc `bson:"messages"`
-	ExpiresAt time.Time    `bson:"expiresAt"`
+	ExpiresAt time.Time        `bson:"expiresAt"`
 }
 
 type chatMessageDoc struct {
