@@ -349,6 +349,7 @@ func TestChatCommands(t *testing.T) {
 	assert.Equal(t, map[string]any{"env": "prod", "msg": "hello world"}, r.req.Params)
 	assert.Equal(t, runsapi.Initiator{Type: auth.TypeUser, ID: "u-ann", Name: "Ann", Person: "u-ann"}, r.req.InitiatedBy)
 	assert.True(t, strings.HasPrefix(r.req.IdempotencyKey, "chat:T1:trig-"), r.req.IdempotencyKey)
+	assert.Equal(t, map[string]string{domain.ChatChannelLabel: "T1/C-OPS"}, r.req.Labels)
 	ch, err := f.svc.areas.Chat.Store.FindRunChannel(t.Context(), "run-1")
 	require.NoError(t, err)
 	assert.Equal(t, domain.ChatChannel{WorkspaceID: "T1", ChannelID: "C-OPS"}, ch)
@@ -590,10 +591,33 @@ func TestChatPostsBack(t *testing.T) {
 	require.NoError(t, runEvent("run-2", "failed", "completed"))
 	assert.Len(t, f.chat.of("chat.postMessage"), 4)
 
+	// A chat run whose first event comes before the submit's record: its label names the
+	// channel, so its approval and its end are posted there. A label on a run of another
+	// trigger names nothing.
+	labelled := func(id, trigger, status, phase string) error {
+		run := events.WorkflowRun{ID: id, Team: "ops", WorkflowName: "build", Status: status, Phase: phase, Trigger: trigger,
+			Labels: map[string]string{domain.ChatChannelLabel: "T1/C-LABEL"}}
+		e, err := events.New(id+"/"+status+"/"+phase, events.Source("runs"), events.TypeStatusWorkflowRun, "/workflowrun/"+id+"/status/"+status, run)
+		require.NoError(t, err)
+		return handle(ctx, e)
+	}
+	require.NoError(t, labelled("run-fast", "chat", "running", "running"))
+	require.NoError(t, actionEvent(events.Action{ID: "act-3", Type: "approval", Status: "submitted", Team: "ops", WorkflowRunRef: "run-fast", TaskName: "approve"}))
+	require.NoError(t, labelled("run-fast", "chat", "succeeded", "completed"))
+	require.NoError(t, labelled("run-forged", "manual", "running", "running"))
+	require.NoError(t, actionEvent(events.Action{ID: "act-4", Type: "approval", Status: "submitted", Team: "ops", WorkflowRunRef: "run-forged", TaskName: "approve"}))
+	require.NoError(t, labelled("run-forged", "manual", "succeeded", "completed"))
+	posts = f.chat.of("chat.postMessage")[4:]
+	require.Len(t, posts, 2)
+	for _, p := range posts {
+		assert.Equal(t, "C-LABEL", p.Body["channel"])
+		assert.Contains(t, p.Body["text"], "run-fast")
+	}
+
 	// A refusal (a workspace without the app) is dropped: trying again cannot mend it.
 	require.NoError(t, store.SaveRunChannel(ctx, "run-3", domain.ChatChannel{WorkspaceID: "T-GONE", ChannelID: "C"}, f.clock.Now().Add(time.Hour)))
 	assert.NoError(t, runEvent("run-3", "failed", "completed"))
-	assert.Len(t, f.chat.of("chat.postMessage"), 4)
+	assert.Len(t, f.chat.of("chat.postMessage"), 6)
 }
 
 // Stand-ins for the other services.

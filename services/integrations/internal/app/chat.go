@@ -435,14 +435,16 @@ func (c *Chat) submit(ctx context.Context, p auth.Principal, r ChatRequest, team
 	for k, v := range values {
 		params[k] = v
 	}
+	ch := domain.ChatChannel{WorkspaceID: r.WorkspaceID, ChannelID: r.ChannelID}
 	req := runsapi.SubmitRun{Params: params, Trigger: "chat", IdempotencyKey: "chat:" + r.WorkspaceID + ":" + r.TriggerID,
+		Labels: map[string]string{domain.ChatChannelLabel: ch.String()},
 		InitiatedBy: runsapi.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email), Person: cmp.Or(p.Person, p.ID)}}
 	run, err := c.Runs.Submit(ctx, team, workflow, req)
 	if err != nil {
 		return "", err
 	}
-	if err := c.Store.SaveRunChannel(ctx, run.ID, domain.ChatChannel{WorkspaceID: r.WorkspaceID, ChannelID: r.ChannelID}, c.Now().Add(runChannelTTL)); err != nil {
-		// The run is made; only its status will not be posted.
+	if err := c.Store.SaveRunChannel(ctx, run.ID, ch, c.Now().Add(runChannelTTL)); err != nil {
+		// The run is made, and its label names the channel: its status events save it.
 		c.Log.Warn("cannot remember a chat run's channel", "run", run.ID, "error", err)
 	}
 	return run.ID, nil

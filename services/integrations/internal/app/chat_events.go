@@ -192,20 +192,33 @@ func actionButtons(team, id string) []domain.ChatButton {
 }
 
 // RunStatus posts the end of a run started from chat to its channel. eventID is the
-// status event's id: a redelivered event is not posted again.
+// status event's id: a redelivered event is not posted again. A chat run's first events
+// record its channel (from its label) before any of its actions is announced: a run's
+// events come in order, and the submit's own record may be written after the first.
 func (c *Chat) RunStatus(ctx context.Context, eventID string, run events.WorkflowRun) error {
+	// Only the chat trigger's runs count: anyone may label a run they submit.
+	ch, labelled := domain.ParseChatChannel(run.Labels[domain.ChatChannelLabel])
+	labelled = labelled && run.Trigger == "chat"
+	if labelled && run.Phase != "completed" && run.Phase != "finalized" {
+		_, err := c.Store.FindRunChannel(ctx, run.ID)
+		if errors.Is(err, domain.ErrChatNotFound) {
+			return c.Store.SaveRunChannel(ctx, run.ID, ch, c.Now().Add(runChannelTTL))
+		}
+		return err
+	}
 	if run.Phase != "completed" {
 		return nil
 	}
-	ch, err := c.Store.FindRunChannel(ctx, run.ID)
-	if errors.Is(err, domain.ErrChatNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
+	if !labelled {
+		var err error
+		if ch, err = c.Store.FindRunChannel(ctx, run.ID); errors.Is(err, domain.ErrChatNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
 	}
 	text := domain.RunStatusText(run.Team, run.WorkflowName, run.ID, run.Status, c.runLink(run.Team, run.ID))
-	_, err = c.post(ctx, eventID, ch, domain.ChatMessage{Text: text})
+	_, err := c.post(ctx, eventID, ch, domain.ChatMessage{Text: text})
 	return err
 }
 

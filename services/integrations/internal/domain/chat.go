@@ -339,5 +339,22 @@ type ChatChannel struct {
 	ChannelID   string
 }
 
+// ChatChannelLabel is the label of a run started from chat naming its channel
+// (ChatChannel.String). A run's status events carry its labels, so the channel is known
+// from the run's first event on, however soon it comes after the submit.
+const ChatChannelLabel = "chat.baton.io/channel"
+
+// String writes the channel as "<workspace>/<channel>".
+func (c ChatChannel) String() string { return c.WorkspaceID + "/" + c.ChannelID }
+
+// ParseChatChannel reads what ChatChannel.String wrote.
+func ParseChatChannel(s string) (ChatChannel, bool) {
+	ws, ch, ok := strings.Cut(s, "/")
+	if !ok || ws == "" || ch == "" {
+		return ChatChannel{}, false
+	}
+	return ChatChannel{WorkspaceID: ws, ChannelID: ch}, true
+}
+
 // ErrChatNotFound is the error of a chat record (install, link, channel) not kept.
 var ErrChatNotFound = errors.New("chat record not found")
