@@ -437,7 +437,7 @@ func (c *Chat) submit(ctx context.Context, p auth.Principal, r ChatRequest, team
 	}
 	ch := domain.ChatChannel{WorkspaceID: r.WorkspaceID, ChannelID: r.ChannelID}
 	req := runsapi.SubmitRun{Params: params, Trigger: "chat", IdempotencyKey: "chat:" + r.WorkspaceID + ":" + r.TriggerID,
-		Labels: map[string]string{domain.ChatChannelLabel: ch.String()},
+		Labels:      map[string]string{domain.ChatChannelLabel: ch.String()},
 		InitiatedBy: runsapi.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email), Person: cmp.Or(p.Person, p.ID)}}
 	run, err := c.Runs.Submit(ctx, team, workflow, req)
 	if err != nil {
