@@ -91,7 +91,10 @@ func (f *fakeChat) serve(w http.ResponseWriter, r *http.Request) {
 		answer(map[string]any{"ok": true, "user": map[string]any{"id": body["user"], "deleted": false, "profile": map[string]any{"email": email}}})
 	case "chat.postMessage":
 		f.ts++
-		answer(map[string]any{"ok": true, "channel": body["channel"], "ts": "1700000000." + strconv.Itoa(f.ts)})
+		ts := "1700000000." + strconv.Itoa(f.ts)
+		// Kept with the call, so a test can click the message's buttons.
+		body["answeredTS"] = ts
+		answer(map[string]any{"ok": true, "channel": body["channel"], "ts": ts})
 	case "chat.update", "chat.postEphemeral", "views.open", "views.publish":
 		answer(map[string]any{"ok": true})
 	default:

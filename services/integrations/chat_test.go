@@ -155,10 +155,15 @@ func interaction(payload map[string]any) string {
 }
 
 func click(user, actionID, value string) string {
+	return clickIn(user, actionID, value, "C-OPS", "1700000000.1")
+}
+
+// clickIn is a click on the button of message ts of channel.
+func clickIn(user, actionID, value, channel, ts string) string {
 	return interaction(map[string]any{"type": "block_actions", "team": map[string]any{"id": "T1", "domain": "acme"},
 		"user": map[string]any{"id": user, "team_id": "T1"}, "api_app_id": "A1", "trigger_id": "trig-click",
-		"container": map[string]any{"type": "message", "message_ts": "1700000000.1", "channel_id": "C-OPS"},
-		"channel":   map[string]any{"id": "C-OPS", "name": "ops"}, "message": map[string]any{"ts": "1700000000.1", "text": "…"},
+		"container": map[string]any{"type": "message", "message_ts": ts, "channel_id": channel},
+		"channel":   map[string]any{"id": channel, "name": "ops"}, "message": map[string]any{"ts": ts, "text": "…"},
 		"response_url": "https://hooks.chat.example.com/actions/T1/1/abc",
 		"actions":      []any{map[string]any{"type": "button", "action_id": actionID, "block_id": "b1", "value": value, "action_ts": "1700000001.0"}}})
 }
@@ -489,6 +494,7 @@ func TestChatInteractivity(t *testing.T) {
 	require.Len(t, updates, 1)
 	assert.Equal(t, "1700000000.1", updates[0].Body["ts"])
 	assert.Contains(t, updates[0].Body["text"], "approved by Ann")
+	assert.Empty(t, buttons(updates[0].Body), "one approval decides an action of one approver")
 
 	// A click by someone the actions API refuses: told alone, the message unchanged.
 	code, out = post(click("U-RITA", domain.ActionReject, value))
@@ -571,16 +577,37 @@ func TestChatPostsBack(t *testing.T) {
 	require.NoError(t, actionEvent(other))
 	assert.Len(t, f.chat.of("chat.postMessage"), 3)
 
+	// Ann approves in the run's channel: one of two approvals, so the buttons stay.
+	runPost := posts[0]
+	if runPost.Body["channel"] != "C-RUN" {
+		runPost = posts[1]
+	}
+	code, out := f.send(t, chatReq{path: "/api/v2/integration/chat/interactivity", contentType: formType,
+		body: clickIn("U-ANN", domain.ActionApprove, "rel/act-1", "C-RUN", runPost.Body["answeredTS"].(string))})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	updates := f.chat.of("chat.update")
+	require.Len(t, updates, 1)
+	assert.Equal(t, runPost.Body["answeredTS"], updates[0].Body["ts"])
+	assert.Contains(t, updates[0].Body["text"], "Check staging first.")
+	assert.Contains(t, updates[0].Body["text"], "approved by Ann")
+	assert.Equal(t, []string{domain.ActionApprove, domain.ActionReject}, buttons(updates[0].Body))
+
 	// Decided: both messages show the outcome, without buttons; once.
 	act.Status = "approved"
 	require.NoError(t, actionEvent(act))
 	require.NoError(t, actionEvent(act))
-	updates := f.chat.of("chat.update")
+	updates = f.chat.of("chat.update")[1:]
 	require.Len(t, updates, 2)
 	for _, u := range updates {
 		assert.Empty(t, buttons(u.Body))
 		assert.Contains(t, u.Body["text"], "*approved*")
 	}
+	// A click that comes after leaves the outcome alone.
+	f.clock.advance(time.Second)
+	code, out = f.send(t, chatReq{path: "/api/v2/integration/chat/interactivity", contentType: formType,
+		body: clickIn("U-ANN", domain.ActionApprove, "rel/act-1", "C-RUN", runPost.Body["answeredTS"].(string))})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Len(t, f.chat.of("chat.update"), 3)
 
 	// The platform down: the handler fails, so the consumer tries again; once it is back,
 	// the message is posted.

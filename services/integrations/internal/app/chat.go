@@ -48,12 +48,17 @@ type ChatStore interface {
 	FindActionMessages(ctx context.Context, actionID string) ([]ActionMessage, error)
 }
 
-// ActionMessage is a message posted for an action: where, and what it said.
+// ActionMessage is a message posted for an action: where, what it says, and what it
+// knows of the votes: how many approvals decide (Quorum), how many were clicked there
+// (Votes), and whether the action is closed, after which the message has no buttons.
 type ActionMessage struct {
 	ActionID string
 	Channel  domain.ChatChannel
 	TS       string
 	Text     string
+	Quorum   int
+	Votes    int
+	Closed   bool
 }
 
 // ChatPlatform is the chat platform's Web API.
@@ -383,10 +388,18 @@ func (c *Chat) run(ctx context.Context, p auth.Principal, r ChatRequest, cmd dom
 }
 
 func (c *Chat) startedText(p auth.Principal, team, workflow, id string) string {
-	return fmt.Sprintf("▶️ %s started *%s/%s*: run `%s` — %s", cmp.Or(p.Name, p.Email), team, workflow, id, c.runLink(team, id))
+	s := fmt.Sprintf("▶️ %s started *%s/%s*: run `%s`", cmp.Or(p.Name, p.Email), team, workflow, id)
+	if link := c.runLink(team, id); link != "" {
+		s += " — " + link
+	}
+	return s
 }
 
+// runLink is where a run is read, or "" when Baton's public address is not configured.
 func (c *Chat) runLink(team, id string) string {
+	if c.PublicURL == "" {
+		return ""
+	}
 	return strings.TrimRight(c.PublicURL, "/") + "/api/v2/team/" + url.PathEscape(team) + "/workflowrun/" + url.PathEscape(id)
 }
 
@@ -436,7 +449,13 @@ func (c *Chat) submit(ctx context.Context, p auth.Principal, r ChatRequest, team
 		params[k] = v
 	}
 	ch := domain.ChatChannel{WorkspaceID: r.WorkspaceID, ChannelID: r.ChannelID}
-	req := runsapi.SubmitRun{Params: params, Trigger: "chat", IdempotencyKey: "chat:" + r.WorkspaceID + ":" + r.TriggerID,
+	// The platform gives every command and submission its own trigger id; a request
+	// without one is its own run.
+	key := "chat:" + r.WorkspaceID + ":" + r.TriggerID
+	if r.TriggerID == "" {
+		key = fmt.Sprintf("chat:%s:%s@%d", r.WorkspaceID, r.UserID, c.Now().UnixNano())
+	}
+	req := runsapi.SubmitRun{Params: params, Trigger: "chat", IdempotencyKey: key,
 		Labels:      map[string]string{domain.ChatChannelLabel: ch.String()},
 		InitiatedBy: runsapi.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email), Person: cmp.Or(p.Person, p.ID)}}
 	run, err := c.Runs.Submit(ctx, team, workflow, req)

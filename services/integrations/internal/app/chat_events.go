@@ -155,32 +155,44 @@ func (c *Chat) decide(ctx context.Context, in ChatInteraction) error {
 	if in.ChannelID == "" || in.MessageTS == "" {
 		return nil
 	}
+	m := c.actionMessage(ctx, id, domain.ChatChannel{WorkspaceID: in.WorkspaceID, ChannelID: in.ChannelID}, in.MessageTS)
+	if m.Closed {
+		// The outcome is on the message already.
+		return nil
+	}
 	verb := "✅ approved"
-	if !approved {
+	if approved {
+		m.Votes++
+	} else {
 		verb = "❌ rejected"
 	}
-	text := c.actionText(ctx, id, in.ChannelID) + "\n" + fmt.Sprintf("%s by %s", verb, cmp.Or(p.Name, p.Email))
-	msg := domain.ChatMessage{Text: text, Sections: []string{text}, Buttons: actionButtons(team, id)}
+	m.Text += "\n" + fmt.Sprintf("%s by %s", verb, cmp.Or(p.Name, p.Email))
+	msg := domain.ChatMessage{Text: m.Text, Sections: []string{m.Text}}
+	// Buttons stay while more approvals are needed: a rejection, or the last approval,
+	// decides the action.
+	if approved && m.Votes < max(m.Quorum, 1) {
+		msg.Buttons = actionButtons(team, id)
+	}
 	if err := c.Platform.UpdateMessage(ctx, token, in.ChannelID, in.MessageTS, msg); err != nil {
 		c.Log.Warn("cannot update an action's chat message", "action", id, "error", err)
 	}
-	if err := c.Store.SaveActionMessage(ctx, ActionMessage{ActionID: id, Channel: domain.ChatChannel{WorkspaceID: in.WorkspaceID, ChannelID: in.ChannelID}, TS: in.MessageTS, Text: text}); err != nil {
+	if err := c.Store.SaveActionMessage(ctx, m); err != nil {
 		c.Log.Warn("cannot remember an action's chat message", "action", id, "error", err)
 	}
 	return nil
 }
 
-// actionText is what the message of action id in channel says now.
-func (c *Chat) actionText(ctx context.Context, id, channel string) string {
+// actionMessage is the message of action id in ch, as kept, or a new record of it.
+func (c *Chat) actionMessage(ctx context.Context, id string, ch domain.ChatChannel, ts string) ActionMessage {
 	ms, err := c.Store.FindActionMessages(ctx, id)
 	if err == nil {
 		for _, m := range ms {
-			if m.Channel.ChannelID == channel {
-				return m.Text
+			if m.Channel == ch {
+				return m
 			}
 		}
 	}
-	return "Action `" + id + "`"
+	return ActionMessage{ActionID: id, Channel: ch, TS: ts, Text: "Action `" + id + "`"}
 }
 
 func actionButtons(team, id string) []domain.ChatButton {
@@ -258,7 +270,7 @@ func (c *Chat) ActionStatus(ctx context.Context, eventID string, a events.Action
 		if ts == "" {
 			continue
 		}
-		if err := c.Store.SaveActionMessage(ctx, ActionMessage{ActionID: a.ID, Channel: ch, TS: ts, Text: text}); err != nil {
+		if err := c.Store.SaveActionMessage(ctx, ActionMessage{ActionID: a.ID, Channel: ch, TS: ts, Text: text, Quorum: a.NumberOfApprovers}); err != nil {
 			return err
 		}
 	}
@@ -309,6 +321,10 @@ func (c *Chat) closeAction(ctx context.Context, eventID string, a events.Action)
 			if err := ignoreRefusal(c, err); err != nil {
 				return err
 			}
+		}
+		m.Text, m.Closed = text, true
+		if err := c.Store.SaveActionMessage(ctx, m); err != nil {
+			return err
 		}
 		if err := c.Store.MarkPosted(ctx, key, c.Now().Add(postedTTL)); err != nil {
 			return err

@@ -208,6 +208,9 @@ type chatMessageDoc struct {
 	Channel   string `bson:"channel"`
 	TS        string `bson:"ts"`
 	Text      string `bson:"text"`
+	Quorum    int    `bson:"quorum,omitempty"`
+	Votes     int    `bson:"votes,omitempty"`
+	Closed    bool   `bson:"closed,omitempty"`
 }
 
 // chatActionMessagesTTL is how long an action's messages are kept for updates.
@@ -222,7 +225,7 @@ func (s *ChatStore) SaveActionMessage(ctx context.Context, m app.ActionMessage) 
 		return err
 	}
 	d.ID, d.ExpiresAt = m.ActionID, time.Now().Add(chatActionMessagesTTL)
-	md := chatMessageDoc{Workspace: m.Channel.WorkspaceID, Channel: m.Channel.ChannelID, TS: m.TS, Text: m.Text}
+	md := chatMessageDoc{Workspace: m.Channel.WorkspaceID, Channel: m.Channel.ChannelID, TS: m.TS, Text: m.Text, Quorum: m.Quorum, Votes: m.Votes, Closed: m.Closed}
 	replaced := false
 	for i, x := range d.Messages {
 		if x.Workspace == md.Workspace && x.Channel == md.Channel {
@@ -246,7 +249,8 @@ func (s *ChatStore) FindActionMessages(ctx context.Context, actionID string) ([]
 	}
 	out := make([]app.ActionMessage, len(d.Messages))
 	for i, m := range d.Messages {
-		out[i] = app.ActionMessage{ActionID: actionID, Channel: domain.ChatChannel{WorkspaceID: m.Workspace, ChannelID: m.Channel}, TS: m.TS, Text: m.Text}
+		out[i] = app.ActionMessage{ActionID: actionID, Channel: domain.ChatChannel{WorkspaceID: m.Workspace, ChannelID: m.Channel}, TS: m.TS, Text: m.Text,
+			Quorum: m.Quorum, Votes: m.Votes, Closed: m.Closed}
 	}
 	return out, nil
 }
