@@ -82,8 +82,7 @@ func newChatFixture(t *testing.T) *chatFixture {
 		Deps{DB: f.db, Signer: f.signer, Logger: logger, Runs: f.runs, Workflows: workflows, Settings: f.settings, People: f.people,
 			Actions: f.actions, Params: params, Now: f.clock.Now})
 	require.NoError(t, err)
-	f.app = httpx.NewApp(httpx.Config{Name: Name, Logger: logger, NoTracing: true})
-	f.svc.Routes(f.app)
+	f.app = f.serve(f.svc)
 	// The workspace's install, as the install flow leaves it.
 	require.NoError(t, f.svc.areas.Chat.Store.SaveChatInstall(t.Context(), domain.ChatInstall{WorkspaceID: "T1", WorkspaceName: "Acme", BotUserID: "UBOT", BotToken: fakeBotToken}))
 	f.chat.setEmail("U-ANN", ann.Email)
@@ -91,6 +90,22 @@ func newChatFixture(t *testing.T) *chatFixture {
 	f.chat.setEmail("U-RITA", rita.Email)
 	f.chat.setEmail("U-STRANGER", "nobody@example.com")
 	return f
+}
+
+func (f *chatFixture) serve(svc *Service) *fiber.App {
+	app := httpx.NewApp(httpx.Config{Name: Name, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), NoTracing: true})
+	svc.Routes(app)
+	return app
+}
+
+// replica is another replica of the service on the fixture's database.
+func (f *chatFixture) replica(t *testing.T) *fiber.App {
+	t.Helper()
+	svc, err := New(t.Context(), Config{SecretKey: chatTestKey, ChatAPIURL: f.chat.srv.URL},
+		Deps{DB: f.db, Signer: f.signer, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Runs: f.runs, Workflows: fakeWorkflows{},
+			Settings: f.settings, People: f.people, Actions: f.actions, Params: fakeParams{}, Now: f.clock.Now})
+	require.NoError(t, err)
+	return f.serve(svc)
 }
 
 // chatReq is a request as the platform sends it: body signed at ts (now when zero).
@@ -199,6 +214,36 @@ func TestChatVerification(t *testing.T) {
 		}
 	}
 	assert.Len(t, f.runs.all(), 1, "only the good request ran")
+
+	// Another replica refuses the replay too.
+	other := f.replica(t)
+	req := httptest.NewRequest(http.MethodPost, "/api/v2/integration/chat/commands", strings.NewReader(body))
+	req.Header.Set("Content-Type", formType)
+	req.Header.Set("x-chat-request-timestamp", ts(0))
+	req.Header.Set("x-chat-signature", domain.SignChatRequest(chatSigningSecret, ts(0), []byte(body)))
+	require.NoError(t, f.signer.SetHeaders(auth.Anonymous, req.Header.Set))
+	resp, err := other.Test(req, -1)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Len(t, f.runs.all(), 1)
+
+	// Signatures are kept past the window, then swept.
+	store := f.svc.areas.Chat.Store.(interface {
+		Sweep(ctx context.Context, now time.Time) error
+	})
+	sigs := f.db.Collection("chat_signatures")
+	n, err := sigs.CountDocuments(t.Context(), bson.M{})
+	require.NoError(t, err)
+	require.Positive(t, n)
+	require.NoError(t, store.Sweep(t.Context(), now.Add(domain.ChatSignatureWindow)))
+	n2, err := sigs.CountDocuments(t.Context(), bson.M{})
+	require.NoError(t, err)
+	assert.Equal(t, n, n2, "still within reach of a replay")
+	require.NoError(t, store.Sweep(t.Context(), now.Add(2*domain.ChatSignatureWindow+time.Second)))
+	n2, err = sigs.CountDocuments(t.Context(), bson.M{})
+	require.NoError(t, err)
+	assert.Zero(t, n2)
 
 	// Every chat endpoint, and /webhook with the chat signature, is verified.
 	for _, path := range []string{"/api/v2/integration/chat/events", "/api/v2/integration/chat/interactivity", "/api/v2/webhook"} {
