@@ -34,7 +34,7 @@ type chatCall struct {
 
 const fakeBotToken = "xoxb-fake-bot-token-1234"
 
-func newFakeChat(t *testing.T) *fakeChat {
+func newFakeChat(t testing.TB) *fakeChat {
 	t.Helper()
 	f := &fakeChat{emails: map[string]string{}, token: fakeBotToken}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))

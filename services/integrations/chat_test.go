@@ -62,7 +62,7 @@ type chatFixture struct {
 	actions  *fakeActions
 }
 
-func newChatFixture(t *testing.T) *chatFixture {
+func newChatFixture(t testing.TB) *chatFixture {
 	t.Helper()
 	client, err := mongox.Connect(t.Context(), testkit.MongoURI(t))
 	require.NoError(t, err)
@@ -117,7 +117,7 @@ type chatReq struct {
 	sig         string // overrides the signature; "-" sends none
 }
 
-func (f *chatFixture) send(t *testing.T, r chatReq) (int, map[string]any) {
+func (f *chatFixture) send(t testing.TB, r chatReq) (int, map[string]any) {
 	t.Helper()
 	if r.ts == "" {
 		r.ts = strconv.FormatInt(f.clock.Now().Unix(), 10)
@@ -134,7 +134,7 @@ func (f *chatFixture) send(t *testing.T, r chatReq) (int, map[string]any) {
 	return f.do(t, req)
 }
 
-func (f *chatFixture) do(t *testing.T, req *http.Request) (int, map[string]any) {
+func (f *chatFixture) do(t testing.TB, req *http.Request) (int, map[string]any) {
 	t.Helper()
 	require.NoError(t, f.signer.SetHeaders(auth.Anonymous, req.Header.Set))
 	resp, err := f.app.Test(req, -1)
@@ -833,4 +833,21 @@ func (a *fakeActions) all() []decision {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]decision(nil), a.decided...)
+}
+
+// BenchmarkChatCommand is one `/baton run` from a linked user: the signature checked and
+// recorded against replays, the user's principal (cached), the run submitted (a stand-in)
+// and its channel recorded, the answer written.
+func BenchmarkChatCommand(b *testing.B) {
+	f := newChatFixture(b)
+	code, out := f.send(b, chatReq{path: "/api/v2/integration/chat/commands", contentType: formType, body: command("U-ANN", "C-OPS", "run rel/build", "warm")})
+	require.Equal(b, http.StatusOK, code, "%v", out)
+	b.ResetTimer()
+	for i := range b.N {
+		code, out := f.send(b, chatReq{path: "/api/v2/integration/chat/commands", contentType: formType,
+			body: command("U-ANN", "C-OPS", "run rel/build n="+strconv.Itoa(i), "trig-"+strconv.Itoa(i))})
+		if code != http.StatusOK || out["response_type"] != "in_channel" {
+			b.Fatalf("%d %v", code, out)
+		}
+	}
 }
