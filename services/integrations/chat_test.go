@@ -690,6 +690,15 @@ func TestChatPostsBack(t *testing.T) {
 	require.NoError(t, store.SaveRunChannel(ctx, "run-3", domain.ChatChannel{WorkspaceID: "T-GONE", ChannelID: "C"}, f.clock.Now().Add(time.Hour)))
 	assert.NoError(t, runEvent("run-3", "failed", "completed"))
 	assert.Len(t, f.chat.of("chat.postMessage"), 6)
+
+	// A manual action is posted with buttons too.
+	require.NoError(t, actionEvent(events.Action{ID: "act-5", Type: "manual", Status: "submitted", Team: "ops", WorkflowRunRef: "run-chat", TaskName: "check",
+		Instructions: "Look at the dashboard."}))
+	posts = f.chat.of("chat.postMessage")
+	require.Len(t, posts, 7)
+	assert.Equal(t, "C-RUN", posts[6].Body["channel"])
+	assert.Contains(t, posts[6].Body["text"], "waits for manual")
+	assert.Equal(t, []string{domain.ActionApprove, domain.ActionReject}, buttons(posts[6].Body))
 }
 
 // Stand-ins for the other services.

@@ -258,10 +258,7 @@ func (c *Chat) ActionStatus(ctx context.Context, eventID string, a events.Action
 		}
 	}
 	text := actionOpenText(a)
-	msg := domain.ChatMessage{Text: text, Sections: []string{text}}
-	if a.Type == "approval" {
-		msg.Buttons = actionButtons(a.Team, a.ID)
-	}
+	msg := domain.ChatMessage{Text: text, Sections: []string{text}, Buttons: actionButtons(a.Team, a.ID)}
 	for _, ch := range channels {
 		ts, err := c.post(ctx, eventID+"@"+ch.WorkspaceID+"/"+ch.ChannelID, ch, msg)
 		if err != nil {
@@ -289,8 +286,9 @@ func actionOpenText(a events.Action) string {
 	if a.Instructions != "" {
 		b.WriteString("\n> " + strings.ReplaceAll(a.Instructions, "\n", "\n> "))
 	}
-	if a.Type == "manual" {
-		b.WriteString("\nComplete it in Baton.")
+	if a.Type == "manual" && len(a.Params) > 0 && string(a.Params) != "null" && string(a.Params) != "[]" {
+		// Buttons carry no values: a form with required fields is completed in Baton.
+		b.WriteString("\nIts form is filled in Baton.")
 	}
 	return b.String()
 }
