@@ -141,7 +141,6 @@ type Event struct {
 const (
 	EventURLVerification = "url_verification"
 	EventCallback        = "event_callback"
-	EventAppHomeOpened   = "app_home_opened"
 )
 
 // ParseEvent reads an Events API body.
@@ -185,12 +184,6 @@ type Interaction struct {
 	Metadata   string
 	Values     map[string]string
 }
-
-// Interaction types Baton handles.
-const (
-	InteractionBlockActions   = "block_actions"
-	InteractionViewSubmission = "view_submission"
-)
 
 // ParseInteraction reads an interactivity request's form, whose field payload is the
 // interaction as JSON.
