@@ -5,6 +5,7 @@
 package integrations
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,11 +24,13 @@ import (
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/identityapi"
 	"github.com/baton-flow/baton/libs/kafkax"
+	"github.com/baton-flow/baton/libs/peer"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/integrations/internal/app"
+	"github.com/baton-flow/baton/services/integrations/internal/chatapi"
 	"github.com/baton-flow/baton/services/integrations/internal/domain"
 	"github.com/baton-flow/baton/services/integrations/internal/httpapi"
 	"github.com/baton-flow/baton/services/integrations/internal/mongostore"
@@ -110,6 +113,12 @@ type (
 	People = app.People
 	// Teams tells whether a team exists; default: identity's internal API.
 	Teams = app.Teams
+	// Actions decides actions as a chat user's Baton user; default: the runs service's
+	// public actions API, called as that user.
+	Actions = app.Actions
+	// WorkflowParams reads a workflow's params (the chat run modal); default: the
+	// workflows service's internal API.
+	WorkflowParams = app.WorkflowParams
 )
 
 // Deps are what the service needs from its process.
@@ -127,6 +136,8 @@ type Deps struct {
 	Settings  Settings
 	People    People
 	Teams     Teams
+	Actions   Actions
+	Params    WorkflowParams
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -168,27 +179,104 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if deps.Teams == nil {
 		deps.Teams = teamsPeer{identityapi.New(deps.Resolver, deps.Signer, self)}
 	}
-	if _, err := secrets.FromString(cfg.SecretKey); err != nil {
-		return nil, fmt.Errorf("integrations: %s: %w", secrets.EnvKey, err)
+	if (deps.Actions == nil || deps.Params == nil) && (deps.Resolver == nil || deps.Signer == nil) {
+		return nil, errors.New("integrations: a Resolver and a Signer are required to reach the runs and workflows services")
 	}
-	secretKey, err := secrets.ParseKey(cfg.SecretKey)
+	if deps.Actions == nil {
+		deps.Actions = actionsPeer{peer.New(runsapi.Service, deps.Resolver, deps.Signer, actionsTimeout)}
+	}
+	if deps.Params == nil {
+		deps.Params = paramsPeer{workflowsapi.New(deps.Resolver, deps.Signer, self)}
+	}
+	box, err := secrets.FromString(cfg.SecretKey)
 	if err != nil {
 		return nil, fmt.Errorf("integrations: %s: %w", secrets.EnvKey, err)
 	}
+	key, err := secrets.ParseKey(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("integrations: %s: %w", secrets.EnvKey, err)
+	}
+
 	codehostStore := mongostore.NewCodeHostStore(deps.DB)
 	if err := codehostStore.EnsureIndexes(ctx); err != nil {
 		return nil, err
 	}
-	codehost := app.NewCodeHost(app.CodeHostConfig{AppURL: cfg.CodeHostAppURL, StateKey: domain.StateKey(secretKey)}, app.CodeHostDeps{
+	codehost := app.NewCodeHost(app.CodeHostConfig{AppURL: cfg.CodeHostAppURL, StateKey: domain.CodeHostStateKey(key)}, app.CodeHostDeps{
 		Store: codehostStore, Runs: deps.Runs, Workflows: deps.Workflows, Settings: deps.Settings, Teams: deps.Teams, Now: deps.Now, Log: deps.Logger})
 	codehostTeams := kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID + "-codehost", Topic: events.TeamEvents, Handler: codehostTeamEvents(codehost), Logger: deps.Logger,
 	})
-	return &Service{
+
+	chatStore := mongostore.NewChatStore(deps.DB, box)
+	if err := chatStore.EnsureIndexes(ctx); err != nil {
+		return nil, err
+	}
+	chat := &app.Chat{Store: chatStore, Platform: chatapi.New(cmp.Or(cfg.ChatAPIURL, DefaultChatAPIURL), chatCallTimeout),
+		Runs: deps.Runs, Workflows: deps.Workflows, Params: deps.Params, Settings: deps.Settings, People: deps.People, Actions: deps.Actions,
+		StateKey: app.ChatStateKey(key), PublicURL: cfg.PublicURL, AuthorizeURL: cmp.Or(cfg.ChatAuthorizeURL, DefaultChatAuthorizeURL),
+		Now: deps.Now, Log: deps.Logger.With("area", "chat")}
+	codehost.Chat = chat.Integration
+	s := &Service{
 		signer: deps.Signer,
-		areas:  httpapi.Areas{Events: &app.Events{}, CodeHost: codehost, Chat: &app.Chat{}, Now: deps.Now},
+		areas:  httpapi.Areas{Events: &app.Events{}, CodeHost: codehost, Chat: chat, Now: deps.Now},
 		runs:   []func(context.Context) error{codehost.PurgeDeliveries, codehostTeams.Run},
-	}, nil
+	}
+	s.runs = append(s.runs, kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+		GroupID: cfg.GroupID + "-chat", Topic: events.RunEvents, Handler: chatRunEvents(chat), Logger: deps.Logger,
+		Concurrency: chatConcurrency, MaxAttempts: chatAttempts, Backoff: time.Second, MaxBackoff: 30 * time.Second, DisableDeadLetter: true,
+	}).Run, sweep(chatStore.Sweep, deps.Now, deps.Logger))
+	return s, nil
+}
+
+// The chat platform's pace: each call is bounded, and a message that cannot be posted is
+// tried chatAttempts times over about a minute, then dropped and logged. Its own consumer
+// group and chatConcurrency runs at once keep a slow platform from holding anything else.
+const (
+	chatCallTimeout = 10 * time.Second
+	chatAttempts    = 6
+	chatConcurrency = 16
+)
+
+// chatRunEvents posts run ends and actions to chat channels.
+func chatRunEvents(chat *app.Chat) kafkax.Handler {
+	return func(ctx context.Context, e event.Event) error {
+		switch e.Type() {
+		case events.TypeStatusWorkflowRun:
+			d, err := events.Decode[events.WorkflowRun](e)
+			if err != nil {
+				return kafkax.Permanent(err)
+			}
+			return chat.RunStatus(ctx, e.ID(), d)
+		case events.TypeStatusAction:
+			d, err := events.Decode[events.Action](e)
+			if err != nil {
+				return kafkax.Permanent(err)
+			}
+			return chat.ActionStatus(ctx, e.ID(), d)
+		}
+		return nil
+	}
+}
+
+// sweepEvery is how often expired records are removed.
+const sweepEvery = time.Minute
+
+// sweep runs fn every sweepEvery until ctx ends.
+func sweep(fn func(context.Context, time.Time) error, now func() time.Time, log *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		t := time.NewTicker(sweepEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				if err := fn(ctx, now()); err != nil && ctx.Err() == nil {
+					log.Warn("cannot remove expired records", "error", err)
+				}
+			}
+		}
+	}
 }
 
 // codehostTeamEvents removes a deleted team's code-host links. Other types are skipped.

@@ -2,13 +2,18 @@ package integrations
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/identityapi"
+	"github.com/baton-flow/baton/libs/param"
+	"github.com/baton-flow/baton/libs/peer"
 	"github.com/baton-flow/baton/libs/runsapi"
+	"github.com/baton-flow/baton/libs/workflowsapi"
 )
 
 // runsPeer is app.Runs on the runs service's internal API.
@@ -71,4 +76,36 @@ func (s *settingsPeer) IntegrationSettings(ctx context.Context) (identityapi.Int
 	s.last, s.at = st, s.now()
 	s.mu.Unlock()
 	return st, nil
+}
+
+// actionsTimeout bounds a decision on the runs service.
+const actionsTimeout = 10 * time.Second
+
+// actionsPeer is app.Actions on the runs service's public actions API, called as the
+// person deciding: the runs service applies every rule of a decision to them.
+type actionsPeer struct{ c *peer.Client }
+
+func (a actionsPeer) Decide(ctx context.Context, as auth.Principal, team, actionID string, approved bool, comments string) error {
+	ctx, cancel := context.WithTimeout(ctx, actionsTimeout)
+	defer cancel()
+	body := []map[string]any{{"id": actionID, "approved": approved, "comments": comments}}
+	ans, err := a.c.Call(ctx, as, http.MethodPut, "/api/v2/team/"+url.PathEscape(team)+"/action", nil, body, nil)
+	if err != nil {
+		return err
+	}
+	if ans.Status == http.StatusNoContent || ans.Status == http.StatusOK {
+		return nil
+	}
+	return a.c.Refused(ans)
+}
+
+// paramsPeer is app.WorkflowParams on the workflows service: the latest version's params.
+type paramsPeer struct{ c *workflowsapi.Client }
+
+func (p paramsPeer) Params(ctx context.Context, team, workflow string) ([]param.Param, error) {
+	v, err := p.c.WorkflowVersion(ctx, team, workflow, 0)
+	if err != nil {
+		return nil, err
+	}
+	return v.Params, nil
 }

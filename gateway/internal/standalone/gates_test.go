@@ -26,8 +26,13 @@ const gatesServiceKey = "gates-test-service-key-0123456789"
 
 func startGates(t *testing.T) *gates {
 	t.Helper()
-	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0",
-		"BATON_LOG_LEVEL": "error", "BATON_SERVICE_KEY": gatesServiceKey})
+	return setUpGates(t, start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0",
+		"BATON_LOG_LEVEL": "error", "BATON_SERVICE_KEY": gatesServiceKey}))
+}
+
+// setUpGates makes gates' team and tokens on b, started with BATON_SERVICE_KEY gatesServiceKey.
+func setUpGates(t *testing.T, b *baton) *gates {
+	t.Helper()
 	g := &gates{baton: b, key: gatesServiceKey, tokens: map[string]string{}, ids: map[string]string{}}
 	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"rel","members":[
 		{"email":"ann@example.com","role":"editor"},{"email":"bob@example.com","role":"editor"},{"email":"cy@example.com","role":"editor"}]}`)

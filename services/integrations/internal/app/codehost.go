@@ -75,7 +75,7 @@ type CodeHostConfig struct {
 	// AppURL is the app's page on the code host (https://github.com/apps/<name>); its
 	// install flow starts at <AppURL>/installations/new. Empty: no install link is given.
 	AppURL string
-	// StateKey signs the install flow's state (domain.StateKey).
+	// StateKey signs the install flow's state (domain.CodeHostStateKey).
 	StateKey []byte
 }
 
@@ -95,9 +95,9 @@ type CodeHostDeps struct {
 type CodeHost struct {
 	CodeHostDeps
 	cfg CodeHostConfig
-	// Chat answers the chat platform's entry of GET /integration; nil lists it linked
-	// when the instance's chat bot token is set (settings chat.botToken), unlinked
-	// otherwise. The chat installs fill it in.
+	// Chat answers the chat platform's entry of GET /integration (Chat.Integration); nil
+	// lists it linked when the instance's chat bot token is set (settings chat.botToken),
+	// unlinked otherwise.
 	Chat ChatIntegration
 }
 
@@ -397,7 +397,7 @@ func (c *CodeHost) Integrations(ctx context.Context, team string) ([]Integration
 	}
 	if may && c.cfg.AppURL != "" {
 		now := c.Now()
-		state := domain.SignState(c.cfg.StateKey, domain.InstallState{Team: team, User: p.ID, Issued: now, Expires: now.Add(domain.StateTTL)})
+		state := domain.SignInstallState(c.cfg.StateKey, domain.InstallState{Team: team, User: p.ID, Issued: now, Expires: now.Add(domain.StateTTL)})
 		host.Link = strings.TrimRight(c.cfg.AppURL, "/") + "/installations/new?state=" + url.QueryEscape(state)
 	}
 	chat, err := c.chat(ctx, team, may)

@@ -186,7 +186,7 @@ func newHarness(t testing.TB) *harness {
 		store:     store,
 		clock:     &clock{t: time.Now().UTC().Truncate(time.Millisecond)},
 	}
-	h.codehost = app.NewCodeHost(app.CodeHostConfig{AppURL: appURL, StateKey: domain.StateKey(key)}, app.CodeHostDeps{
+	h.codehost = app.NewCodeHost(app.CodeHostConfig{AppURL: appURL, StateKey: domain.CodeHostStateKey(key)}, app.CodeHostDeps{
 		Store: store, Runs: h.runs, Workflows: h.workflows, Settings: h.settings, Teams: fakeTeams{"ops": true, "dev": true}, Now: h.clock.now,
 		Log: slog.New(slog.DiscardHandler)})
 	h.app = httpx.NewApp(httpx.Config{Name: "integrations", NoTracing: true, Logger: slog.New(slog.DiscardHandler)})
@@ -777,11 +777,12 @@ func TestCodeHostInstallFlow(t *testing.T) {
 func forge(st, team string) string {
 	body, mac, _ := strings.Cut(st, ".")
 	raw, _ := base64URL.DecodeString(body)
+	exp, payload, _ := strings.Cut(string(raw), ".")
 	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
+	_ = json.Unmarshal([]byte(payload), &m)
 	m["t"] = team
-	raw, _ = json.Marshal(m)
-	return base64URL.EncodeToString(raw) + "." + mac
+	js, _ := json.Marshal(m)
+	return base64URL.EncodeToString([]byte(exp+"."+string(js))) + "." + mac
 }
 
 // Installation events delivered at once each land: the record's conditional writes retry

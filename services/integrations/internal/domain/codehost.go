@@ -3,7 +3,6 @@ package domain
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -280,28 +279,14 @@ type InstallState struct {
 // StateTTL is how long an install flow's state is accepted.
 const StateTTL = time.Hour
 
-// stateLabel derives the state's key from the service's secret key, so no other use of
-// that key can produce a valid state.
-const stateLabel = "baton/integrations/codehost-install-state/v1"
+// CodeHostStateKey derives the key that signs the code host's install states from the
+// service's secret key, under the flow's own label (StateKey).
+func CodeHostStateKey(secretKey []byte) []byte { return StateKey(secretKey, "codehost install") }
 
-// StateKey derives the key that signs install states from the service's secret key.
-func StateKey(secretKey []byte) []byte {
-	m := hmac.New(sha256.New, secretKey)
-	m.Write([]byte(stateLabel))
-	return m.Sum(nil)
-}
-
-// SignState encodes s as `<base64url JSON>.<base64url HMAC-SHA256>` with key.
-func SignState(key []byte, s InstallState) string {
+// SignInstallState signs s with key (SignState), to expire at s.Expires.
+func SignInstallState(key []byte, s InstallState) string {
 	raw, _ := json.Marshal(s) // plain strings and times always encode
-	body := base64.RawURLEncoding.EncodeToString(raw)
-	return body + "." + base64.RawURLEncoding.EncodeToString(stateMAC(key, body))
-}
-
-func stateMAC(key []byte, body string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(body))
-	return m.Sum(nil)
+	return SignState(key, string(raw), s.Expires)
 }
 
 // MaxStateLen bounds an install state's length: states this service signs are far shorter.
@@ -311,20 +296,15 @@ const MaxStateLen = 1024
 // now. Anything else is INTEGRATION_INVALID_SIGNATURE.
 func OpenState(key []byte, raw string, now time.Time) (InstallState, error) {
 	invalid := apperr.New(apperr.IntegrationInvalidSignature, "The install flow's state is missing, forged or expired: start the install again from GET /api/v2/integration.")
-	body, sig, ok := strings.Cut(raw, ".")
-	if !ok || len(raw) > MaxStateLen {
+	if len(raw) > MaxStateLen {
 		return InstallState{}, invalid
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(mac, stateMAC(key, body)) {
-		return InstallState{}, invalid
-	}
-	js, err := base64.RawURLEncoding.DecodeString(body)
+	payload, err := VerifyState(key, raw, now)
 	if err != nil {
 		return InstallState{}, invalid
 	}
 	var s InstallState
-	if err := json.Unmarshal(js, &s); err != nil || s.Team == "" || !now.Before(s.Expires) {
+	if err := json.Unmarshal([]byte(payload), &s); err != nil || s.Team == "" || !now.Before(s.Expires) {
 		return InstallState{}, invalid
 	}
 	return s, nil

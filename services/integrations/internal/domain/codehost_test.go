@@ -51,10 +51,10 @@ func TestVerifySignature(t *testing.T) {
 
 func TestInstallState(t *testing.T) {
 	t.Parallel()
-	key := StateKey([]byte("0123456789abcdef0123456789abcdef"))
+	key := CodeHostStateKey([]byte("0123456789abcdef0123456789abcdef"))
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	st := InstallState{Team: "ops", User: "u1", Issued: now, Expires: now.Add(StateTTL)}
-	signed := SignState(key, st)
+	signed := SignInstallState(key, st)
 	body, _, _ := strings.Cut(signed, ".")
 	forged := func(s InstallState) string {
 		raw, err := json.Marshal(s)
@@ -74,7 +74,7 @@ func TestInstallState(t *testing.T) {
 		{"empty", "", now, false},
 		{"no signature", body, now, false},
 		{"another team under the same signature", forged(InstallState{Team: "prod", User: "u1", Issued: now, Expires: now.Add(StateTTL)}), now, false},
-		{"signed with another key", SignState(StateKey([]byte("another key of 32 bytes........")), st), now, false},
+		{"signed with another key", SignInstallState(CodeHostStateKey([]byte("another key of 32 bytes........")), st), now, false},
 		{"too long", signed + strings.Repeat("a", MaxStateLen), now, false},
 	}
 	for _, tt := range tests {
