@@ -27,6 +27,7 @@ import (
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/integrations/internal/app"
 	"github.com/baton-flow/baton/services/integrations/internal/httpapi"
+	"github.com/baton-flow/baton/services/integrations/internal/mongostore"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
@@ -155,11 +156,43 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if _, err := secrets.FromString(cfg.SecretKey); err != nil {
 		return nil, fmt.Errorf("integrations: %s: %w", secrets.EnvKey, err)
 	}
-	_ = ctx
+	deliveries := mongostore.NewDeliveries(deps.DB)
+	if err := deliveries.EnsureIndexes(ctx); err != nil {
+		return nil, err
+	}
+	evs := app.NewEvents(deps.Runs, app.NewTriggerCache(deps.Workflows, triggerTTL, deps.Now), deliveries, deps.Now)
 	return &Service{
 		signer: deps.Signer,
-		areas:  httpapi.Areas{Events: &app.Events{}, CodeHost: &app.CodeHost{}, Chat: &app.Chat{}, Now: deps.Now},
+		areas:  httpapi.Areas{Events: evs, CodeHost: &app.CodeHost{}, Chat: &app.Chat{}, Now: deps.Now},
+		runs:   []func(context.Context) error{purgeDeliveries(deliveries, deps.Now, deps.Logger)},
 	}, nil
+}
+
+// triggerTTL is how long a workflow's trigger is kept for the events and webhooks that
+// follow: a changed condition applies within it (a trigger turned off at once: the runs
+// service refuses its runs).
+const triggerTTL = time.Second
+
+// purgeEvery is how often the delivery records past their life are removed, where no TTL
+// index does it (the embedded database).
+const purgeEvery = 10 * time.Minute
+
+// purgeDeliveries removes the expired delivery records every purgeEvery until ctx ends.
+func purgeDeliveries(d *mongostore.Deliveries, now func() time.Time, log *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		tick := time.NewTicker(purgeEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			if err := d.Purge(ctx, now().Add(-app.DeliveryTTL)); err != nil && ctx.Err() == nil {
+				log.Warn("purge expired delivery records", "err", err)
+			}
+		}
+	}
 }
 
 // Routes registers the service's endpoints under /api/v2. Every one needs a signed
