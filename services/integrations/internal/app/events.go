@@ -399,7 +399,11 @@ func eventData(ev *event.Event) (data any, hasData bool, err error) {
 	case isJSONMedia(mt):
 		v, err := DecodeJSON(raw)
 		if err != nil {
-			return nil, false, apperr.Wrap(apperr.RequestInvalid, err, "The event's data is not valid %s: %s", cmp.Or(ct, "JSON"), err.Error())
+			msg := err.Error()
+			if ae, ok := apperr.As(err); ok {
+				msg = ae.Message
+			}
+			return nil, false, apperr.Wrap(apperr.RequestInvalid, err, "The event's data (%s): %s", ct, msg)
 		}
 		return v, true, nil
 	case ct == "":

@@ -113,7 +113,7 @@ func readEvents(c *fiber.Ctx) (evs []event.Event, batch bool, err error) {
 		msg := cehttp.NewMessage(header, io.NopCloser(bytes.NewReader(body)))
 		evs, err := binding.ToEvents(c.UserContext(), msg, msg.BodyReader)
 		if err != nil {
-			return nil, true, apperr.Wrap(apperr.RequestInvalid, err, "The batch is not a list of CloudEvents: %s.", err.Error())
+			return nil, true, apperr.Wrap(apperr.RequestInvalid, err, "The batch is not a list of CloudEvents: %s.", strings.TrimSpace(err.Error()))
 		}
 		return evs, true, nil
 	case mt == event.ApplicationCloudEventsJSON:
@@ -142,7 +142,7 @@ func readEvents(c *fiber.Ctx) (evs []event.Event, batch bool, err error) {
 	}
 	ev, err := binding.ToEvent(c.UserContext(), cehttp.NewMessage(header, io.NopCloser(bytes.NewReader(body))))
 	if err != nil {
-		return nil, false, apperr.Wrap(apperr.RequestInvalid, err, "The body is not a valid CloudEvent: %s.", err.Error())
+		return nil, false, apperr.Wrap(apperr.RequestInvalid, err, "The body is not a valid CloudEvent: %s.", strings.TrimSpace(err.Error()))
 	}
 	return []event.Event{*ev}, false, nil
 }
