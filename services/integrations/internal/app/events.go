@@ -500,7 +500,9 @@ func eventDoc(ev *event.Event, data any, hasData bool) map[string]any {
 	if t := ev.Time(); !t.IsZero() {
 		doc["time"] = t.UTC().Format(time.RFC3339Nano)
 	}
-	if ct := ev.DataContentType(); ct != "" {
+	// Without data a content type describes nothing; in binary mode a proxy may have set
+	// one on the empty body.
+	if ct := ev.DataContentType(); ct != "" && hasData {
 		doc["datacontenttype"] = ct
 	}
 	if s := ev.DataSchema(); s != "" {
