@@ -160,11 +160,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err := deliveries.EnsureIndexes(ctx); err != nil {
 		return nil, err
 	}
-	evs := app.NewEvents(deps.Runs, app.NewTriggerCache(deps.Workflows, triggerTTL, deps.Now), deliveries, deps.Now)
+	evs := app.NewEvents(deps.Runs, app.NewTriggerCache(deps.Workflows, triggerTTL, deps.Now), deliveries, deps.Now, deps.Logger)
 	return &Service{
 		signer: deps.Signer,
 		areas:  httpapi.Areas{Events: evs, CodeHost: &app.CodeHost{}, Chat: &app.Chat{}, Now: deps.Now},
-		runs:   []func(context.Context) error{purgeDeliveries(deliveries, deps.Now, deps.Logger)},
+		runs: []func(context.Context) error{purgeDeliveries(deliveries, deps.Now, deps.Logger),
+			// At shutdown, the delivery records still being written are waited for.
+			func(ctx context.Context) error { <-ctx.Done(); evs.Wait(); return nil }},
 	}, nil
 }
 

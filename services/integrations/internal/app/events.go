@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"strconv"
 	"strings"
@@ -95,18 +96,30 @@ type Accepted struct {
 // answer the first run (Created false). The record is kept in the service's database,
 // and the run is submitted under an idempotency key made of the source and id, so that a
 // delivery interrupted between the run and its record, and two identical deliveries at
-// once, still make one run.
+// once, still make one run. The record is written once the run is there, without holding
+// the answer (see record).
 type Events struct {
 	runs       Runs
 	deliveries Deliveries
 	triggers   *TriggerCache
 	now        func() time.Time
+	log        *slog.Logger
+
+	// recording bounds the records written in the background; background waits for them.
+	recording  chan struct{}
+	background sync.WaitGroup
 }
+
+// Bounds of the records written after the answer.
+const (
+	maxRecording  = 256
+	recordTimeout = 10 * time.Second
+)
 
 // NewEvents returns the use case; triggers reads the workflows' triggers (a TriggerCache
 // over the Workflows peer).
-func NewEvents(runs Runs, triggers *TriggerCache, deliveries Deliveries, now func() time.Time) *Events {
-	return &Events{runs: runs, deliveries: deliveries, triggers: triggers, now: now}
+func NewEvents(runs Runs, triggers *TriggerCache, deliveries Deliveries, now func() time.Time, log *slog.Logger) *Events {
+	return &Events{runs: runs, deliveries: deliveries, triggers: triggers, now: now, log: log, recording: make(chan struct{}, maxRecording)}
 }
 
 // incoming is one event or webhook on its way to a run.
@@ -308,14 +321,40 @@ func (e *Events) start(ctx context.Context, x *incoming, kind string) (Accepted,
 	}
 	if x.key != "" {
 		now := e.now()
-		d := Delivery{Key: x.key, Team: x.team, Workflow: x.workflow, Run: run, Created: now}
-		if err := e.deliveries.CreateDelivery(ctx, d, now.Add(-DeliveryTTL)); err != nil {
-			// The run exists and its idempotency key names it: a retry answers it.
-			return Accepted{}, fmt.Errorf("record the delivery of run %s: %w", run.ID, err)
-		}
+		e.record(ctx, Delivery{Key: x.key, Team: x.team, Workflow: x.workflow, Run: run, Created: now})
 	}
 	return Accepted{Run: run, Created: sub.Created}, nil
 }
+
+// record writes d after the answer: the run's idempotency key already makes a delivery
+// sent again (before the record is written, or if writing it failed) answer the same
+// run, so the caller need not wait for it. At most maxRecording are written at once in
+// the background; beyond, the caller writes its own, which slows senders down rather
+// than queueing without bound.
+func (e *Events) record(ctx context.Context, d Delivery) {
+	write := func(ctx context.Context) {
+		if err := e.deliveries.CreateDelivery(ctx, d, d.Created.Add(-DeliveryTTL)); err != nil && e.log != nil {
+			e.log.Warn("record an event's run; the run's idempotency key still deduplicates it", "run", d.Run.ID, "err", err)
+		}
+	}
+	select {
+	case e.recording <- struct{}{}:
+	default:
+		write(ctx)
+		return
+	}
+	e.background.Add(1)
+	go func() {
+		defer e.background.Done()
+		defer func() { <-e.recording }()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		write(ctx)
+	}()
+}
+
+// Wait waits for the records being written in the background.
+func (e *Events) Wait() { e.background.Wait() }
 
 func principal(ctx context.Context) (auth.Principal, error) {
 	p, ok := auth.FromContext(ctx)

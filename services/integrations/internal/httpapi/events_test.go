@@ -90,7 +90,7 @@ const headerAs = "X-Test-As"
 func newApp(t *testing.T) (*fiber.App, *stubRuns) {
 	t.Helper()
 	runs := &stubRuns{runs: map[string]*events.WorkflowRun{}}
-	evs := app.NewEvents(runs, app.NewTriggerCache(stubWorkflows{}, time.Second, time.Now), &memRecords{recs: map[string]app.Delivery{}}, time.Now)
+	evs := app.NewEvents(runs, app.NewTriggerCache(stubWorkflows{}, time.Second, time.Now), &memRecords{recs: map[string]app.Delivery{}}, time.Now, nil)
 	a := httpx.NewApp(httpx.Config{Name: "test", NoTracing: true})
 	a.Use(func(c *fiber.Ctx) error {
 		p := auth.Principal{Type: auth.TypeUser, ID: "u1", Roles: []string{"admin"}}
