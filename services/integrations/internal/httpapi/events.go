@@ -55,6 +55,12 @@ func (h *handlers) event(c *fiber.Ctx) error {
 // plainWebhook starts a run of the workflow `ref` names with param `data` = the JSON
 // body. An Idempotency-Key header makes a delivery sent again answer its first run (200).
 func (h *handlers) plainWebhook(c *fiber.Ctx) error {
+	// Without a ref it is no kind of webhook at all, whoever sends it: /webhook is open
+	// to chat and code-host deliveries, so that is said before credentials are asked for.
+	if c.Query("ref") == "" {
+		return apperr.New(apperr.RequestInvalid,
+			"A webhook names its workflow with ref=<team>/<workflow>, or is a chat or code-host delivery, told by its headers.")
+	}
 	if err := authenticated(c); err != nil {
 		return err
 	}

@@ -294,6 +294,7 @@ func TestPlainWebhook(t *testing.T) {
 		{"deep", raw("POST", target+"?ref=ops/build", "application/json", strings.Repeat("[", 80)+strings.Repeat("]", 80)), 400},
 		{"no ref", raw("POST", target, "application/json", `{}`), 400},
 		{"no credentials", raw("POST", target+"?ref=ops/build", "application/json", `{}`, headerAs, "anonymous"), 401},
+		{"no ref, no credentials", raw("POST", target, "application/json", `{}`, headerAs, "anonymous"), 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
