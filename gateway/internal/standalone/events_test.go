@@ -258,6 +258,16 @@ func TestIntegrationEvents(t *testing.T) {
 	assert.NotEqual(t, runs[0]["id"], runs[1]["id"])
 	assert.Equal(t, 5, r.runCount(t))
 
+	// The same batch again: every event seen before, 200.
+	code, body, _ = r.post(t, "/api/v2/event", "application/cloudevents-batch+json", r.token,
+		`[{"specversion":"1.0","id":"e-4","source":"https://ci.example.com/pipelines","type":"com.example.push","subject":"ops/ingest"}]`)
+	require.Equal(t, http.StatusOK, code, string(body))
+	var seen []map[string]any
+	require.NoError(t, json.Unmarshal(body, &seen))
+	require.Len(t, seen, 1)
+	assert.Equal(t, runs[0]["id"], seen[0]["id"])
+	assert.Equal(t, 5, r.runCount(t))
+
 	// Plain JSON that names its specversion is a structured event.
 	code, body, _ = r.post(t, "/api/v2/event?access_token="+r.token, "application/json",
 		"", `{"specversion":"1.0","id":"e-6","source":"/s","type":"com.example.push","subject":"ops/ingest","data":{"x":1}}`)
