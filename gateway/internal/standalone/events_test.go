@@ -273,6 +273,15 @@ func TestIntegrationEvents(t *testing.T) {
 		"", `{"specversion":"1.0","id":"e-6","source":"/s","type":"com.example.push","subject":"ops/ingest","data":{"x":1}}`)
 	require.Equal(t, http.StatusCreated, code, string(body))
 	assert.Equal(t, 6, r.runCount(t))
+
+	// Keys a document store is wary of, and odd characters, are data like any other.
+	code, body, _ = r.post(t, "/api/v2/event?ref=ops/ingest", "application/cloudevents+json", r.token,
+		`{"specversion":"1.0","id":"e-7\u0000\u2603","source":"/s","type":"com.example.push","data":{"a.b":1,"$x":{"$y":2},"":"empty","k\u0000":"nul"}}`)
+	require.Equal(t, http.StatusCreated, code, string(body))
+	_, params = r.run(t, decodeRun(t, body)["id"].(string))
+	assert.Equal(t, map[string]any{"a.b": float64(1), "$x": map[string]any{"$y": float64(2)}, "": "empty", "k\u0000": "nul"}, params["data"])
+	assert.Equal(t, float64(1), params["a.b"])
+	assert.NotContains(t, params, "", "a param needs a name")
 }
 
 // What is refused starts nothing: credentials missing or not enough, workflows unknown,

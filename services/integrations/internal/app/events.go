@@ -87,7 +87,7 @@ type Accepted struct {
 // there, as a submit through the API), the workflow's event trigger must be on and its
 // conditions hold on the event as JSON. The run's params are `event` (the event as
 // JSON), `data` (its data) and each top-level key of an object's data except `event` and
-// `data`, which would hide the first two (their values stay reachable as
+// `data`, which would hide the first two, and the empty key (their values stay reachable as
 // `$(params.data.event)`, `$(params.data.data)`). Data that is JSON (by its content type,
 // or without one when it parses) is the JSON value; other text is a string; bytes that
 // are not UTF-8 text (or came base64-encoded) are a base64 string.
@@ -248,7 +248,9 @@ func (e *Events) incomingEvent(ref string, ev *event.Event) (incoming, error) {
 	params := map[string]any{}
 	if obj, ok := data.(map[string]any); ok {
 		for k, v := range obj {
-			params[k] = v
+			if k != "" { // a param needs a name
+				params[k] = v
+			}
 		}
 	}
 	// The event and its data win over keys of the data that share their names.

@@ -210,7 +210,7 @@ func reason(err error) string {
 func TestAcceptParams(t *testing.T) {
 	t.Parallel()
 	r := newRig()
-	e := newEvent("/ci", "1", "ops/build/extra", `{"branch":"main","n":42,"nested":{"a":[1,2]},"event":"mine","data":"also mine"}`)
+	e := newEvent("/ci", "1", "ops/build/extra", `{"branch":"main","n":42,"nested":{"a":[1,2]},"event":"mine","data":"also mine","":"nameless"}`)
 	e.SetExtension("traceid", "abc")
 	e.SetTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	got, err := r.ev.Accept(as(admin), "", []event.Event{e})
@@ -228,8 +228,8 @@ func TestAcceptParams(t *testing.T) {
 	assert.JSONEq(t, `{
 		"event": {"specversion":"1.0","id":"1","source":"/ci","type":"com.example.push","subject":"ops/build/extra",
 			"time":"2026-01-02T03:04:05Z","datacontenttype":"application/json","traceid":"abc",
-			"data":{"branch":"main","n":42,"nested":{"a":[1,2]},"event":"mine","data":"also mine"}},
-		"data": {"branch":"main","n":42,"nested":{"a":[1,2]},"event":"mine","data":"also mine"},
+			"data":{"branch":"main","n":42,"nested":{"a":[1,2]},"event":"mine","data":"also mine","":"nameless"}},
+		"data": {"branch":"main","n":42,"nested":{"a":[1,2]},"event":"mine","data":"also mine","":"nameless"},
 		"branch":"main","n":42,"nested":{"a":[1,2]}}`, string(raw))
 }
 
