@@ -158,7 +158,9 @@ func (e *Events) Accept(ctx context.Context, ref string, evs []event.Event) ([]A
 		}
 		var ae *apperr.Error
 		if errors.As(err, &ae) {
-			return apperr.Wrap(ae.Reason, err, "Event %d of the batch: %s", i, ae.Message)
+			w := apperr.Wrap(ae.Reason, err, "Event %d of the batch: %s", i, ae.Message)
+			w.Fields, w.RetryAfter = ae.Fields, ae.RetryAfter
+			return w
 		}
 		return fmt.Errorf("event %d of the batch: %w", i, err)
 	}
