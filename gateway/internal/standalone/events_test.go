@@ -339,6 +339,7 @@ func TestIntegrationEventsRefused(t *testing.T) {
 		{"a webhook, trigger off", "/api/v2/webhook?ref=ops/quiet", "application/json", r.token, `{}`, 400, "WORKFLOWRUN_TRIGGER_DISABLED"},
 		{"a webhook, malformed", "/api/v2/webhook?ref=ops/ingest", "application/json", r.token, `{"a":`, 400, "REQUEST_INVALID"},
 		{"a webhook, no ref", "/api/v2/webhook", "application/json", r.token, `{}`, 400, "REQUEST_INVALID"},
+		{"a webhook, not JSON", "/api/v2/webhook?ref=ops/ingest", "text/plain", r.token, `hello`, 415, "UNSUPPORTED_MEDIA_TYPE"},
 	}
 	for _, tt := range tests {
 		code, body, _ := r.post(t, tt.path, tt.ct, tt.token, tt.body)

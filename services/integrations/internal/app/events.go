@@ -189,11 +189,10 @@ func (e *Events) Accept(ctx context.Context, ref string, evs []event.Event) ([]A
 }
 
 // Webhook starts a run of the workflow ref names (`<team>/<workflow>`) with param `data`
-// = body (absent when hasBody is false), when the caller may run it and its webhook
-// trigger is on and its conditions hold on body. A key (the sender's Idempotency-Key)
-// makes the same delivery again within DeliveryTTL answer the first run, as events'
-// source and id do.
-func (e *Events) Webhook(ctx context.Context, ref string, body any, hasBody bool, key string) (Accepted, error) {
+// = body, when the caller may run it and its webhook trigger is on and its conditions
+// hold on body. A key (the sender's Idempotency-Key) makes the same delivery again within
+// DeliveryTTL answer the first run, as events' source and id do.
+func (e *Events) Webhook(ctx context.Context, ref string, body any, key string) (Accepted, error) {
 	if _, err := principal(ctx); err != nil {
 		return Accepted{}, err
 	}
@@ -204,10 +203,7 @@ func (e *Events) Webhook(ctx context.Context, ref string, body any, hasBody bool
 	if len(key) > MaxAttribute {
 		return Accepted{}, apperr.New(apperr.RequestInvalid, "The Idempotency-Key is %d bytes long; at most %d are accepted.", len(key), MaxAttribute)
 	}
-	x := incoming{team: team, workflow: workflow, doc: body, params: map[string]any{}}
-	if hasBody {
-		x.params["data"] = body
-	}
+	x := incoming{team: team, workflow: workflow, doc: body, params: map[string]any{"data": body}}
 	if key != "" {
 		x.key = deliveryKey(triggerWebhook, team, workflow, key)
 		x.runKey = runKey(triggerWebhook, key)

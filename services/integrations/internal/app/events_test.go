@@ -385,7 +385,7 @@ func TestAcceptPrincipals(t *testing.T) {
 			}
 			_, err := r.ev.Accept(ctx, tt.ref, []event.Event{newEvent("/ci", "1", "", "")})
 			assert.Equal(t, tt.want, reason(err), "%v", err)
-			_, err = r.ev.Webhook(ctx, tt.ref, map[string]any{}, true, "")
+			_, err = r.ev.Webhook(ctx, tt.ref, map[string]any{}, "")
 			assert.Equal(t, tt.want, reason(err), "webhook: %v", err)
 			if tt.want == "" {
 				s := r.runs.last()
@@ -529,17 +529,16 @@ func TestAcceptBatch(t *testing.T) {
 func TestWebhook(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name    string
-		ref     string
-		body    any
-		hasBody bool
-		key     string
-		want    string
+		name string
+		ref  string
+		body any
+		key  string
+		want string
 	}{
-		{name: "a body", ref: "ops/build", body: map[string]any{"x": "y"}, hasBody: true},
-		{name: "no body", ref: "ops/build"},
-		{name: "conditions hold", ref: "ops/push", body: map[string]any{"action": "opened"}, hasBody: true},
-		{name: "conditions do not", ref: "ops/push", body: map[string]any{"action": "closed"}, hasBody: true, want: "WORKFLOWRUN_TRIGGER_DISABLED"},
+		{name: "a body", ref: "ops/build", body: map[string]any{"x": "y"}},
+		{name: "a null body", ref: "ops/build"},
+		{name: "conditions hold", ref: "ops/push", body: map[string]any{"action": "opened"}},
+		{name: "conditions do not", ref: "ops/push", body: map[string]any{"action": "closed"}, want: "WORKFLOWRUN_TRIGGER_DISABLED"},
 		{name: "trigger off", ref: "ops/off", want: "WORKFLOWRUN_TRIGGER_DISABLED"},
 		{name: "no ref", want: "REQUEST_INVALID"},
 		{name: "a huge key", ref: "ops/build", key: string(make([]byte, MaxAttribute+1)), want: "REQUEST_INVALID"},
@@ -549,7 +548,7 @@ func TestWebhook(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newRig()
-			got, err := r.ev.Webhook(as(admin), tt.ref, tt.body, tt.hasBody, tt.key)
+			got, err := r.ev.Webhook(as(admin), tt.ref, tt.body, tt.key)
 			assert.Equal(t, tt.want, reason(err), "%v", err)
 			if tt.want != "" {
 				assert.Zero(t, r.runs.created())
@@ -559,11 +558,7 @@ func TestWebhook(t *testing.T) {
 			s := r.runs.last()
 			assert.Equal(t, "webhook", s.req.Trigger)
 			assert.Empty(t, s.req.IdempotencyKey)
-			if tt.hasBody {
-				assert.Equal(t, map[string]any{"data": tt.body}, s.req.Params)
-			} else {
-				assert.Empty(t, s.req.Params)
-			}
+			assert.Equal(t, map[string]any{"data": tt.body}, s.req.Params)
 		})
 	}
 }
@@ -571,16 +566,16 @@ func TestWebhook(t *testing.T) {
 func TestWebhookIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	r := newRig()
-	first, err := r.ev.Webhook(as(admin), "ops/build", "a", true, "delivery-1")
+	first, err := r.ev.Webhook(as(admin), "ops/build", "a", "delivery-1")
 	require.NoError(t, err)
 	r.ev.Wait()
-	again, err := r.ev.Webhook(as(admin), "ops/build", "a", true, "delivery-1")
+	again, err := r.ev.Webhook(as(admin), "ops/build", "a", "delivery-1")
 	require.NoError(t, err)
-	other, err := r.ev.Webhook(as(admin), "ops/build", "a", true, "delivery-2")
+	other, err := r.ev.Webhook(as(admin), "ops/build", "a", "delivery-2")
 	require.NoError(t, err)
-	none1, err := r.ev.Webhook(as(admin), "ops/build", "a", true, "")
+	none1, err := r.ev.Webhook(as(admin), "ops/build", "a", "")
 	require.NoError(t, err)
-	none2, err := r.ev.Webhook(as(admin), "ops/build", "a", true, "")
+	none2, err := r.ev.Webhook(as(admin), "ops/build", "a", "")
 	require.NoError(t, err)
 	assert.True(t, first.Created)
 	assert.False(t, again.Created)

@@ -53,7 +53,7 @@ func (h *handlers) event(c *fiber.Ctx) error {
 }
 
 // plainWebhook starts a run of the workflow `ref` names with param `data` = the JSON
-// body. An Idempotency-Key header makes a delivery sent again answer its first run (200).
+// body (required: any JSON value; another content type answers 415). An Idempotency-Key header makes a delivery sent again answer its first run (200).
 func (h *handlers) plainWebhook(c *fiber.Ctx) error {
 	// Without a ref it is no kind of webhook at all, whoever sends it: /webhook is open
 	// to chat and code-host deliveries, so that is said before credentials are asked for.
@@ -65,18 +65,17 @@ func (h *handlers) plainWebhook(c *fiber.Ctx) error {
 		return err
 	}
 	body := c.Body()
-	var data any
-	hasBody := len(bytes.TrimSpace(body)) > 0
-	if hasBody {
-		if ct := c.Get(fiber.HeaderContentType); !httpx.IsJSON(ct) {
-			return apperr.New(apperr.UnsupportedMediaType, "Content-Type %q is not supported; a webhook's body is JSON.", ct)
-		}
-		var err error
-		if data, err = app.DecodeJSON(body); err != nil {
-			return err
-		}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return apperr.New(apperr.RequestInvalid, "A webhook's body is required: any JSON value, the run's param data.")
 	}
-	got, err := h.Events.Webhook(c.UserContext(), c.Query("ref"), data, hasBody, c.Get("Idempotency-Key"))
+	if ct := c.Get(fiber.HeaderContentType); !httpx.IsJSON(ct) {
+		return apperr.New(apperr.UnsupportedMediaType, "Content-Type %q is not supported; a webhook's body is JSON.", ct)
+	}
+	data, err := app.DecodeJSON(body)
+	if err != nil {
+		return err
+	}
+	got, err := h.Events.Webhook(c.UserContext(), c.Query("ref"), data, c.Get("Idempotency-Key"))
 	if err != nil {
 		return err
 	}

@@ -288,7 +288,8 @@ func TestPlainWebhook(t *testing.T) {
 		want int
 	}{
 		{"JSON", raw("POST", target+"?ref=ops/build", "application/json", `{"a":1}`), 201},
-		{"no body", raw("POST", target+"?ref=ops/build", "", ""), 201},
+		{"no body", raw("POST", target+"?ref=ops/build", "", ""), 400},
+		{"a JSON string", raw("POST", target+"?ref=ops/build", "", `"just this"`), 201},
 		{"form", raw("POST", target+"?ref=ops/build", "application/x-www-form-urlencoded", "a=1"), 415},
 		{"malformed", raw("POST", target+"?ref=ops/build", "application/json", `{"a":`), 400},
 		{"deep", raw("POST", target+"?ref=ops/build", "application/json", strings.Repeat("[", 80)+strings.Repeat("]", 80)), 400},
