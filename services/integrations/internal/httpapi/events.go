@@ -53,7 +53,8 @@ func (h *handlers) event(c *fiber.Ctx) error {
 }
 
 // plainWebhook starts a run of the workflow `ref` names with param `data` = the JSON
-// body (required: any JSON value; another content type answers 415). An Idempotency-Key header makes a delivery sent again answer its first run (200).
+// body (required: any JSON value; another content type answers 415). An Idempotency-Key
+// header makes a delivery sent again answer its first run (200).
 func (h *handlers) plainWebhook(c *fiber.Ctx) error {
 	// Without a ref it is no kind of webhook at all, whoever sends it: /webhook is open
 	// to chat and code-host deliveries, so that is said before credentials are asked for.
