@@ -216,15 +216,25 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		StateKey: app.ChatStateKey(key), PublicURL: cfg.PublicURL, AuthorizeURL: cmp.Or(cfg.ChatAuthorizeURL, DefaultChatAuthorizeURL),
 		Now: deps.Now, Log: deps.Logger.With("area", "chat")}
 	codehost.Chat = chat.Integration
+	receipts := mongostore.NewReceipts(deps.DB)
+	if err := receipts.EnsureIndexes(ctx); err != nil {
+		return nil, err
+	}
+	evs := app.NewEvents(deps.Runs, app.NewTriggerCache(deps.Workflows, triggerTTL, deps.Now), receipts, deps.Now, deps.Logger)
+
 	s := &Service{
 		signer: deps.Signer,
-		areas:  httpapi.Areas{Events: &app.Events{}, CodeHost: codehost, Chat: chat, Now: deps.Now},
-		runs:   []func(context.Context) error{codehost.PurgeDeliveries, codehostTeams.Run},
+		areas:  httpapi.Areas{Events: evs, CodeHost: codehost, Chat: chat, Now: deps.Now},
+		runs: []func(context.Context) error{
+			sweep(purgeEvery, func(ctx context.Context, now time.Time) error { return receipts.Purge(ctx, now.Add(-app.ReceiptTTL)) }, deps.Now, deps.Logger),
+			// At shutdown, the event receipts still being written are waited for.
+			func(ctx context.Context) error { <-ctx.Done(); evs.Wait(); return nil },
+			sweep(purgeEvery, codehost.Purge, deps.Now, deps.Logger), codehostTeams.Run},
 	}
 	s.runs = append(s.runs, kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID + "-chat", Topic: events.RunEvents, Handler: chatRunEvents(chat), Logger: deps.Logger,
 		Concurrency: chatConcurrency, MaxAttempts: chatAttempts, Backoff: time.Second, MaxBackoff: 30 * time.Second, DisableDeadLetter: true,
-	}).Run, sweep(chatStore.Sweep, deps.Now, deps.Logger))
+	}).Run, sweep(sweepEvery, chatStore.Sweep, deps.Now, deps.Logger))
 	return s, nil
 }
 
@@ -258,13 +268,14 @@ func chatRunEvents(chat *app.Chat) kafkax.Handler {
 	}
 }
 
-// sweepEvery is how often expired records are removed.
+// sweepEvery is how often the chat app's expired records are removed, where no TTL index
+// does it (the embedded database): replay records expire after minutes.
 const sweepEvery = time.Minute
 
-// sweep runs fn every sweepEvery until ctx ends.
-func sweep(fn func(context.Context, time.Time) error, now func() time.Time, log *slog.Logger) func(context.Context) error {
+// sweep runs fn every interval until ctx ends; a failure is logged and tried next time.
+func sweep(every time.Duration, fn func(context.Context, time.Time) error, now func() time.Time, log *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
-		t := time.NewTicker(sweepEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -292,6 +303,15 @@ func codehostTeamEvents(c *app.CodeHost) kafkax.Handler {
 		return c.TeamDeleted(ctx, d.Name)
 	}
 }
+
+// triggerTTL is how long a workflow's trigger is kept for the events and webhooks that
+// follow: a changed condition applies within it (a trigger turned off at once: the runs
+// service refuses its runs).
+const triggerTTL = time.Second
+
+// purgeEvery is how often the event receipts and code-host delivery records past their
+// 24 hours are removed, where no TTL index does it (the embedded database).
+const purgeEvery = 10 * time.Minute
 
 // Routes registers the service's endpoints under /api/v2. Every one needs a signed
 // principal, the anonymous one included: chat requests, code-host deliveries and the

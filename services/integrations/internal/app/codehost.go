@@ -554,22 +554,7 @@ func (c *CodeHost) TeamDeleted(ctx context.Context, team string) error {
 	return nil
 }
 
-// purgeEvery is how often delivery records past domain.DeliveryTTL are deleted.
-const purgeEvery = time.Hour
-
-// PurgeDeliveries deletes the records of deliveries past domain.DeliveryTTL, now and then
-// every purgeEvery, until ctx ends. A failed purge is logged and tried again next time.
-func (c *CodeHost) PurgeDeliveries(ctx context.Context) error {
-	t := time.NewTicker(purgeEvery)
-	defer t.Stop()
-	for {
-		if err := c.Store.PurgeDeliveries(ctx, c.Now().Add(-domain.DeliveryTTL)); err != nil && ctx.Err() == nil {
-			c.Log.WarnContext(ctx, "purge code-host delivery records", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+// Purge deletes the records of deliveries received before now less domain.DeliveryTTL.
+func (c *CodeHost) Purge(ctx context.Context, now time.Time) error {
+	return c.Store.PurgeDeliveries(ctx, now.Add(-domain.DeliveryTTL))
 }
