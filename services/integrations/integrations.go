@@ -52,6 +52,9 @@ type Config struct {
 	// ChatAuthorizeURL is the chat platform's OAuth authorize page, where an install
 	// starts (BATON_CHAT_AUTHORIZE_URL, default https://slack.com/oauth/v2/authorize).
 	ChatAuthorizeURL string
+	// Delivery tunes the delivery of status events to the sinks of settings
+	// (BATON_SINK_TIMEOUT, BATON_SINK_RETRY_MAX, BATON_SINK_GIVE_UP_AFTER).
+	Delivery DeliveryConfig
 }
 
 // Defaults of the chat platform's addresses.
@@ -75,6 +78,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return Config{}, fmt.Errorf("%s: want an http or https URL, got %q", name, v)
 		}
+	}
+	if cfg.Delivery, err = deliveryFromEnv(getenv); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }
@@ -155,8 +161,12 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if _, err := secrets.FromString(cfg.SecretKey); err != nil {
 		return nil, fmt.Errorf("integrations: %s: %w", secrets.EnvKey, err)
 	}
-	_ = ctx
+	deliveries, err := newDeliveries(ctx, cfg, deps.DB, deps.Kafka, deps.Settings, deps.Logger, deps.Now)
+	if err != nil {
+		return nil, fmt.Errorf("integrations: %w", err)
+	}
 	return &Service{
+		runs:   deliveries,
 		signer: deps.Signer,
 		areas:  httpapi.Areas{Events: &app.Events{}, CodeHost: &app.CodeHost{}, Chat: &app.Chat{}, Now: deps.Now},
 	}, nil
