@@ -39,9 +39,10 @@ type DeliveryStore interface {
 	// domain.ErrQueueNotHeld otherwise (or when the queue is gone).
 	ClaimQueue(ctx context.Context, id, owner string, now, until time.Time) (*domain.Queue, error)
 	// AdvanceQueue moves owner's queue id past its event Next (delivered or given up),
-	// clears its attempts, makes it due at now and keeps it until until; domain.ErrQueueNotHeld when owner
+	// clears its attempts, makes it due at due (when it is deleted if it stays empty) and
+	// keeps it until until; domain.ErrQueueNotHeld when owner
 	// does not hold it.
-	AdvanceQueue(ctx context.Context, id, owner string, now, until time.Time) (*domain.Queue, error)
+	AdvanceQueue(ctx context.Context, id, owner string, due, until time.Time) (*domain.Queue, error)
 	// PostponeQueue records a failed attempt at owner's queue id: attempts so far, when the
 	// next is due, the error, and the lease until until.
 	PostponeQueue(ctx context.Context, id, owner string, attempt int, due time.Time, lastError string, until time.Time) error
@@ -94,6 +95,9 @@ type DeliveryConfig struct {
 	// for before it is skipped (30 s): its recorder stopped between the two writes and its
 	// redelivery, which stores it, is due within that.
 	GapGrace time.Duration
+	// Idle is how long a delivered queue is kept before it is deleted (5 s): the run's next
+	// event, usually moments away, then finds it, which saves writes on the way to its sink.
+	Idle time.Duration
 	// KeepFailures is how long events given up on are kept (7 days).
 	KeepFailures time.Duration
 	// PurgeEvery is how often given-up events and stale records are purged (10 min).
@@ -120,6 +124,8 @@ func (c DeliveryConfig) withDefaults() DeliveryConfig {
 	def(&c.Retry.Max, domain.DefaultRetry.Max)
 	def(&c.Retry.GiveUpAfter, domain.DefaultRetry.GiveUpAfter)
 	def(&c.GapGrace, 30*time.Second)
+	def(&c.Idle, 5*time.Second)
+	c.Idle = min(c.Idle, c.Lease/2)
 	def(&c.KeepFailures, 7*24*time.Hour)
 	def(&c.PurgeEvery, 10*time.Minute)
 	return c
@@ -161,6 +167,8 @@ type Deliveries struct {
 
 	wake    chan string
 	workers chan struct{}
+	// deletes are the records of delivered events, deleted off the delivery path.
+	deletes chan string
 
 	mu sync.Mutex
 	// active are the queues being worked, each marked when woken meanwhile.
@@ -170,7 +178,16 @@ type Deliveries struct {
 	// missing is when each missing event was first found missing (see GapGrace).
 	missing map[string]time.Time
 	stopped bool
+
+	// What this replica wrote lately, to spare reads: the queues it recorded in (as
+	// written; a write on a stale one fails on its version and reads again) and the events
+	// it recorded, by record key, until delivered. Both are bounded by maxRemembered.
+	known  map[string]domain.Queue
+	bodies map[string]domain.Event
 }
+
+// maxRemembered bounds the queues and events a replica remembers.
+const maxRemembered = 10000
 
 type activeQueue struct{ woken bool }
 
@@ -185,9 +202,9 @@ func NewDeliveries(cfg DeliveryConfig, deps DeliveryDeps) *Deliveries {
 	}
 	return &Deliveries{cfg: cfg, store: deps.Store, set: deps.Settings, send: deps.Sender, log: deps.Log,
 		now: deps.Now, newID: deps.NewID, owner: deps.Owner,
-		wake: make(chan string, 4096), workers: make(chan struct{}, cfg.Workers),
+		wake: make(chan string, 4096), workers: make(chan struct{}, cfg.Workers), deletes: make(chan string, 4096),
 		active: map[string]*activeQueue{}, perSink: map[string]chan struct{}{}, timers: map[string]*time.Timer{},
-		missing: map[string]time.Time{}}
+		missing: map[string]time.Time{}, known: map[string]domain.Queue{}, bodies: map[string]domain.Event{}}
 }
 
 // RunOf answers the run a status event is about: the run itself, a task run's run or an
@@ -259,10 +276,13 @@ func (d *Deliveries) Record(ctx context.Context, e event.Event) error {
 // record queues event id in sink's queue of run and answers the queue's id.
 func (d *Deliveries) record(ctx context.Context, sink, run, id string, body []byte, now time.Time) (string, error) {
 	qid := domain.QueueID(sink, run)
+	q := d.remembered(qid)
 	for {
-		q, err := d.store.FindQueue(ctx, qid)
-		if err != nil {
-			return "", err
+		var err error
+		if q == nil {
+			if q, err = d.store.FindQueue(ctx, qid); err != nil {
+				return "", err
+			}
 		}
 		var seq int64
 		switch {
@@ -278,16 +298,60 @@ func (d *Deliveries) record(ctx context.Context, sink, run, id string, body []by
 			}
 		}
 		if errors.Is(err, domain.ErrQueueChanged) {
+			d.forget(qid)
+			q = nil
 			continue
 		}
 		if err != nil {
+			d.forget(qid)
 			return "", err
 		}
+		d.remember(q)
 		// Stored after the queue counts it: a deliverer that reads the count first waits
 		// for the record (GapGrace), and a recorder stopped in between stores it when the
 		// broker hands it the event again, with the same Seq (from Recent).
-		return qid, d.store.PutEvent(ctx, domain.Event{Queue: qid, Gen: q.Gen, Seq: seq, EventID: id, Body: body, Recorded: now})
+		e := domain.Event{Queue: qid, Gen: q.Gen, Seq: seq, EventID: id, Body: body, Recorded: now}
+		if err := d.store.PutEvent(ctx, e); err != nil {
+			return "", err
+		}
+		d.mu.Lock()
+		if len(d.bodies) < maxRemembered {
+			d.bodies[domain.EventKey(qid, q.Gen, seq)] = e
+		}
+		d.mu.Unlock()
+		return qid, nil
 	}
+}
+
+// remembered answers a copy of queue id as this replica last wrote it, nil if it does
+// not remember it.
+func (d *Deliveries) remembered(id string) *domain.Queue {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	q, ok := d.known[id]
+	if !ok {
+		return nil
+	}
+	q.Recent = slices.Clone(q.Recent)
+	return &q
+}
+
+func (d *Deliveries) remember(q *domain.Queue) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.known[q.ID]; !ok && len(d.known) >= maxRemembered {
+		// Queues another replica deleted stay here; start afresh.
+		clear(d.known)
+	}
+	c := *q
+	c.Recent = slices.Clone(q.Recent)
+	d.known[q.ID] = c
+}
+
+func (d *Deliveries) forget(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.known, id)
 }
 
 // Wake asks for queue id to be worked now. It never blocks: a wake-up that does not fit
@@ -317,6 +381,9 @@ func (d *Deliveries) Run(ctx context.Context) error {
 			d.log.Warn("cannot let go of the delivery queues; they are taken up when their leases lapse", "error", err)
 		}
 	}()
+	deleter, stopDeleter := context.WithCancel(context.WithoutCancel(ctx))
+	wg.Go(func() { d.deleteDelivered(deleter) })
+	defer stopDeleter()
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	purge := time.NewTicker(d.cfg.PurgeEvery)
@@ -408,7 +475,9 @@ func (d *Deliveries) deliver(ctx context.Context, id string) {
 	}
 	for ctx.Err() == nil {
 		now = d.now()
-		if q.Due.After(now) {
+		// A queue with events is due when its retry is (Attempt > 0); an empty one when
+		// it has been idle long enough to delete.
+		if q.Due.After(now) && (q.Attempt > 0 || q.Empty()) {
 			d.after(id, q.Due.Sub(now))
 			return
 		}
@@ -417,6 +486,8 @@ func (d *Deliveries) deliver(ctx context.Context, id string) {
 			if !errors.Is(err, domain.ErrQueueChanged) {
 				if err != nil {
 					d.failed(ctx, id, "cannot delete a delivered queue", err)
+				} else {
+					d.forget(id)
 				}
 				return
 			}
@@ -447,15 +518,21 @@ func (d *Deliveries) deliverNext(ctx context.Context, q *domain.Queue) (*domain.
 	if !slices.Contains(st.Sinks, q.Sink) {
 		// The sink was removed from settings: what it was owed goes with it.
 		d.log.Info("dropping the events of a sink no longer in settings", "sink", domain.SinkKey(q.Sink), "run", q.Run)
+		d.forget(q.ID)
 		return nil, d.store.DropQueue(ctx, q.ID, d.owner)
 	}
 	key := domain.EventKey(q.ID, q.Gen, q.Next)
-	ev, err := d.store.FindEvent(ctx, q.ID, q.Gen, q.Next)
-	if errors.Is(err, domain.ErrEventMissing) {
-		return d.missingEvent(ctx, q, key)
-	}
-	if err != nil {
-		return nil, err
+	d.mu.Lock()
+	ev, ok := d.bodies[key]
+	d.mu.Unlock()
+	if !ok {
+		ev, err = d.store.FindEvent(ctx, q.ID, q.Gen, q.Next)
+		if errors.Is(err, domain.ErrEventMissing) {
+			return d.missingEvent(ctx, q, key)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, d.cfg.SendTimeout)
 	err = d.send.Send(sendCtx, q.Sink, ev.Body)
@@ -508,7 +585,7 @@ func (d *Deliveries) missingEvent(ctx context.Context, q *domain.Queue, key stri
 // advance moves q past its event Next, then deletes that event's record.
 func (d *Deliveries) advance(ctx context.Context, q *domain.Queue, key string) (*domain.Queue, error) {
 	now := d.now()
-	next, err := d.store.AdvanceQueue(ctx, q.ID, d.owner, now, now.Add(d.cfg.Lease))
+	next, err := d.store.AdvanceQueue(ctx, q.ID, d.owner, now.Add(d.cfg.Idle), now.Add(d.cfg.Lease))
 	if errors.Is(err, domain.ErrQueueNotHeld) {
 		return nil, nil // lost to another replica after the lease lapsed
 	}
@@ -517,13 +594,45 @@ func (d *Deliveries) advance(ctx context.Context, q *domain.Queue, key string) (
 	}
 	d.mu.Lock()
 	delete(d.missing, key)
+	delete(d.bodies, key)
 	d.mu.Unlock()
-	// Deleted after the queue moved on: a record left by a stop in between is purged
-	// later, whereas a queue that did not move would deliver its event again.
+	// Deleted after the queue moved on, and off the delivery path: a record left by a stop
+	// in between is purged later, whereas a queue that did not move would deliver its
+	// event again.
+	select {
+	case d.deletes <- key:
+	default:
+		d.deleteEvent(ctx, key)
+	}
+	return next, nil
+}
+
+// deleteDelivered deletes the records of delivered events until ctx ends, then those
+// still waiting, for a moment.
+func (d *Deliveries) deleteDelivered(ctx context.Context) {
+	for {
+		select {
+		case key := <-d.deletes:
+			d.deleteEvent(ctx, key)
+		case <-ctx.Done():
+			drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+			defer cancel()
+			for {
+				select {
+				case key := <-d.deletes:
+					d.deleteEvent(drain, key)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (d *Deliveries) deleteEvent(ctx context.Context, key string) {
 	if err := d.store.DeleteEvent(ctx, key); err != nil && ctx.Err() == nil {
 		d.log.Warn("cannot delete a delivered event; it is purged later", "error", err)
 	}
-	return next, nil
 }
 
 // after wakes queue id in wait.

@@ -130,7 +130,7 @@ func (s *memStore) held(id, owner string) (domain.Queue, error) {
 	return q, nil
 }
 
-func (s *memStore) AdvanceQueue(_ context.Context, id, owner string, now, until time.Time) (*domain.Queue, error) {
+func (s *memStore) AdvanceQueue(_ context.Context, id, owner string, due, until time.Time) (*domain.Queue, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q, err := s.held(id, owner)
@@ -138,7 +138,7 @@ func (s *memStore) AdvanceQueue(_ context.Context, id, owner string, now, until 
 		return nil, err
 	}
 	q.Next++
-	q.Attempt, q.Due, q.LastError, q.LeaseUntil = 0, now, "", until
+	q.Attempt, q.Due, q.LastError, q.LeaseUntil = 0, due, "", until
 	s.queues[id] = q
 	return clone(q), nil
 }

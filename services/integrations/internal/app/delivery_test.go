@@ -26,7 +26,7 @@ const (
 )
 
 // fast retries quickly, so tests that do not look at the schedule finish soon.
-var fast = app.DeliveryConfig{Poll: 20 * time.Millisecond, Retry: domain.Retry{First: time.Millisecond, Max: 4 * time.Millisecond, GiveUpAfter: time.Hour}}
+var fast = app.DeliveryConfig{Poll: 20 * time.Millisecond, Idle: 20 * time.Millisecond, Retry: domain.Retry{First: time.Millisecond, Max: 4 * time.Millisecond, GiveUpAfter: time.Hour}}
 
 // clock is a clock a test moves.
 type clock struct {

@@ -190,9 +190,9 @@ func (s *Deliveries) ClaimQueue(ctx context.Context, id, owner string, now, unti
 }
 
 // AdvanceQueue moves owner's queue id past its event Next.
-func (s *Deliveries) AdvanceQueue(ctx context.Context, id, owner string, now, until time.Time) (*domain.Queue, error) {
+func (s *Deliveries) AdvanceQueue(ctx context.Context, id, owner string, due, until time.Time) (*domain.Queue, error) {
 	return s.updateHeld(ctx, bson.M{"_id": id, "owner": owner},
-		bson.M{"$inc": bson.M{"next": 1}, "$set": bson.M{"attempt": 0, "due": now, "lastError": "", "leaseUntil": until}},
+		bson.M{"$inc": bson.M{"next": 1}, "$set": bson.M{"attempt": 0, "due": due, "lastError": "", "leaseUntil": until}},
 		"advance delivery queue "+id)
 }
 
