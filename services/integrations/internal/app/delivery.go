@@ -21,11 +21,13 @@ import (
 type DeliveryStore interface {
 	// FindQueue answers queue id, nil when there is none.
 	FindQueue(ctx context.Context, id string) (*domain.Queue, error)
-	// CreateQueue stores a new queue; domain.ErrQueueChanged when one exists.
+	// CreateQueue stores a new queue, its Inline events with it; domain.ErrQueueChanged
+	// when one exists.
 	CreateQueue(ctx context.Context, q *domain.Queue) error
-	// SaveRecorded stores q's Last and Recent if q is still at the version it was read at,
-	// and moves q.Version; domain.ErrQueueChanged otherwise.
-	SaveRecorded(ctx context.Context, q *domain.Queue) error
+	// SaveRecorded stores q's Last and Recent, and the event inline if not nil among its
+	// Inline events, if q is still at the version it was read at, and moves q.Version;
+	// domain.ErrQueueChanged otherwise.
+	SaveRecorded(ctx context.Context, q *domain.Queue, inline *domain.Event) error
 	// PutEvent stores a queued event; one already stored under its key is kept.
 	PutEvent(ctx context.Context, e domain.Event) error
 	// FindEvent answers event seq of queue's generation gen; domain.ErrEventMissing when
@@ -38,11 +40,11 @@ type DeliveryStore interface {
 	// holder's lease lapsed before now, or owner holds it already, and answers it;
 	// domain.ErrQueueNotHeld otherwise (or when the queue is gone).
 	ClaimQueue(ctx context.Context, id, owner string, now, until time.Time) (*domain.Queue, error)
-	// AdvanceQueue moves owner's queue id past its event Next (delivered or given up),
-	// clears its attempts, makes it due at due (when it is deleted if it stays empty) and
-	// keeps it until until; domain.ErrQueueNotHeld when owner
-	// does not hold it.
-	AdvanceQueue(ctx context.Context, id, owner string, due, until time.Time) (*domain.Queue, error)
+	// AdvanceQueue moves owner's queue id past its event seq, its Next (delivered or
+	// given up), dropping it from Inline, clears its attempts, makes it due at due (when
+	// it is deleted if it stays empty) and keeps it until until; domain.ErrQueueNotHeld
+	// when owner does not hold it or it is past seq already.
+	AdvanceQueue(ctx context.Context, id, owner string, seq int64, due, until time.Time) (*domain.Queue, error)
 	// PostponeQueue records a failed attempt at owner's queue id: attempts so far, when the
 	// next is due, the error, and the lease until until.
 	PostponeQueue(ctx context.Context, id, owner string, attempt int, due time.Time, lastError string, until time.Time) error
@@ -183,7 +185,14 @@ type Deliveries struct {
 	// written; a write on a stale one fails on its version and reads again) and the events
 	// it recorded, by record key, until delivered. Both are bounded by maxRemembered.
 	known  map[string]domain.Queue
-	bodies map[string]domain.Event
+	bodies map[string]recorded
+}
+
+// recorded is an event this replica recorded, and whether it was stored apart from its
+// queue.
+type recorded struct {
+	domain.Event
+	apart bool
 }
 
 // maxRemembered bounds the queues and events a replica remembers.
@@ -204,7 +213,7 @@ func NewDeliveries(cfg DeliveryConfig, deps DeliveryDeps) *Deliveries {
 		now: deps.Now, newID: deps.NewID, owner: deps.Owner,
 		wake: make(chan string, 4096), workers: make(chan struct{}, cfg.Workers), deletes: make(chan string, 4096),
 		active: map[string]*activeQueue{}, perSink: map[string]chan struct{}{}, timers: map[string]*time.Timer{},
-		missing: map[string]time.Time{}, known: map[string]domain.Queue{}, bodies: map[string]domain.Event{}}
+		missing: map[string]time.Time{}, known: map[string]domain.Queue{}, bodies: map[string]recorded{}}
 }
 
 // RunOf answers the run a status event is about: the run itself, a task run's run or an
@@ -284,17 +293,31 @@ func (d *Deliveries) record(ctx context.Context, sink, run, id string, body []by
 				return "", err
 			}
 		}
-		var seq int64
+		e := domain.Event{Queue: qid, Gen: "", EventID: id, Body: body, Recorded: now}
+		var inline, apart bool
 		switch {
 		case q == nil:
 			q = &domain.Queue{ID: qid, Sink: sink, Run: run, Gen: d.newID(), Next: 1}
-			seq = q.Append(id)
+			e.Seq, e.Gen = q.Append(id), q.Gen
+			q.Inline = map[int64]domain.Event{e.Seq: e}
+			inline = true
 			err = d.store.CreateQueue(ctx, q)
 		default:
 			var known bool
-			if seq, known = q.SeqOf(id); !known {
-				seq = q.Append(id)
-				err = d.store.SaveRecorded(ctx, q)
+			e.Gen = q.Gen
+			if e.Seq, known = q.SeqOf(id); known {
+				// Recorded before (a redelivery): the record apart may be what is missing.
+				_, inline = q.Inline[e.Seq]
+				apart = !inline && e.Seq >= q.Next
+				break
+			}
+			inline = q.Inlines()
+			apart = !inline
+			e.Seq = q.Append(id)
+			if inline {
+				err = d.store.SaveRecorded(ctx, q, &e)
+			} else {
+				err = d.store.SaveRecorded(ctx, q, nil)
 			}
 		}
 		if errors.Is(err, domain.ErrQueueChanged) {
@@ -307,17 +330,20 @@ func (d *Deliveries) record(ctx context.Context, sink, run, id string, body []by
 			return "", err
 		}
 		d.remember(q)
-		// Stored after the queue counts it: a deliverer that reads the count first waits
-		// for the record (GapGrace), and a recorder stopped in between stores it when the
-		// broker hands it the event again, with the same Seq (from Recent).
-		e := domain.Event{Queue: qid, Gen: q.Gen, Seq: seq, EventID: id, Body: body, Recorded: now}
-		if err := d.store.PutEvent(ctx, e); err != nil {
-			return "", err
+		if apart {
+			// Stored after the queue counts it: a deliverer that reads the count first
+			// waits for the record (GapGrace), and a recorder stopped in between stores it
+			// when the broker hands it the event again, with the same Seq (from Recent).
+			if err := d.store.PutEvent(ctx, e); err != nil {
+				return "", err
+			}
 		}
 		d.mu.Lock()
-		if len(d.bodies) < maxRemembered {
-			d.bodies[domain.EventKey(qid, q.Gen, seq)] = e
+		if len(d.bodies) >= maxRemembered {
+			// Events another replica delivered stay here; start afresh.
+			clear(d.bodies)
 		}
+		d.bodies[domain.EventKey(qid, q.Gen, e.Seq)] = recorded{Event: e, apart: apart || !inline}
 		d.mu.Unlock()
 		return qid, nil
 	}
@@ -345,6 +371,9 @@ func (d *Deliveries) remember(q *domain.Queue) {
 	}
 	c := *q
 	c.Recent = slices.Clone(q.Recent)
+	// What a recorder needs is Gen, Last, Recent and Version; the events it holds change
+	// with every delivery.
+	c.Inline = nil
 	d.known[q.ID] = c
 }
 
@@ -523,9 +552,14 @@ func (d *Deliveries) deliverNext(ctx context.Context, q *domain.Queue) (*domain.
 	}
 	key := domain.EventKey(q.ID, q.Gen, q.Next)
 	d.mu.Lock()
-	ev, ok := d.bodies[key]
+	mem, ok := d.bodies[key]
 	d.mu.Unlock()
+	ev, apart := mem.Event, mem.apart
 	if !ok {
+		ev, ok = q.Inline[q.Next]
+	}
+	if !ok {
+		apart = true
 		ev, err = d.store.FindEvent(ctx, q.ID, q.Gen, q.Next)
 		if errors.Is(err, domain.ErrEventMissing) {
 			return d.missingEvent(ctx, q, key)
@@ -558,7 +592,7 @@ func (d *Deliveries) deliverNext(ctx context.Context, q *domain.Queue) (*domain.
 			return nil, err
 		}
 	}
-	return d.advance(ctx, q, key)
+	return d.advance(ctx, q, key, apart)
 }
 
 // missingEvent waits for an event q counts but whose record is not there, and skips it
@@ -579,13 +613,14 @@ func (d *Deliveries) missingEvent(ctx context.Context, q *domain.Queue, key stri
 		return nil, nil
 	}
 	d.log.Warn("skipping a status event whose record never came", "sink", domain.SinkKey(q.Sink), "run", q.Run, "seq", q.Next)
-	return d.advance(ctx, q, key)
+	return d.advance(ctx, q, key, false)
 }
 
-// advance moves q past its event Next, then deletes that event's record.
-func (d *Deliveries) advance(ctx context.Context, q *domain.Queue, key string) (*domain.Queue, error) {
+// advance moves q past its event Next, then deletes that event's record when it was
+// stored apart.
+func (d *Deliveries) advance(ctx context.Context, q *domain.Queue, key string, apart bool) (*domain.Queue, error) {
 	now := d.now()
-	next, err := d.store.AdvanceQueue(ctx, q.ID, d.owner, now.Add(d.cfg.Idle), now.Add(d.cfg.Lease))
+	next, err := d.store.AdvanceQueue(ctx, q.ID, d.owner, q.Next, now.Add(d.cfg.Idle), now.Add(d.cfg.Lease))
 	if errors.Is(err, domain.ErrQueueNotHeld) {
 		return nil, nil // lost to another replica after the lease lapsed
 	}
@@ -595,7 +630,15 @@ func (d *Deliveries) advance(ctx context.Context, q *domain.Queue, key string) (
 	d.mu.Lock()
 	delete(d.missing, key)
 	delete(d.bodies, key)
+	if k, ok := d.known[q.ID]; ok && k.Gen == next.Gen {
+		// The recorder holds events inline while few wait (domain.Queue.Inlines).
+		k.Next = next.Next
+		d.known[q.ID] = k
+	}
 	d.mu.Unlock()
+	if !apart {
+		return next, nil
+	}
 	// Deleted after the queue moved on, and off the delivery path: a record left by a stop
 	// in between is purged later, whereas a queue that did not move would deliver its
 	// event again.

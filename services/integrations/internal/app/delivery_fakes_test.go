@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -42,6 +43,7 @@ var _ app.DeliveryStore = (*memStore)(nil)
 
 func clone(q domain.Queue) *domain.Queue {
 	q.Recent = slices.Clone(q.Recent)
+	q.Inline = maps.Clone(q.Inline)
 	return &q
 }
 
@@ -66,7 +68,7 @@ func (s *memStore) CreateQueue(_ context.Context, q *domain.Queue) error {
 	return nil
 }
 
-func (s *memStore) SaveRecorded(_ context.Context, q *domain.Queue) error {
+func (s *memStore) SaveRecorded(_ context.Context, q *domain.Queue, inline *domain.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.queues[q.ID]
@@ -74,6 +76,13 @@ func (s *memStore) SaveRecorded(_ context.Context, q *domain.Queue) error {
 		return domain.ErrQueueChanged
 	}
 	cur.Last, cur.Recent, cur.Version = q.Last, slices.Clone(q.Recent), q.Version+1
+	if inline != nil {
+		cur.Inline = maps.Clone(cur.Inline)
+		if cur.Inline == nil {
+			cur.Inline = map[int64]domain.Event{}
+		}
+		cur.Inline[inline.Seq] = *inline
+	}
 	s.queues[q.ID] = cur
 	q.Version++
 	return nil
@@ -130,13 +139,15 @@ func (s *memStore) held(id, owner string) (domain.Queue, error) {
 	return q, nil
 }
 
-func (s *memStore) AdvanceQueue(_ context.Context, id, owner string, due, until time.Time) (*domain.Queue, error) {
+func (s *memStore) AdvanceQueue(_ context.Context, id, owner string, seq int64, due, until time.Time) (*domain.Queue, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q, err := s.held(id, owner)
-	if err != nil {
-		return nil, err
+	if err != nil || q.Next != seq {
+		return nil, domain.ErrQueueNotHeld
 	}
+	q.Inline = maps.Clone(q.Inline)
+	delete(q.Inline, seq)
 	q.Next++
 	q.Attempt, q.Due, q.LastError, q.LeaseUntil = 0, due, "", until
 	s.queues[id] = q

@@ -356,7 +356,7 @@ func TestDeliveryMissingRecord(t *testing.T) {
 	q, err := store.FindQueue(context.Background(), qid)
 	require.NoError(t, err)
 	q.Append("run/1") // counted, never stored
-	require.NoError(t, store.SaveRecorded(context.Background(), q))
+	require.NoError(t, store.SaveRecorded(context.Background(), q, nil))
 	record(t, d, statusEvent("run", 2))
 	start()
 	require.Eventually(t, func() bool { return len(send.received(sinkA)) == 2 }, wait, tick)
@@ -395,4 +395,37 @@ func TestRunOf(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestDeliveryLongQueue: a queue holds its first events itself and stores the rest apart,
+// so one sink down for long keeps its queues small; back up, it gets every event, in
+// order, and the records apart are deleted.
+func TestDeliveryLongQueue(t *testing.T) {
+	t.Parallel()
+	var down atomic.Bool
+	down.Store(true)
+	send := newSender(func(context.Context, string, string) error {
+		if down.Load() {
+			return errDown
+		}
+		return nil
+	})
+	store, set := newMemStore(), &sinks{}
+	set.set(sinkA)
+	d, start := deliveries(t, fast, "r1", store, set, send, time.Now)
+	const n = 3 * domain.InlineMax
+	for i := range n {
+		record(t, d, statusEvent("run", i))
+	}
+	q, err := store.FindQueue(context.Background(), domain.QueueID(sinkA, "run"))
+	require.NoError(t, err)
+	assert.Equal(t, domain.InlineMax, len(q.Inline))
+	_, apart := store.size()
+	assert.Equal(t, n-domain.InlineMax, apart)
+	start()
+	require.Eventually(t, func() bool { return len(store.attempts()) > 2 }, wait, tick)
+	down.Store(false)
+	require.Eventually(t, func() bool { return len(send.received(sinkA)) == n }, wait, tick)
+	assert.Equal(t, idsOf("run", 0, n), send.received(sinkA))
+	require.Eventually(t, func() bool { q, e := store.size(); return q == 0 && e == 0 }, wait, tick)
 }

@@ -74,7 +74,18 @@ type Queue struct {
 	LeaseUntil time.Time
 	// Version changes with every write of a recorder, and guards the queue's deletion.
 	Version int64
+	// Inline are the events waiting that the queue holds itself, by Seq: while a queue
+	// is short (InlineMax), recording an event is one write, and the deliverer reads it
+	// with the queue. The others are stored apart, each on its own (EventKey).
+	Inline map[int64]Event
 }
+
+// InlineMax is how many waiting events a queue holds itself; more are stored apart, so a
+// queue of a sink that is down stays small.
+const InlineMax = 32
+
+// Inlines reports whether an event recorded now is held by the queue itself.
+func (q *Queue) Inlines() bool { return q.Last-q.Next+1 < InlineMax }
 
 // Recorded is an event a queue holds: its id and the Seq it got.
 type Recorded struct {

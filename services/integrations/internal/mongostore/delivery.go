@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -62,7 +64,21 @@ type queueDoc struct {
 	Owner      string      `bson:"owner"`
 	LeaseUntil time.Time   `bson:"leaseUntil"`
 	Version    int64       `bson:"version"`
+	// Inline are the events the queue holds, by inlineKey of their Seq. (Not named
+	// "inline": the driver reads that as its inline option.)
+	Inline map[string]inlineDoc `bson:"held,omitempty"`
 }
+
+// inlineDoc is an event a queue holds itself.
+type inlineDoc struct {
+	EventID  string    `bson:"eventId"`
+	Body     string    `bson:"body"`
+	Recorded time.Time `bson:"recorded"`
+}
+
+// inlineKey is the field of Inline holding event seq: a name, not a number, which a
+// dotted path would take for an array index.
+func inlineKey(seq int64) string { return "s" + strconv.FormatInt(seq, 10) }
 
 type recentDoc struct {
 	ID  string `bson:"id"`
@@ -94,8 +110,19 @@ func toQueueDoc(q *domain.Queue) queueDoc {
 	for i, r := range q.Recent {
 		recent[i] = recentDoc{ID: r.EventID, Seq: r.Seq}
 	}
-	return queueDoc{ID: q.ID, Sink: q.Sink, Run: q.Run, Gen: q.Gen, Last: q.Last, Next: q.Next, Recent: recent,
+	d := queueDoc{ID: q.ID, Sink: q.Sink, Run: q.Run, Gen: q.Gen, Last: q.Last, Next: q.Next, Recent: recent,
 		Attempt: q.Attempt, Due: q.Due, LastError: q.LastError, Owner: q.Owner, LeaseUntil: q.LeaseUntil, Version: q.Version}
+	if len(q.Inline) > 0 {
+		d.Inline = map[string]inlineDoc{}
+		for seq, e := range q.Inline {
+			d.Inline[inlineKey(seq)] = toInline(e)
+		}
+	}
+	return d
+}
+
+func toInline(e domain.Event) inlineDoc {
+	return inlineDoc{EventID: e.EventID, Body: string(e.Body), Recorded: e.Recorded}
 }
 
 func (d queueDoc) queue() *domain.Queue {
@@ -103,8 +130,19 @@ func (d queueDoc) queue() *domain.Queue {
 	for i, r := range d.Recent {
 		recent[i] = domain.Recorded{EventID: r.ID, Seq: r.Seq}
 	}
-	return &domain.Queue{ID: d.ID, Sink: d.Sink, Run: d.Run, Gen: d.Gen, Last: d.Last, Next: d.Next, Recent: recent,
+	q := &domain.Queue{ID: d.ID, Sink: d.Sink, Run: d.Run, Gen: d.Gen, Last: d.Last, Next: d.Next, Recent: recent,
 		Attempt: d.Attempt, Due: d.Due.UTC(), LastError: d.LastError, Owner: d.Owner, LeaseUntil: d.LeaseUntil.UTC(), Version: d.Version}
+	for k, e := range d.Inline {
+		seq, err := strconv.ParseInt(strings.TrimPrefix(k, "s"), 10, 64)
+		if err != nil {
+			continue // not one of ours
+		}
+		if q.Inline == nil {
+			q.Inline = map[int64]domain.Event{}
+		}
+		q.Inline[seq] = domain.Event{Queue: d.ID, Gen: d.Gen, Seq: seq, EventID: e.EventID, Body: []byte(e.Body), Recorded: e.Recorded.UTC()}
+	}
+	return q
 }
 
 // FindQueue answers queue id, nil when there is none.
@@ -132,11 +170,15 @@ func (s *Deliveries) CreateQueue(ctx context.Context, q *domain.Queue) error {
 	return nil
 }
 
-// SaveRecorded stores q's Last and Recent at the version q was read at.
-func (s *Deliveries) SaveRecorded(ctx context.Context, q *domain.Queue) error {
+// SaveRecorded stores q's Last and Recent, and inline among its events, at the version q
+// was read at.
+func (s *Deliveries) SaveRecorded(ctx context.Context, q *domain.Queue, inline *domain.Event) error {
 	d := toQueueDoc(q)
-	res, err := s.queues.UpdateOne(ctx, bson.M{"_id": q.ID, "version": q.Version},
-		bson.M{"$set": bson.M{"last": d.Last, "recent": d.Recent, "version": q.Version + 1}})
+	set := bson.M{"last": d.Last, "recent": d.Recent, "version": q.Version + 1}
+	if inline != nil {
+		set["held."+inlineKey(inline.Seq)] = toInline(*inline)
+	}
+	res, err := s.queues.UpdateOne(ctx, bson.M{"_id": q.ID, "version": q.Version}, bson.M{"$set": set})
 	if err != nil {
 		return fmt.Errorf("record in delivery queue %s: %w", q.ID, err)
 	}
@@ -189,10 +231,11 @@ func (s *Deliveries) ClaimQueue(ctx context.Context, id, owner string, now, unti
 		bson.M{"$set": bson.M{"owner": owner, "leaseUntil": until}}, "claim delivery queue "+id)
 }
 
-// AdvanceQueue moves owner's queue id past its event Next.
-func (s *Deliveries) AdvanceQueue(ctx context.Context, id, owner string, due, until time.Time) (*domain.Queue, error) {
-	return s.updateHeld(ctx, bson.M{"_id": id, "owner": owner},
-		bson.M{"$inc": bson.M{"next": 1}, "$set": bson.M{"attempt": 0, "due": due, "lastError": "", "leaseUntil": until}},
+// AdvanceQueue moves owner's queue id past its event seq.
+func (s *Deliveries) AdvanceQueue(ctx context.Context, id, owner string, seq int64, due, until time.Time) (*domain.Queue, error) {
+	return s.updateHeld(ctx, bson.M{"_id": id, "owner": owner, "next": seq},
+		bson.M{"$inc": bson.M{"next": 1}, "$unset": bson.M{"held." + inlineKey(seq): ""},
+			"$set": bson.M{"attempt": 0, "due": due, "lastError": "", "leaseUntil": until}},
 		"advance delivery queue "+id)
 }
 
