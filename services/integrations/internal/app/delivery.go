@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -186,6 +187,15 @@ type Deliveries struct {
 	// it recorded, by record key, until delivered. Both are bounded by maxRemembered.
 	known  map[string]domain.Queue
 	bodies map[string]recorded
+	// holding are the queues this replica holds, as it last read or wrote them, with
+	// their leases: a queue woken while its lease has long to run is worked from here,
+	// without a claim. What a recorder of another replica added shows at the next claim.
+	holding map[string]heldQueue
+}
+
+type heldQueue struct {
+	q     domain.Queue
+	until time.Time
 }
 
 // recorded is an event this replica recorded, and whether it was stored apart from its
@@ -213,7 +223,8 @@ func NewDeliveries(cfg DeliveryConfig, deps DeliveryDeps) *Deliveries {
 		now: deps.Now, newID: deps.NewID, owner: deps.Owner,
 		wake: make(chan string, 4096), workers: make(chan struct{}, cfg.Workers), deletes: make(chan string, 4096),
 		active: map[string]*activeQueue{}, perSink: map[string]chan struct{}{}, timers: map[string]*time.Timer{},
-		missing: map[string]time.Time{}, known: map[string]domain.Queue{}, bodies: map[string]recorded{}}
+		missing: map[string]time.Time{}, known: map[string]domain.Queue{}, bodies: map[string]recorded{},
+		holding: map[string]heldQueue{}}
 }
 
 // RunOf answers the run a status event is about: the run itself, a task run's run or an
@@ -330,6 +341,11 @@ func (d *Deliveries) record(ctx context.Context, sink, run, id string, body []by
 			return "", err
 		}
 		d.remember(q)
+		var held *domain.Event
+		if inline {
+			held = &e
+		}
+		d.recordedInto(q, held)
 		if apart {
 			// Stored after the queue counts it: a deliverer that reads the count first
 			// waits for the record (GapGrace), and a recorder stopped in between stores it
@@ -494,13 +510,15 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 // deliver works queue id while this replica holds it and it has an event to deliver now.
 func (d *Deliveries) deliver(ctx context.Context, id string) {
 	now := d.now()
-	q, err := d.store.ClaimQueue(ctx, id, d.owner, now, now.Add(d.cfg.Lease))
-	if errors.Is(err, domain.ErrQueueNotHeld) {
-		return // another replica works it, or it was delivered and deleted
-	}
-	if err != nil {
-		d.failed(ctx, id, "cannot claim a delivery queue", err)
-		return
+	q, ok := d.held(id, now)
+	if !ok {
+		var err error
+		if q, err = d.claim(ctx, id, now); err != nil {
+			if !errors.Is(err, domain.ErrQueueNotHeld) {
+				d.failed(ctx, id, "cannot claim a delivery queue", err)
+			}
+			return // another replica works it, or it was delivered and deleted
+		}
 	}
 	for ctx.Err() == nil {
 		now = d.now()
@@ -511,8 +529,9 @@ func (d *Deliveries) deliver(ctx context.Context, id string) {
 			return
 		}
 		if q.Empty() {
-			err = d.store.DeleteQueue(ctx, q, d.owner)
+			err := d.store.DeleteQueue(ctx, q, d.owner)
 			if !errors.Is(err, domain.ErrQueueChanged) {
+				d.unhold(id)
 				if err != nil {
 					d.failed(ctx, id, "cannot delete a delivered queue", err)
 				} else {
@@ -521,11 +540,12 @@ func (d *Deliveries) deliver(ctx context.Context, id string) {
 				return
 			}
 			// An event was recorded meanwhile.
-			if q, err = d.store.ClaimQueue(ctx, id, d.owner, now, now.Add(d.cfg.Lease)); err != nil {
+			if q, err = d.claim(ctx, id, now); err != nil {
 				return
 			}
 			continue
 		}
+		var err error
 		if q, err = d.deliverNext(ctx, q); err != nil || q == nil {
 			if err != nil {
 				d.failed(ctx, id, "cannot store a delivery", err)
@@ -533,6 +553,90 @@ func (d *Deliveries) deliver(ctx context.Context, id string) {
 			return
 		}
 	}
+}
+
+// claim claims queue id from the store and holds it.
+func (d *Deliveries) claim(ctx context.Context, id string, now time.Time) (*domain.Queue, error) {
+	until := now.Add(d.cfg.Lease)
+	q, err := d.store.ClaimQueue(ctx, id, d.owner, now, until)
+	if err != nil {
+		d.unhold(id)
+		return nil, err
+	}
+	d.hold(q, until)
+	return q, nil
+}
+
+// held answers a copy of queue id as this replica holds it, if its lease has more than
+// half of its life to run.
+func (d *Deliveries) held(id string, now time.Time) (*domain.Queue, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h, ok := d.holding[id]
+	if !ok || h.until.Sub(now) < d.cfg.Lease/2 {
+		return nil, false
+	}
+	q := h.q
+	q.Recent, q.Inline = slices.Clone(q.Recent), maps.Clone(q.Inline)
+	return &q, true
+}
+
+// hold keeps q, just read from or written to the store, as held until until; what this
+// replica recorded in it since (a later version) is kept.
+func (d *Deliveries) hold(q *domain.Queue, until time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := *q
+	c.Recent, c.Inline = slices.Clone(q.Recent), maps.Clone(q.Inline)
+	if h, ok := d.holding[q.ID]; ok && h.q.Gen == c.Gen && h.q.Version > c.Version {
+		c.Last, c.Recent, c.Version = h.q.Last, h.q.Recent, h.q.Version
+		for seq, e := range h.q.Inline {
+			if _, ok := c.Inline[seq]; !ok && seq >= c.Next {
+				if c.Inline == nil {
+					c.Inline = map[int64]domain.Event{}
+				}
+				c.Inline[seq] = e
+			}
+		}
+	}
+	d.holding[q.ID] = heldQueue{q: c, until: until}
+}
+
+func (d *Deliveries) unhold(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.holding, id)
+}
+
+// recordedInto updates the queue held, if any, with what a recorder of this replica just
+// wrote in q: an event, kept in the queue when held is not nil.
+func (d *Deliveries) recordedInto(q *domain.Queue, held *domain.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h, ok := d.holding[q.ID]
+	if !ok {
+		return
+	}
+	if h.q.Gen != q.Gen {
+		delete(d.holding, q.ID)
+		return
+	}
+	if q.Version != h.q.Version+1 {
+		// Another replica recorded in between: what it wrote is read at the next claim.
+		if q.Version > h.q.Version {
+			delete(d.holding, q.ID)
+		}
+		return
+	}
+	h.q.Last, h.q.Recent, h.q.Version = q.Last, slices.Clone(q.Recent), q.Version
+	if held != nil {
+		h.q.Inline = maps.Clone(h.q.Inline)
+		if h.q.Inline == nil {
+			h.q.Inline = map[int64]domain.Event{}
+		}
+		h.q.Inline[held.Seq] = *held
+	}
+	d.holding[q.ID] = h
 }
 
 // deliverNext tries q's event Next once and answers the queue after it, or nil when the
@@ -548,6 +652,7 @@ func (d *Deliveries) deliverNext(ctx context.Context, q *domain.Queue) (*domain.
 		// The sink was removed from settings: what it was owed goes with it.
 		d.log.Info("dropping the events of a sink no longer in settings", "sink", domain.SinkKey(q.Sink), "run", q.Run)
 		d.forget(q.ID)
+		d.unhold(q.ID)
 		return nil, d.store.DropQueue(ctx, q.ID, d.owner)
 	}
 	key := domain.EventKey(q.ID, q.Gen, q.Next)
@@ -579,6 +684,8 @@ func (d *Deliveries) deliverNext(ctx context.Context, q *domain.Queue) (*domain.
 		attempt := q.Attempt + 1
 		if !d.cfg.Retry.GivesUp(ev.Recorded, now) {
 			due := now.Add(d.cfg.Retry.Backoff(attempt))
+			// Worked again from the store: a retry is rare, and its state is there.
+			d.unhold(q.ID)
 			if err := d.store.PostponeQueue(ctx, q.ID, d.owner, attempt, due, errText(err), due.Add(d.cfg.Lease)); err != nil {
 				return nil, err
 			}
@@ -606,6 +713,8 @@ func (d *Deliveries) missingEvent(ctx context.Context, q *domain.Queue, key stri
 		since = now
 	}
 	d.mu.Unlock()
+	// Read again from the store next time: the event may be held by the queue there.
+	d.unhold(q.ID)
 	if now.Sub(since) < d.cfg.GapGrace {
 		// Its recorder wakes the queue once it is stored; the timer covers a recorder
 		// that stopped.
@@ -620,12 +729,19 @@ func (d *Deliveries) missingEvent(ctx context.Context, q *domain.Queue, key stri
 // stored apart.
 func (d *Deliveries) advance(ctx context.Context, q *domain.Queue, key string, apart bool) (*domain.Queue, error) {
 	now := d.now()
-	next, err := d.store.AdvanceQueue(ctx, q.ID, d.owner, q.Next, now.Add(d.cfg.Idle), now.Add(d.cfg.Lease))
+	until := now.Add(d.cfg.Lease)
+	next, err := d.store.AdvanceQueue(ctx, q.ID, d.owner, q.Next, now.Add(d.cfg.Idle), until)
 	if errors.Is(err, domain.ErrQueueNotHeld) {
+		d.unhold(q.ID)
 		return nil, nil // lost to another replica after the lease lapsed
 	}
 	if err != nil {
+		d.unhold(q.ID)
 		return nil, err
+	}
+	d.hold(next, until)
+	if h, ok := d.held(q.ID, now); ok {
+		next = h // with what was recorded meanwhile
 	}
 	d.mu.Lock()
 	delete(d.missing, key)
@@ -703,6 +819,7 @@ func (d *Deliveries) failed(ctx context.Context, id, msg string, err error) {
 	}
 	// A queue's id names its sink by digest, never by URL (which may carry a token).
 	d.log.Warn(msg, "queue", id, "error", err)
+	d.unhold(id)
 	d.after(id, d.cfg.Poll)
 }
 
