@@ -599,6 +599,10 @@ func (d *Deliveries) hold(q *domain.Queue, until time.Time) {
 			}
 		}
 	}
+	if _, ok := d.holding[q.ID]; !ok && len(d.holding) >= maxRemembered {
+		// Queues taken over by another replica stay here; their leases have lapsed.
+		maps.DeleteFunc(d.holding, func(_ string, h heldQueue) bool { return h.until.Before(d.now()) })
+	}
 	d.holding[q.ID] = heldQueue{q: c, until: until}
 }
 
