@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,13 +28,48 @@ import (
 // delivered and events once sent, so what is stored stays what is owed.
 type Deliveries struct {
 	queues, events, failures *mongo.Collection
+	// Recording and advancing, the writes of every event, are combined under load: the
+	// embedded database writes one command at a time, each costing a sync to disk.
+	records  *mongox.Combiner[recordWrite, error]
+	advances *mongox.Combiner[advanceWrite, advanced]
+}
+
+// combineMax bounds the writes one command carries.
+const combineMax = 128
+
+// recordWrite is one SaveRecorded: filter on the queue's version, and the update.
+type recordWrite struct {
+	id      string
+	version int64
+	// lastID is the id of the event recorded, the last of Recent.
+	lastID string
+	set    bson.M
+}
+
+// advanceWrite is one AdvanceQueue. Its token, written with it, tells after a combined
+// write whether it was this write that moved the queue.
+type advanceWrite struct {
+	id, owner, token string
+	seq              int64
+	due, until       time.Time
+}
+
+// advanceTokens numbers the advances of this process.
+var advanceTokens atomic.Int64
+
+type advanced struct {
+	q   *domain.Queue
+	err error
 }
 
 var _ app.DeliveryStore = (*Deliveries)(nil)
 
 // NewDeliveries returns the delivery records of db.
 func NewDeliveries(db *mongo.Database) *Deliveries {
-	return &Deliveries{queues: db.Collection("sinkqueues"), events: db.Collection("sinkevents"), failures: db.Collection("sinkfailures")}
+	s := &Deliveries{queues: db.Collection("sinkqueues"), events: db.Collection("sinkevents"), failures: db.Collection("sinkfailures")}
+	s.records = mongox.NewCombiner(combineMax, s.recordAll)
+	s.advances = mongox.NewCombiner(combineMax, s.advanceAll)
+	return s
 }
 
 // EnsureIndexes creates the indexes of the poll and the purge. (FerretDB refuses TTL
@@ -64,6 +100,8 @@ type queueDoc struct {
 	Owner      string      `bson:"owner"`
 	LeaseUntil time.Time   `bson:"leaseUntil"`
 	Version    int64       `bson:"version"`
+	// Advanced is the token of the last advance.
+	Advanced string `bson:"advanced,omitempty"`
 	// Inline are the events the queue holds, by inlineKey of their Seq. (Not named
 	// "inline": the driver reads that as its inline option.)
 	Inline map[string]inlineDoc `bson:"held,omitempty"`
@@ -178,15 +216,106 @@ func (s *Deliveries) SaveRecorded(ctx context.Context, q *domain.Queue, inline *
 	if inline != nil {
 		set["held."+inlineKey(inline.Seq)] = toInline(*inline)
 	}
-	res, err := s.queues.UpdateOne(ctx, bson.M{"_id": q.ID, "version": q.Version}, bson.M{"$set": set})
-	if err != nil {
-		return fmt.Errorf("record in delivery queue %s: %w", q.ID, err)
+	w := recordWrite{id: q.ID, version: q.Version, set: set}
+	if n := len(q.Recent); n > 0 {
+		w.lastID = q.Recent[n-1].EventID
 	}
-	if res.MatchedCount == 0 {
-		return fmt.Errorf("record in delivery queue %s: %w", q.ID, domain.ErrQueueChanged)
+	if err := s.records.Do(ctx, w); err != nil {
+		return fmt.Errorf("record in delivery queue %s: %w", q.ID, err)
 	}
 	q.Version++
 	return nil
+}
+
+// recordAll writes records, answering domain.ErrQueueChanged for those whose queue moved
+// on since it was read.
+func (s *Deliveries) recordAll(ctx context.Context, ws []recordWrite) []error {
+	return inRounds(ws, func(w recordWrite) string { return w.id }, func(ws []recordWrite) []error { return s.recordRound(ctx, ws) })
+}
+
+// inRounds writes ws in rounds that each name a queue once, since the embedded database
+// checks the conditions of a command's writes all before it makes any: two on one queue
+// would both pass. It answers each write's result, in order.
+func inRounds[T, R any](ws []T, id func(T) string, write func([]T) []R) []R {
+	out := make([]R, len(ws))
+	left := make([]int, len(ws))
+	for i := range left {
+		left[i] = i
+	}
+	for len(left) > 0 {
+		seen := map[string]bool{}
+		var round, later []int
+		for _, i := range left {
+			if k := id(ws[i]); seen[k] {
+				later = append(later, i)
+			} else {
+				seen[k] = true
+				round = append(round, i)
+			}
+		}
+		batch := make([]T, len(round))
+		for j, i := range round {
+			batch[j] = ws[i]
+		}
+		for j, r := range write(batch) {
+			out[round[j]] = r
+		}
+		left = later
+	}
+	return out
+}
+
+func (s *Deliveries) recordRound(ctx context.Context, ws []recordWrite) []error {
+	out := make([]error, len(ws))
+	if len(ws) == 1 {
+		res, err := s.queues.UpdateOne(ctx, bson.M{"_id": ws[0].id, "version": ws[0].version}, bson.M{"$set": ws[0].set})
+		switch {
+		case err != nil:
+			out[0] = err
+		case res.MatchedCount == 0:
+			out[0] = domain.ErrQueueChanged
+		}
+		return out
+	}
+	models := make([]mongo.WriteModel, len(ws))
+	for i, w := range ws {
+		models[i] = mongo.NewUpdateOneModel().SetFilter(bson.M{"_id": w.id, "version": w.version}).SetUpdate(bson.M{"$set": w.set})
+	}
+	res, err := s.queues.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err == nil && res.MatchedCount == int64(len(ws)) {
+		return out
+	}
+	// Some lost to another writer: which, the queues say. One whose write is not seen is
+	// answered as changed, and its recorder, reading it again, finds its event there if
+	// it was written after all.
+	docs, ferr := queuesByID(ctx, s, ws, func(w recordWrite) string { return w.id })
+	for i, w := range ws {
+		d, ok := docs[w.id]
+		switch {
+		case ferr != nil:
+			out[i] = errors.Join(err, ferr)
+		case !ok || d.Version != w.version+1 || len(d.Recent) == 0 || d.Recent[len(d.Recent)-1].ID != w.lastID:
+			out[i] = domain.ErrQueueChanged
+		}
+	}
+	return out
+}
+
+// queuesByID reads the queues ws name.
+func queuesByID[T any](ctx context.Context, s *Deliveries, ws []T, id func(T) string) (map[string]queueDoc, error) {
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = id(w)
+	}
+	docs, err := mongox.FindAll[queueDoc](ctx, s.queues, bson.M{"_id": bson.M{"$in": ids}})
+	if err != nil {
+		return nil, fmt.Errorf("read delivery queues: %w", err)
+	}
+	out := make(map[string]queueDoc, len(docs))
+	for _, d := range docs {
+		out[d.ID] = d
+	}
+	return out, nil
 }
 
 // PutEvent stores a queued event, keeping one already stored under its key.
@@ -233,10 +362,49 @@ func (s *Deliveries) ClaimQueue(ctx context.Context, id, owner string, now, unti
 
 // AdvanceQueue moves owner's queue id past its event seq.
 func (s *Deliveries) AdvanceQueue(ctx context.Context, id, owner string, seq int64, due, until time.Time) (*domain.Queue, error) {
-	return s.updateHeld(ctx, bson.M{"_id": id, "owner": owner, "next": seq},
-		bson.M{"$inc": bson.M{"next": 1}, "$unset": bson.M{"held." + inlineKey(seq): ""},
-			"$set": bson.M{"attempt": 0, "due": due, "lastError": "", "leaseUntil": until}},
-		"advance delivery queue "+id)
+	token := owner + "/" + strconv.FormatInt(advanceTokens.Add(1), 10)
+	r := s.advances.Do(ctx, advanceWrite{id: id, owner: owner, token: token, seq: seq, due: due, until: until})
+	return r.q, r.err
+}
+
+func advanceFilter(w advanceWrite) bson.M { return bson.M{"_id": w.id, "owner": w.owner, "next": w.seq} }
+
+func advanceUpdate(w advanceWrite) bson.M {
+	return bson.M{"$inc": bson.M{"next": 1}, "$unset": bson.M{"held." + inlineKey(w.seq): ""},
+		"$set": bson.M{"attempt": 0, "due": w.due, "lastError": "", "leaseUntil": w.until, "advanced": w.token}}
+}
+
+// advanceAll writes advances and answers each queue after it, or domain.ErrQueueNotHeld.
+func (s *Deliveries) advanceAll(ctx context.Context, ws []advanceWrite) []advanced {
+	return inRounds(ws, func(w advanceWrite) string { return w.id }, func(ws []advanceWrite) []advanced { return s.advanceRound(ctx, ws) })
+}
+
+func (s *Deliveries) advanceRound(ctx context.Context, ws []advanceWrite) []advanced {
+	out := make([]advanced, len(ws))
+	if len(ws) == 1 {
+		w := ws[0]
+		out[0].q, out[0].err = s.updateHeld(ctx, advanceFilter(w), advanceUpdate(w), "advance delivery queue "+w.id)
+		return out
+	}
+	models := make([]mongo.WriteModel, len(ws))
+	for i, w := range ws {
+		models[i] = mongo.NewUpdateOneModel().SetFilter(advanceFilter(w)).SetUpdate(advanceUpdate(w))
+	}
+	_, err := s.queues.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	// The queues after: one read for all, which the embedded database does not sync.
+	docs, ferr := queuesByID(ctx, s, ws, func(w advanceWrite) string { return w.id })
+	for i, w := range ws {
+		d, ok := docs[w.id]
+		switch {
+		case ferr != nil:
+			out[i].err = fmt.Errorf("advance delivery queue %s: %w", w.id, errors.Join(err, ferr))
+		case !ok || d.Advanced != w.token:
+			out[i].err = fmt.Errorf("advance delivery queue %s: %w", w.id, domain.ErrQueueNotHeld)
+		default:
+			out[i].q = d.queue()
+		}
+	}
+	return out
 }
 
 func (s *Deliveries) updateHeld(ctx context.Context, filter, update bson.M, what string) (*domain.Queue, error) {

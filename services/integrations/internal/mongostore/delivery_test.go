@@ -3,7 +3,10 @@ package mongostore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,4 +229,74 @@ func TestDeliveryDropAndPurge(t *testing.T) {
 	assert.ErrorIs(t, err, domain.ErrEventMissing)
 	_, err = s.FindEvent(ctx, qid, "old", 1)
 	assert.NoError(t, err)
+}
+
+// TestDeliveryCombinedWrites: records and advances of many queues at once share commands,
+// and each still holds to its own condition: of two writes on one version, or two
+// advances past one event, one wins.
+func TestDeliveryCombinedWrites(t *testing.T) {
+	t.Parallel()
+	s := newDeliveries(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	const n = 24
+	queues := make([]*domain.Queue, n)
+	for i := range n {
+		q := &domain.Queue{ID: domain.QueueID(sink, fmt.Sprint("run", i)), Sink: sink, Run: fmt.Sprint("run", i), Gen: "g", Next: 1}
+		q.Append("e1")
+		require.NoError(t, s.CreateQueue(ctx, q))
+		queues[i] = q
+	}
+	var wg sync.WaitGroup
+	var won, lost atomic.Int64
+	for _, q := range queues {
+		for _, id := range []string{"mine", "theirs"} {
+			c := *q
+			c.Recent = slices.Clone(q.Recent)
+			wg.Go(func() {
+				e := domain.Event{Queue: c.ID, Gen: "g", Seq: c.Append(id), EventID: id, Body: []byte(`{}`), Recorded: now}
+				err := s.SaveRecorded(ctx, &c, &e)
+				switch {
+				case err == nil:
+					won.Add(1)
+				case errors.Is(err, domain.ErrQueueChanged):
+					lost.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	assert.EqualValues(t, n, won.Load())
+	assert.EqualValues(t, n, lost.Load())
+	for _, q := range queues {
+		got, err := s.FindQueue(ctx, q.ID)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), got.Last)
+		assert.Len(t, got.Inline, 1, "the winner's event, alone")
+		_, err = s.ClaimQueue(ctx, q.ID, "a", now, now.Add(time.Minute))
+		require.NoError(t, err)
+	}
+	won.Store(0)
+	lost.Store(0)
+	for _, q := range queues {
+		for range 2 {
+			wg.Go(func() {
+				got, err := s.AdvanceQueue(ctx, q.ID, "a", 1, now, now.Add(time.Minute))
+				switch {
+				case err == nil:
+					won.Add(1)
+					assert.Equal(t, int64(2), got.Next)
+				case errors.Is(err, domain.ErrQueueNotHeld):
+					lost.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	assert.EqualValues(t, n, won.Load())
+	assert.EqualValues(t, n, lost.Load())
 }
