@@ -308,11 +308,14 @@ func (d *Deliveries) record(ctx context.Context, sink, run, id string, body []by
 		var inline, apart bool
 		switch {
 		case q == nil:
-			q = &domain.Queue{ID: qid, Sink: sink, Run: run, Gen: d.newID(), Next: 1}
+			// Created held by this replica, which is about to deliver it: no claim.
+			q = &domain.Queue{ID: qid, Sink: sink, Run: run, Gen: d.newID(), Next: 1, Owner: d.owner, LeaseUntil: now.Add(d.cfg.Lease)}
 			e.Seq, e.Gen = q.Append(id), q.Gen
 			q.Inline = map[int64]domain.Event{e.Seq: e}
 			inline = true
-			err = d.store.CreateQueue(ctx, q)
+			if err = d.store.CreateQueue(ctx, q); err == nil {
+				d.hold(q, q.LeaseUntil)
+			}
 		default:
 			var known bool
 			e.Gen = q.Gen

@@ -32,6 +32,7 @@ type Deliveries struct {
 	// embedded database writes one command at a time, each costing a sync to disk.
 	records  *mongox.Combiner[recordWrite, error]
 	advances *mongox.Combiner[advanceWrite, advanced]
+	deletes  *mongox.Combiner[deleteWrite, error]
 }
 
 // combineMax bounds the writes one command carries.
@@ -69,6 +70,7 @@ func NewDeliveries(db *mongo.Database) *Deliveries {
 	s := &Deliveries{queues: db.Collection("sinkqueues"), events: db.Collection("sinkevents"), failures: db.Collection("sinkfailures")}
 	s.records = mongox.NewCombiner(combineMax, s.recordAll)
 	s.advances = mongox.NewCombiner(combineMax, s.advanceAll)
+	s.deletes = mongox.NewCombiner(combineMax, s.deleteAll)
 	return s
 }
 
@@ -434,14 +436,70 @@ func (s *Deliveries) PostponeQueue(ctx context.Context, id, owner string, attemp
 
 // DeleteQueue deletes owner's queue q if still at q's version.
 func (s *Deliveries) DeleteQueue(ctx context.Context, q *domain.Queue, owner string) error {
-	res, err := s.queues.DeleteOne(ctx, bson.M{"_id": q.ID, "owner": owner, "version": q.Version})
-	if err != nil {
+	if err := s.deletes.Do(ctx, deleteWrite{id: q.ID, owner: owner, version: q.Version}); err != nil {
 		return fmt.Errorf("delete delivery queue %s: %w", q.ID, err)
 	}
-	if res.DeletedCount == 0 {
-		return fmt.Errorf("delete delivery queue %s: %w", q.ID, domain.ErrQueueChanged)
-	}
 	return nil
+}
+
+// deleteWrite is one DeleteQueue.
+type deleteWrite struct {
+	id, owner string
+	version   int64
+}
+
+func (w deleteWrite) filter() bson.M { return bson.M{"_id": w.id, "owner": w.owner, "version": w.version} }
+
+// deleteAll deletes queues, answering domain.ErrQueueChanged for those that moved on.
+func (s *Deliveries) deleteAll(ctx context.Context, ws []deleteWrite) []error {
+	return inRounds(ws, func(w deleteWrite) string { return w.id }, func(ws []deleteWrite) []error {
+		out := make([]error, len(ws))
+		if len(ws) == 1 {
+			res, err := s.queues.DeleteOne(ctx, ws[0].filter())
+			switch {
+			case err != nil:
+				out[0] = err
+			case res.DeletedCount == 0:
+				out[0] = domain.ErrQueueChanged
+			}
+			return out
+		}
+		// Only those at their version and holder now are sent: the others have moved on,
+		// and one not there afterwards was deleted by this command.
+		before, err := queuesByID(ctx, s, ws, func(w deleteWrite) string { return w.id })
+		if err != nil {
+			for i := range out {
+				out[i] = err
+			}
+			return out
+		}
+		var models []mongo.WriteModel
+		for i, w := range ws {
+			d, ok := before[w.id]
+			if !ok || d.Owner != w.owner || d.Version != w.version {
+				out[i] = domain.ErrQueueChanged
+				continue
+			}
+			models = append(models, mongo.NewDeleteOneModel().SetFilter(w.filter()))
+		}
+		if len(models) == 0 {
+			return out
+		}
+		res, err := s.queues.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		if err == nil && res.DeletedCount == int64(len(models)) {
+			return out
+		}
+		after, ferr := queuesByID(ctx, s, ws, func(w deleteWrite) string { return w.id })
+		for i, w := range ws {
+			if out[i] != nil {
+				continue
+			}
+			if _, there := after[w.id]; there || ferr != nil {
+				out[i] = errors.Join(domain.ErrQueueChanged, ferr)
+			}
+		}
+		return out
+	})
 }
 
 // DropQueue deletes owner's queue id and its events.

@@ -299,4 +299,28 @@ func TestDeliveryCombinedWrites(t *testing.T) {
 	wg.Wait()
 	assert.EqualValues(t, n, won.Load())
 	assert.EqualValues(t, n, lost.Load())
+
+	won.Store(0)
+	lost.Store(0)
+	for _, q := range queues {
+		for _, v := range []int64{2, 1} {
+			wg.Go(func() {
+				err := s.DeleteQueue(ctx, &domain.Queue{ID: q.ID, Version: v}, "a")
+				switch {
+				case err == nil:
+					won.Add(1)
+				case errors.Is(err, domain.ErrQueueChanged):
+					lost.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	assert.EqualValues(t, n, won.Load(), "the deletes at the queue's version")
+	assert.EqualValues(t, n, lost.Load())
+	due, err := s.FindDueQueues(ctx, "a", now.Add(time.Hour), 100)
+	require.NoError(t, err)
+	assert.Empty(t, due)
 }
