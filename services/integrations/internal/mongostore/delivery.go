@@ -369,7 +369,9 @@ func (s *Deliveries) AdvanceQueue(ctx context.Context, id, owner string, seq int
 	return r.q, r.err
 }
 
-func advanceFilter(w advanceWrite) bson.M { return bson.M{"_id": w.id, "owner": w.owner, "next": w.seq} }
+func advanceFilter(w advanceWrite) bson.M {
+	return bson.M{"_id": w.id, "owner": w.owner, "next": w.seq}
+}
 
 func advanceUpdate(w advanceWrite) bson.M {
 	return bson.M{"$inc": bson.M{"next": 1}, "$unset": bson.M{"held." + inlineKey(w.seq): ""},
@@ -448,7 +450,9 @@ type deleteWrite struct {
 	version   int64
 }
 
-func (w deleteWrite) filter() bson.M { return bson.M{"_id": w.id, "owner": w.owner, "version": w.version} }
+func (w deleteWrite) filter() bson.M {
+	return bson.M{"_id": w.id, "owner": w.owner, "version": w.version}
+}
 
 // deleteAll deletes queues, answering domain.ErrQueueChanged for those that moved on.
 func (s *Deliveries) deleteAll(ctx context.Context, ws []deleteWrite) []error {
