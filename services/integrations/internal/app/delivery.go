@@ -98,7 +98,7 @@ type DeliveryConfig struct {
 	// for before it is skipped (30 s): its recorder stopped between the two writes and its
 	// redelivery, which stores it, is due within that.
 	GapGrace time.Duration
-	// Idle is how long a delivered queue is kept before it is deleted (5 s): the run's next
+	// Idle is how long a delivered queue is kept before it is deleted (1 s): the run's next
 	// event, usually moments away, then finds it, which saves writes on the way to its sink.
 	Idle time.Duration
 	// KeepFailures is how long events given up on are kept (7 days).
@@ -127,7 +127,7 @@ func (c DeliveryConfig) withDefaults() DeliveryConfig {
 	def(&c.Retry.Max, domain.DefaultRetry.Max)
 	def(&c.Retry.GiveUpAfter, domain.DefaultRetry.GiveUpAfter)
 	def(&c.GapGrace, 30*time.Second)
-	def(&c.Idle, 5*time.Second)
+	def(&c.Idle, time.Second)
 	c.Idle = min(c.Idle, c.Lease/2)
 	def(&c.KeepFailures, 7*24*time.Hour)
 	def(&c.PurgeEvery, 10*time.Minute)

@@ -30,7 +30,7 @@ var (
 
 // RecentIDs is how many event ids a queue remembers, so that an event recorded again (a
 // redelivery from the broker) is queued once.
-const RecentIDs = 64
+const RecentIDs = 16
 
 // QueueID is the id of the queue of sink's events of run: a digest of the sink, so that
 // ids stay short and free of the URL's characters, then the run's id.
