@@ -278,18 +278,23 @@ func (d *Deliveries) Record(ctx context.Context, e event.Event) error {
 		return fmt.Errorf("%w: %w", ErrMalformedEvent, err)
 	}
 	now := d.now()
-	var errs []error
+	// Each sink's queue side by side: their writes share a command.
+	errs := make([]error, len(st.Sinks))
+	var wg sync.WaitGroup
 	for i, sink := range st.Sinks {
 		if slices.Contains(st.Sinks[:i], sink) {
 			continue
 		}
-		q, err := d.record(ctx, sink, run, e.ID(), body, now)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("queue event %s for sink %s: %w", e.ID(), domain.SinkKey(sink), err))
-			continue
-		}
-		d.Wake(q)
+		wg.Go(func() {
+			q, err := d.record(ctx, sink, run, e.ID(), body, now)
+			if err != nil {
+				errs[i] = fmt.Errorf("queue event %s for sink %s: %w", e.ID(), domain.SinkKey(sink), err)
+				return
+			}
+			d.Wake(q)
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
