@@ -63,6 +63,9 @@ type Config struct {
 	// https://github.com/apps/baton); its install flow starts at
 	// <CodeHostAppURL>/installations/new. Empty: GET /integration gives no install link.
 	CodeHostAppURL string
+	// Delivery tunes the delivery of status events to the sinks of settings
+	// (BATON_SINK_TIMEOUT, BATON_SINK_RETRY_MAX, BATON_SINK_GIVE_UP_AFTER).
+	Delivery DeliveryConfig
 }
 
 // Defaults of the chat platform's addresses.
@@ -88,6 +91,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return Config{}, fmt.Errorf("%s: want an http or https URL, got %q", name, v)
 		}
+	}
+	if cfg.Delivery, err = deliveryFromEnv(getenv); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }
@@ -221,6 +227,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	evs := app.NewEvents(deps.Runs, app.NewTriggerCache(deps.Workflows, triggerTTL, deps.Now), receipts, deps.Now, deps.Logger)
+	deliveries, err := newDeliveries(ctx, cfg, deps.DB, deps.Kafka, deps.Settings, deps.Logger, deps.Now)
+	if err != nil {
+		return nil, fmt.Errorf("integrations: %w", err)
+	}
 
 	s := &Service{
 		signer: deps.Signer,
@@ -231,6 +241,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 			func(ctx context.Context) error { <-ctx.Done(); evs.Wait(); return nil },
 			sweep(purgeEvery, codehost.Purge, deps.Now, deps.Logger), codehostTeams.Run},
 	}
+	s.runs = append(s.runs, deliveries...)
 	s.runs = append(s.runs, kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID + "-chat", Topic: events.RunEvents, Handler: chatRunEvents(chat), Logger: deps.Logger,
 		Concurrency: chatConcurrency, MaxAttempts: chatAttempts, Backoff: time.Second, MaxBackoff: 30 * time.Second, DisableDeadLetter: true,

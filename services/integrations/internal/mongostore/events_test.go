@@ -17,8 +17,6 @@ import (
 	"github.com/baton-flow/baton/services/integrations/internal/mongostore"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
-
 func newReceipts(t *testing.T) *mongostore.Receipts {
 	t.Helper()
 	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))

@@ -1,0 +1,9 @@
+package mongostore_test
+
+import (
+	"testing"
+
+	"github.com/baton-flow/baton/libs/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
