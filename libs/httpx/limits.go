@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/jsondepth"
 )
 
 // Bounds of the request line, headers and body structure (API.md §8).
@@ -64,33 +65,12 @@ func uriLimit(limit int) fiber.Handler {
 	}
 }
 
-// CheckDepth refuses (400) a JSON body whose arrays and objects nest deeper than MaxDepth.
-// It only counts brackets outside strings, so it is cheap enough for every request; what
-// is not JSON at all is the decoder's to refuse.
+// CheckDepth refuses (400) a JSON body whose arrays and objects nest deeper than MaxDepth
+// (jsondepth.Exceeds: cheap enough for every request; what is not JSON at all is the
+// decoder's to refuse).
 func CheckDepth(body []byte) error {
-	depth, inString, escaped := 0, false, false
-	for _, b := range body {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '[', '{':
-			if depth++; depth > MaxDepth {
-				return apperr.New(apperr.RequestInvalid, "The request body nests arrays and objects deeper than %d levels.", MaxDepth)
-			}
-		case ']', '}':
-			depth--
-		}
+	if jsondepth.Exceeds(body, MaxDepth) {
+		return apperr.New(apperr.RequestInvalid, "The request body nests arrays and objects deeper than %d levels.", MaxDepth)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/jsondepth"
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/integrations/internal/domain"
@@ -462,7 +463,7 @@ var errTooDeep = errors.New("nested too deeply")
 // DecodeJSON decodes one JSON value, numbers kept exact (json.Number), refusing (400)
 // values nested deeper than the service accepts and anything after the value.
 func DecodeJSON(raw []byte) (any, error) {
-	if depth(raw) > maxDepth {
+	if jsondepth.Exceeds(raw, maxDepth) {
 		return nil, apperr.Wrap(apperr.RequestInvalid, errTooDeep, "The JSON nests arrays and objects deeper than %d levels.", maxDepth)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -475,34 +476,6 @@ func DecodeJSON(raw []byte) (any, error) {
 		return nil, apperr.New(apperr.RequestInvalid, "The JSON holds more than one value.")
 	}
 	return v, nil
-}
-
-// depth is how deeply raw nests arrays and objects, counting brackets outside strings.
-func depth(raw []byte) int {
-	d, most, inString, escaped := 0, 0, false, false
-	for _, b := range raw {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '[', '{':
-			d++
-			most = max(most, d)
-		case ']', '}':
-			d--
-		}
-	}
-	return most
 }
 
 // eventDoc is ev as JSON, its data decoded: what conditions are evaluated on and the
