@@ -123,9 +123,59 @@ func NewEvents(runs Runs, triggers *TriggerCache, receipts Receipts, now func() 
 	return &Events{runs: runs, receipts: receipts, triggers: triggers, now: now, log: log, recording: make(chan struct{}, maxRecording)}
 }
 
+// Baton's own status events may start runs, so that one workflow can follow another's
+// end, but a chain of them must end: a sink that sends them back to /event would
+// otherwise start runs that start runs without limit. Only a run's end starts one (a run
+// has one, where it has many status changes and task runs), and the runs so started carry
+// their place in the chain in ChainLabel, which their own end carries on; past MaxChain
+// the chain stops.
+const (
+	// ChainLabel is the label of a run started by a run's end: how many runs' ends led to
+	// it.
+	ChainLabel = "events.baton.io/chain"
+	// MaxChain is how long such a chain may grow, as runs.maxDepth bounds child runs.
+	MaxChain = 10
+)
+
+// statusTypePrefix starts the type of every status event Baton publishes.
+const statusTypePrefix = "io.baton.event.status."
+
+// chainOf reads a Baton status event of type typ with data: the label its run gets, or
+// why it starts none. Other events start runs outside any chain (nil labels).
+func chainOf(typ string, data any) (map[string]string, error) {
+	if !strings.HasPrefix(typ, statusTypePrefix) {
+		return nil, nil
+	}
+	if typ != events.TypeStatusWorkflowRun {
+		return nil, apperr.New(apperr.RequestInvalid,
+			"Baton's %s events do not start runs: a run's end (%s, phase completed) does.", typ, events.TypeStatusWorkflowRun)
+	}
+	run, _ := data.(map[string]any)
+	if phase, _ := run["phase"].(string); phase != "completed" {
+		return nil, apperr.New(apperr.RequestInvalid,
+			"Only a run's end (phase completed) starts runs; this event's run is in phase %q.", phase)
+	}
+	labels, _ := run["labels"].(map[string]any)
+	before := 0
+	if raw, ok := labels[ChainLabel].(string); ok {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 {
+			return nil, apperr.New(apperr.RequestInvalid, "The run's label %s is %q, not a count.", ChainLabel, raw)
+		}
+		before = n
+	}
+	if before+1 > MaxChain {
+		return nil, apperr.New(apperr.RequestInvalid,
+			"This run's end would start run %d of a chain of runs started by runs' ends; a chain stops at %d.", before+1, MaxChain)
+	}
+	return map[string]string{ChainLabel: strconv.Itoa(before + 1)}, nil
+}
+
 // incoming is one event or webhook on its way to a run.
 type incoming struct {
 	team, workflow string
+	// labels are the run's: its place in a chain of runs started by runs' ends.
+	labels map[string]string
 	// doc is what the trigger's conditions are evaluated on.
 	doc    any
 	params map[string]any
@@ -205,6 +255,13 @@ func (e *Events) Webhook(ctx context.Context, ref string, body any, key string) 
 		return Accepted{}, apperr.New(apperr.RequestInvalid, "The Idempotency-Key is %d bytes long; at most %d are accepted.", len(key), MaxAttribute)
 	}
 	x := incoming{team: team, workflow: workflow, doc: body, params: map[string]any{"data": body}}
+	if ce, ok := body.(map[string]any); ok && ce["specversion"] != nil {
+		// A CloudEvent sent to the webhook (a sink pointed here) is held to the same chain.
+		typ, _ := ce["type"].(string)
+		if x.labels, err = chainOf(typ, ce["data"]); err != nil {
+			return Accepted{}, err
+		}
+	}
 	if key != "" {
 		x.key = receiptKey(triggerWebhook, team, workflow, key)
 		x.runKey = runKey(triggerWebhook, key)
@@ -243,6 +300,10 @@ func (e *Events) incomingEvent(ref string, ev *event.Event) (incoming, error) {
 	if err != nil {
 		return incoming{}, err
 	}
+	labels, err := chainOf(ev.Type(), data)
+	if err != nil {
+		return incoming{}, err
+	}
 	doc := eventDoc(ev, data, hasData)
 	params := map[string]any{}
 	if obj, ok := data.(map[string]any); ok {
@@ -259,7 +320,7 @@ func (e *Events) incomingEvent(ref string, ev *event.Event) (incoming, error) {
 	} else {
 		delete(params, "data")
 	}
-	return incoming{team: team, workflow: workflow, doc: doc, params: params,
+	return incoming{team: team, workflow: workflow, doc: doc, params: params, labels: labels,
 		key:    receiptKey(triggerEvent, team, workflow, ev.Source()+"\x00"+ev.ID()),
 		runKey: runKey(triggerEvent, ev.Source()+"\x00"+ev.ID())}, nil
 }
@@ -309,7 +370,7 @@ func (e *Events) start(ctx context.Context, x *incoming, kind string) (Accepted,
 		return Accepted{}, err
 	}
 	sub, err := e.runs.Submit(ctx, x.team, x.workflow, runsapi.SubmitRun{
-		Params: x.params, Trigger: kind, IdempotencyKey: x.runKey,
+		Params: x.params, Labels: x.labels, Trigger: kind, IdempotencyKey: x.runKey,
 		InitiatedBy: runsapi.Initiator{Type: p.Type, ID: p.ID, Name: cmp.Or(p.Name, p.Email, p.ID), Person: p.Person},
 	})
 	if err != nil {

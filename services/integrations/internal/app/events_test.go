@@ -635,3 +635,70 @@ func TestTriggerCacheAsksOnce(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int64(1), r.wfs.asked.Load(), "one question for all who waited")
 }
+
+// Baton's own status events start runs only from a run's end, and the runs so started
+// count their place in the chain, which stops at MaxChain: a sink sending them back here
+// cannot start runs without limit.
+func TestRunsStartedByRunsEndsStop(t *testing.T) {
+	t.Parallel()
+	status := func(id, typ, phase, chain string) event.Event {
+		e := event.New()
+		e.SetID(id)
+		e.SetSource(events.Source("runs"))
+		e.SetType(typ)
+		e.SetSubject("ops/build")
+		labels := map[string]any{}
+		if chain != "" {
+			labels[ChainLabel] = chain
+		}
+		if err := e.SetData(event.ApplicationJSON, map[string]any{"id": "r1", "phase": phase, "status": "succeeded", "labels": labels}); err != nil {
+			panic(err)
+		}
+		return e
+	}
+	tests := []struct {
+		name      string
+		ev        event.Event
+		wantLabel string
+		wantErr   string
+	}{
+		{"another system's event starts a run outside any chain", newEvent("https://ci.example.com", "1", "ops/build", `{"a":1}`), "", ""},
+		{"a run's end starts the first of a chain", status("r1/succeeded/completed", events.TypeStatusWorkflowRun, "completed", ""), "1", ""},
+		{"the chain goes on", status("r2/succeeded/completed", events.TypeStatusWorkflowRun, "completed", "9"), "10", ""},
+		{"and stops at MaxChain", status("r3/succeeded/completed", events.TypeStatusWorkflowRun, "completed", "10"), "", "a chain stops at 10"},
+		{"a run that has not ended starts none", status("r4/running/running", events.TypeStatusWorkflowRun, "running", ""), "", "phase completed"},
+		{"nor does a task run's status", status("r5.1/1/succeeded", events.TypeStatusTaskRun, "completed", ""), "", "do not start runs"},
+		{"nor an action's", status("a1/submitted", events.TypeStatusAction, "", ""), "", "do not start runs"},
+		{"a forged count is refused", status("r6/succeeded/completed", events.TypeStatusWorkflowRun, "completed", "-3"), "", "not a count"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig()
+			_, err := r.ev.Accept(as(admin), "", []event.Event{tt.ev})
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Equal(t, "REQUEST_INVALID", reason(err))
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.Zero(t, r.runs.created())
+				return
+			}
+			require.NoError(t, err)
+			labels := r.runs.last().req.Labels
+			if tt.wantLabel == "" {
+				assert.Empty(t, labels)
+			} else {
+				assert.Equal(t, map[string]string{ChainLabel: tt.wantLabel}, labels)
+			}
+		})
+	}
+
+	// A sink pointed at the webhook is held to the same rule.
+	r := newRig()
+	_, err := r.ev.Webhook(as(admin), "ops/build", map[string]any{"specversion": "1.0", "type": events.TypeStatusTaskRun, "data": map[string]any{}}, "")
+	assert.Equal(t, "REQUEST_INVALID", reason(err))
+	_, err = r.ev.Webhook(as(admin), "ops/build", map[string]any{"specversion": "1.0", "type": events.TypeStatusWorkflowRun,
+		"data": map[string]any{"phase": "completed", "labels": map[string]any{ChainLabel: "4"}}}, "")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{ChainLabel: "5"}, r.runs.last().req.Labels)
+}
