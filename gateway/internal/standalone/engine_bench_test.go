@@ -390,6 +390,15 @@ type loadResult struct {
 
 // openLoop submits wf at rate a second for window and waits for every run.
 func (r *rig) openLoop(rate int, window time.Duration, wf string) loadResult {
+	return openLoopOf(rate, window, func(ctx context.Context, due time.Time) (time.Duration, error) {
+		lat, _, err := r.run(ctx, wf, due)
+		return lat, err
+	})
+}
+
+// openLoopOf calls do at rate a second for window, each call given the time it was due,
+// and waits for every call; do answers its latency.
+func openLoopOf(rate int, window time.Duration, do func(ctx context.Context, due time.Time) (time.Duration, error)) loadResult {
 	ctx, cancel := context.WithTimeout(context.Background(), window+benchRunDeadline)
 	defer cancel()
 	var (
@@ -408,7 +417,7 @@ func (r *rig) openLoop(rate int, window time.Duration, wf string) loadResult {
 		}
 		res.sent++
 		wg.Go(func() {
-			lat, _, err := r.run(ctx, wf, due)
+			lat, err := do(ctx, due)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

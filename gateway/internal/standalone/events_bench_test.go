@@ -170,46 +170,11 @@ func (r *rig) saturate(clients int, window time.Duration, send func() error) flo
 	return float64(ok.Load()) / time.Since(begin).Seconds()
 }
 
-// eventLoop sends events at rate a second for window and waits for every answer.
+// eventLoop sends events at rate a second for window and waits for every answer; the
+// latency of each is from when it was due.
 func (r *rig) eventLoop(rate int, window time.Duration, seq *atomic.Int64) loadResult {
-	ctx, cancel := context.WithTimeout(context.Background(), window+benchRunDeadline)
-	defer cancel()
-	var (
-		mu   sync.Mutex
-		res  loadResult
-		lats []time.Duration
-		last time.Time
-		wg   sync.WaitGroup
-	)
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
-	begin := time.Now()
-	for due := range tick.C {
-		if due.Sub(begin) > window {
-			break
-		}
-		res.sent++
-		id := fmt.Sprint("t-", seq.Add(1))
-		wg.Go(func() {
-			_, err := r.sendEvent(ctx, id)
-			lat := time.Since(due)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if res.errs == 0 {
-					res.firstErr = "; first error: " + err.Error()
-				}
-				res.errs++
-				return
-			}
-			lats = append(lats, lat)
-			last = time.Now()
-		})
-	}
-	wg.Wait()
-	res.p50, res.p99 = pct(lats, 50), pct(lats, 99)
-	if len(lats) > 0 {
-		res.rate = float64(len(lats)) / max(last.Sub(begin), window).Seconds()
-	}
-	return res
+	return openLoopOf(rate, window, func(ctx context.Context, due time.Time) (time.Duration, error) {
+		_, err := r.sendEvent(ctx, fmt.Sprint("t-", seq.Add(1)))
+		return time.Since(due), err
+	})
 }
