@@ -301,18 +301,9 @@ func sweep(every time.Duration, fn func(context.Context, time.Time) error, now f
 	}
 }
 
-// codehostTeamEvents removes a deleted team's code-host links. Other types are skipped.
+// codehostTeamEvents removes a deleted team's code-host links.
 func codehostTeamEvents(c *app.CodeHost) kafkax.Handler {
-	return func(ctx context.Context, e event.Event) error {
-		if e.Type() != events.TypeTeamDeleted {
-			return nil
-		}
-		d, err := events.Decode[events.TeamDeleted](e)
-		if err != nil {
-			return kafkax.Permanent(err)
-		}
-		return c.TeamDeleted(ctx, d.Name)
-	}
+	return kafkax.OnTeamDeleted(func(ctx context.Context, d events.TeamDeleted, _ time.Time) error { return c.TeamDeleted(ctx, d.Name) })
 }
 
 // triggerTTL is how long a workflow's trigger is kept for the events and webhooks that

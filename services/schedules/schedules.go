@@ -206,18 +206,9 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
 }
 
-// teamEvents removes a deleted team's schedules. Types it does not know are skipped.
+// teamEvents removes a deleted team's schedules.
 func teamEvents(s *app.Schedules) kafkax.Handler {
-	return func(ctx context.Context, e event.Event) error {
-		if e.Type() != events.TypeTeamDeleted {
-			return nil
-		}
-		d, err := events.Decode[events.TeamDeleted](e)
-		if err != nil {
-			return kafkax.Permanent(err)
-		}
-		return s.TeamDeleted(ctx, d.Name)
-	}
+	return kafkax.OnTeamDeleted(func(ctx context.Context, d events.TeamDeleted, _ time.Time) error { return s.TeamDeleted(ctx, d.Name) })
 }
 
 // workflowEvents follows workflows' schedule triggers and deletions.

@@ -4,6 +4,7 @@ package eventsub
 
 import (
 	"context"
+	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
@@ -35,14 +36,5 @@ func TaskUpdates(r Reports) kafkax.Handler {
 // TeamEvents handles the team topic: a deleted team's runs are removed; other team events
 // are not the runs service's.
 func TeamEvents(t Teams) kafkax.Handler {
-	return func(ctx context.Context, e event.Event) error {
-		if e.Type() != events.TypeTeamDeleted {
-			return nil
-		}
-		d, err := events.Decode[events.TeamDeleted](e)
-		if err != nil {
-			return kafkax.Permanent(err)
-		}
-		return t.DeleteTeam(ctx, d.Name)
-	}
+	return kafkax.OnTeamDeleted(func(ctx context.Context, d events.TeamDeleted, _ time.Time) error { return t.DeleteTeam(ctx, d.Name) })
 }

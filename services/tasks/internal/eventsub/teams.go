@@ -4,26 +4,17 @@ package eventsub
 import (
 	"context"
 	"log/slog"
-
-	"github.com/cloudevents/sdk-go/v2/event"
+	"time"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/services/tasks/internal/app"
 )
 
-// TeamEvents handles the team topic: a deleted team's tasks go with it. Other types are
-// skipped: producers may add types before consumers learn them.
+// TeamEvents handles the team topic: a deleted team's tasks go with it.
 func TeamEvents(tasks *app.Tasks, log *slog.Logger) kafkax.Handler {
-	return func(ctx context.Context, e event.Event) error {
-		if e.Type() != events.TypeTeamDeleted {
-			return nil
-		}
-		d, err := events.Decode[events.TeamDeleted](e)
-		if err != nil {
-			return kafkax.Permanent(err)
-		}
-		n, err := tasks.TeamDeleted(ctx, d.Name, e.Time())
+	return kafkax.OnTeamDeleted(func(ctx context.Context, d events.TeamDeleted, at time.Time) error {
+		n, err := tasks.TeamDeleted(ctx, d.Name, at)
 		if err != nil {
 			return err
 		}
@@ -31,5 +22,5 @@ func TeamEvents(tasks *app.Tasks, log *slog.Logger) kafkax.Handler {
 			log.InfoContext(ctx, "removed the tasks of a deleted team", "team", d.Name, "tasks", n)
 		}
 		return nil
-	}
+	})
 }
