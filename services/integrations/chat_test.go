@@ -56,7 +56,7 @@ type chatFixture struct {
 	db       *mongo.Database
 	signer   *auth.Signer
 	chat     *fakeChat
-	clock    *clock
+	clock    *testkit.Clock
 	runs     *fakeRuns
 	settings *fakeSettings
 	people   *fakePeople
@@ -68,7 +68,7 @@ func newChatFixture(t testing.TB) *chatFixture {
 	client, err := mongox.Connect(t.Context(), testkit.MongoURI(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	f := &chatFixture{db: client.Database(testkit.Database(t)), chat: newFakeChat(t), clock: &clock{t: time.Now()},
+	f := &chatFixture{db: client.Database(testkit.Database(t)), chat: newFakeChat(t), clock: testkit.NewClock(time.Now()),
 		runs: &fakeRuns{keys: map[string]string{}}, actions: &fakeActions{approvers: map[string]bool{"u-ann": true}},
 		settings: &fakeSettings{st: identityapi.IntegrationSettings{Chat: identityapi.ChatSettings{
 			ClientID: "chat-client", ClientSecret: "chat-client-secret", SigningSecret: chatSigningSecret}}},
@@ -342,7 +342,7 @@ func TestChatInstall(t *testing.T) {
 	assert.Equal(t, "Acme", in.WorkspaceName)
 
 	// A state expires after 10 minutes.
-	f.clock.advance(11 * time.Minute)
+	f.clock.Add(11 * time.Minute)
 	code, out := auth("good-code", state)
 	assert.Equal(t, http.StatusUnauthorized, code, "%v", out)
 
@@ -459,7 +459,7 @@ func TestChatLinking(t *testing.T) {
 	promoted := rita
 	promoted.Teams = map[string]string{"rel": auth.RoleEditor}
 	f.people.set(rita.Email, promoted)
-	f.clock.advance(4 * time.Second)
+	f.clock.Add(4 * time.Second)
 	code, out = f.command(t, "U-RITA", "run rel/build")
 	require.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "in_channel", out["response_type"], "%v", out)
@@ -467,7 +467,7 @@ func TestChatLinking(t *testing.T) {
 
 	// Deactivated in Baton: refused, nothing run.
 	f.people.deactivate(rita.Email)
-	f.clock.advance(4 * time.Second)
+	f.clock.Add(4 * time.Second)
 	before := len(f.runs.all())
 	code, out = f.command(t, "U-RITA", "run rel/build")
 	require.Equal(t, http.StatusOK, code)
@@ -660,7 +660,7 @@ func TestChatPostsBack(t *testing.T) {
 		assert.Contains(t, u.Body["text"], "*approved*")
 	}
 	// A click that comes after leaves the outcome alone.
-	f.clock.advance(time.Second)
+	f.clock.Add(time.Second)
 	code, out = f.send(t, chatReq{path: "/api/v2/integration/chat/interactivity", contentType: formType,
 		body: clickIn("U-ANN", domain.ActionApprove, "rel/act-1", "C-RUN", runPost.Body["answeredTS"].(string))})
 	require.Equal(t, http.StatusOK, code, "%v", out)
@@ -714,23 +714,6 @@ func TestChatPostsBack(t *testing.T) {
 }
 
 // Stand-ins for the other services.
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type submitted struct {
 	ref string

@@ -117,24 +117,6 @@ func (t fakeTeams) Team(_ context.Context, name string) error {
 	return nil
 }
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 const (
 	secret = "It's a Secret to Everybody"
 	appURL = "https://codehost.example/apps/baton"
@@ -163,7 +145,7 @@ type harness struct {
 	settings  *fakeSettings
 	store     *mongostore.CodeHostStore
 	codehost  *app.CodeHost
-	clock     *clock
+	clock     *testkit.Clock
 	deliveryN int
 }
 
@@ -184,13 +166,13 @@ func newHarness(t testing.TB) *harness {
 		workflows: &fakeWorkflows{m: map[string][]workflowsapi.TriggeredWorkflow{}},
 		settings:  &fakeSettings{st: identityapi.IntegrationSettings{CodeHost: identityapi.CodeHostSettings{WebhookSecret: secret}}},
 		store:     store,
-		clock:     &clock{t: time.Now().UTC().Truncate(time.Millisecond)},
+		clock:     testkit.NewClock(time.Now().UTC().Truncate(time.Millisecond)),
 	}
 	h.codehost = app.NewCodeHost(app.CodeHostConfig{AppURL: appURL, StateKey: domain.CodeHostStateKey(key)}, app.CodeHostDeps{
-		Store: store, Runs: h.runs, Workflows: h.workflows, Settings: h.settings, Teams: fakeTeams{"ops": true, "dev": true}, Now: h.clock.now,
+		Store: store, Runs: h.runs, Workflows: h.workflows, Settings: h.settings, Teams: fakeTeams{"ops": true, "dev": true}, Now: h.clock.Now,
 		Log: slog.New(slog.DiscardHandler)})
 	h.app = httpx.NewApp(httpx.Config{Name: "integrations", NoTracing: true, Logger: slog.New(slog.DiscardHandler)})
-	httpapi.Routes(h.app.Group("/api/v2", fiberauth.OpenMiddleware(signer)), httpapi.Areas{Events: &app.Events{}, CodeHost: h.codehost, Chat: &app.Chat{}, Now: h.clock.now})
+	httpapi.Routes(h.app.Group("/api/v2", fiberauth.OpenMiddleware(signer)), httpapi.Areas{Events: &app.Events{}, CodeHost: h.codehost, Chat: &app.Chat{}, Now: h.clock.Now})
 	return h
 }
 
@@ -276,7 +258,7 @@ func (h *harness) installedNow(t testing.TB, id int64) {
 	t.Helper()
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(example(t, "installation-created", id), &doc))
-	doc["installation"].(map[string]any)["created_at"] = h.clock.now().Unix()
+	doc["installation"].(map[string]any)["created_at"] = h.clock.Now().Unix()
 	created, err := json.Marshal(doc)
 	require.NoError(t, err)
 	code, out, _ := h.deliver(t, "installation", created)
@@ -475,11 +457,11 @@ func TestCodeHostDeliveryReplays(t *testing.T) {
 	assert.Equal(t, domain.InstallationDeleted, in.Status)
 
 	// Past a day the record no longer answers: the delivery is handled as new.
-	h.clock.add(domain.DeliveryTTL + time.Minute)
+	h.clock.Add(domain.DeliveryTTL + time.Minute)
 	code, out = h.deliverAs(t, "replayed-1", headers, push)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	assert.Nil(t, out["replayed"])
-	require.NoError(t, h.store.PurgeDeliveries(context.Background(), h.clock.now().Add(-time.Second)))
+	require.NoError(t, h.store.PurgeDeliveries(context.Background(), h.clock.Now().Add(-time.Second)))
 	_, found, err := h.store.FindDelivery(context.Background(), "install-77")
 	require.NoError(t, err)
 	assert.False(t, found, "purged")
@@ -768,7 +750,7 @@ func TestCodeHostInstallFlow(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, code, "%v", out)
 
 	// Expired.
-	h.clock.add(domain.StateTTL)
+	h.clock.Add(domain.StateTTL)
 	code, out = land("installation_id=403&state=" + url.QueryEscape(st))
 	assert.Equal(t, http.StatusUnauthorized, code, "%v", out)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/services/integrations/internal/app"
 	"github.com/baton-flow/baton/services/integrations/internal/domain"
 )
@@ -27,13 +28,6 @@ const (
 
 // fast retries quickly, so tests that do not look at the schedule finish soon.
 var fast = app.DeliveryConfig{Poll: 20 * time.Millisecond, Idle: 20 * time.Millisecond, Retry: domain.Retry{First: time.Millisecond, Max: 4 * time.Millisecond, GiveUpAfter: time.Hour}}
-
-// set moves the clock (codehost_test.go) to t.
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 var ids atomic.Int64
 
@@ -121,9 +115,9 @@ func TestDeliveryBackoff(t *testing.T) {
 	})
 	store, set := newMemStore(), &sinks{}
 	set.set(sinkA)
-	c := &clock{t: time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC))
 	retry := domain.Retry{First: 100 * time.Millisecond, Max: time.Second, GiveUpAfter: time.Hour}
-	d, start := deliveries(t, app.DeliveryConfig{Poll: time.Hour, Retry: retry}, "r1", store, set, send, c.now)
+	d, start := deliveries(t, app.DeliveryConfig{Poll: time.Hour, Retry: retry}, "r1", store, set, send, c.Now)
 	record(t, d, statusEvent("run", 0))
 	record(t, d, statusEvent("run", 1))
 	start()
@@ -132,9 +126,9 @@ func TestDeliveryBackoff(t *testing.T) {
 		require.Eventually(t, func() bool { return len(store.attempts()) == n }, wait, tick, "attempt %d", n)
 		a := store.attempts()[n-1]
 		assert.Equal(t, n, a.attempt)
-		assert.Equal(t, want[n-1], a.due.Sub(c.now()), "wait after attempt %d", n)
+		assert.Equal(t, want[n-1], a.due.Sub(c.Now()), "wait after attempt %d", n)
 		assert.Empty(t, send.received(sinkA), "the run's next event waits")
-		c.set(a.due)
+		c.Set(a.due)
 		d.Wake(a.queue)
 	}
 	require.Eventually(t, func() bool { return len(send.received(sinkA)) == 2 }, wait, tick)
@@ -155,9 +149,9 @@ func TestDeliveryGivesUp(t *testing.T) {
 	store, set := newMemStore(), &sinks{}
 	set.set(sinkA)
 	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
-	c := &clock{t: t0}
+	c := testkit.NewClock(t0)
 	retry := domain.Retry{First: time.Second, Max: 4 * time.Second, GiveUpAfter: 10 * time.Second}
-	d, start := deliveries(t, app.DeliveryConfig{Poll: time.Hour, Retry: retry}, "r1", store, set, send, c.now)
+	d, start := deliveries(t, app.DeliveryConfig{Poll: time.Hour, Retry: retry}, "r1", store, set, send, c.Now)
 	record(t, d, statusEvent("run", 0))
 	record(t, d, statusEvent("run", 1))
 	start()
@@ -165,10 +159,10 @@ func TestDeliveryGivesUp(t *testing.T) {
 	for n := 1; n <= 4; n++ {
 		require.Eventually(t, func() bool { return len(store.attempts()) == n }, wait, tick, "attempt %d", n)
 		a := store.attempts()[n-1]
-		c.set(a.due)
+		c.Set(a.due)
 		d.Wake(a.queue)
 	}
-	assert.Equal(t, t0.Add(11*time.Second), c.now())
+	assert.Equal(t, t0.Add(11*time.Second), c.Now())
 	require.Eventually(t, func() bool { return len(store.failed()) == 1 }, wait, tick)
 	f := store.failed()[0]
 	assert.Equal(t, "run/0", f.EventID)

@@ -17,6 +17,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/runsapi"
+	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 )
 
@@ -135,34 +136,17 @@ func (m *memReceipts) CreateReceipt(_ context.Context, d Receipt, since time.Tim
 	return nil
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type rig struct {
 	runs  *fakeRuns
 	wfs   *fakeWorkflows
 	recs  *memReceipts
-	clock *clock
+	clock *testkit.Clock
 	ev    *Events
 }
 
 func newRig() *rig {
 	r := &rig{runs: newFakeRuns(), recs: &memReceipts{recs: map[string]Receipt{}},
-		clock: &clock{t: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)},
+		clock: testkit.NewClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)),
 		wfs: &fakeWorkflows{trig: map[string]workflowsapi.Trigger{
 			"ops/build/event":   {Enabled: true},
 			"ops/build/webhook": {Enabled: true},
@@ -174,7 +158,7 @@ func newRig() *rig {
 			}},
 			"ops/push/webhook": {Enabled: true, Conditions: []workflowsapi.Condition{{Field: "$.action", Operation: "in", Values: []string{"opened", "synchronize"}}}},
 		}}}
-	r.ev = NewEvents(r.runs, NewTriggerCache(r.wfs, time.Second, r.clock.now), r.recs, r.clock.now, nil)
+	r.ev = NewEvents(r.runs, NewTriggerCache(r.wfs, time.Second, r.clock.Now), r.recs, r.clock.Now, nil)
 	return r
 }
 
@@ -413,7 +397,7 @@ func TestAcceptDedup(t *testing.T) {
 
 	// Seen before, it is answered even with its trigger since turned off.
 	r.wfs.set("ops/build/event", workflowsapi.Trigger{Enabled: false})
-	r.clock.add(2 * time.Second)
+	r.clock.Add(2 * time.Second)
 	again, err = r.ev.Accept(as(admin), "", []event.Event{e})
 	require.NoError(t, err)
 	assert.Equal(t, first[0].Run.ID, again[0].Run.ID)
@@ -426,7 +410,7 @@ func TestAcceptDedup(t *testing.T) {
 	assert.NotEqual(t, first[0].Run.ID, other[0].Run.ID)
 
 	// Past its life the record names nothing (the runs service forgets the key too).
-	r.clock.add(ReceiptTTL)
+	r.clock.Add(ReceiptTTL)
 	r.runs.mu.Lock()
 	clear(r.runs.byKey)
 	r.runs.mu.Unlock()
@@ -589,7 +573,7 @@ func TestWebhookIdempotencyKey(t *testing.T) {
 func TestTriggerCache(t *testing.T) {
 	t.Parallel()
 	r := newRig()
-	c := NewTriggerCache(r.wfs, time.Second, r.clock.now)
+	c := NewTriggerCache(r.wfs, time.Second, r.clock.Now)
 	ctx := context.Background()
 	for range 3 {
 		w, err := c.Get(ctx, "ops", "event", "build")
@@ -599,7 +583,7 @@ func TestTriggerCache(t *testing.T) {
 	assert.Equal(t, int64(1), r.wfs.asked.Load(), "kept")
 
 	r.wfs.set("ops/build/event", workflowsapi.Trigger{Enabled: false})
-	r.clock.add(time.Second)
+	r.clock.Add(time.Second)
 	w, err := c.Get(ctx, "ops", "event", "build")
 	require.NoError(t, err)
 	assert.False(t, w.Trigger.Enabled, "read again past the TTL")
@@ -622,7 +606,7 @@ func TestTriggerCacheAsksOnce(t *testing.T) {
 	t.Parallel()
 	r := newRig()
 	r.wfs.gate = make(chan struct{})
-	c := NewTriggerCache(r.wfs, time.Second, r.clock.now)
+	c := NewTriggerCache(r.wfs, time.Second, r.clock.Now)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
