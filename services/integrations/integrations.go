@@ -167,7 +167,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	if (deps.Runs == nil || deps.Workflows == nil || deps.Settings == nil || deps.People == nil || deps.Teams == nil) && (deps.Resolver == nil || deps.Signer == nil) {
+	standIns := deps.Runs != nil && deps.Workflows != nil && deps.Settings != nil && deps.People != nil && deps.Teams != nil &&
+		deps.Actions != nil && deps.Params != nil
+	if !standIns && (deps.Resolver == nil || deps.Signer == nil) {
 		return nil, errors.New("integrations: a Resolver and a Signer are required to reach the runs, workflows and identity services")
 	}
 	if deps.Runs == nil {
@@ -184,9 +186,6 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}
 	if deps.Teams == nil {
 		deps.Teams = teamsPeer{identityapi.New(deps.Resolver, deps.Signer, self)}
-	}
-	if (deps.Actions == nil || deps.Params == nil) && (deps.Resolver == nil || deps.Signer == nil) {
-		return nil, errors.New("integrations: a Resolver and a Signer are required to reach the runs and workflows services")
 	}
 	if deps.Actions == nil {
 		deps.Actions = actionsPeer{peer.New(runsapi.Service, deps.Resolver, deps.Signer, actionsTimeout)}
