@@ -143,6 +143,11 @@ type parkedRuns struct {
 	m    map[string]*parkedRun
 	kept list.List // of run ids whose state is kept, oldest first
 	keep int
+	// owed are runs whose last step could not do all it owed (a lock not asked for, a
+	// queue not left): not parked again, nor taken as parked, until they are loaded and
+	// settled. The mark is made from a goroutine of its own, which may run before or after
+	// the step that owes parks the run: either way the next load settles it.
+	owed map[string]bool
 }
 
 type parkedRun struct {
@@ -153,7 +158,7 @@ type parkedRun struct {
 }
 
 func newParkedRuns(keep int) parkedRuns {
-	return parkedRuns{m: map[string]*parkedRun{}, keep: keep}
+	return parkedRuns{m: map[string]*parkedRun{}, keep: keep, owed: map[string]bool{}}
 }
 
 // put records run id parked as st is stored, and keeps st among the last keep.
@@ -161,6 +166,9 @@ func (p *parkedRuns) put(id string, st *domain.State) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dropLocked(id)
+	if p.owed[id] {
+		return
+	}
 	r := &parkedRun{version: st.Run.Version, tasks: make([]int64, len(st.Tasks))}
 	for i, t := range st.Tasks {
 		r.tasks[i] = t.Version
@@ -190,6 +198,14 @@ func (p *parkedRuns) dropLocked(id string) *parkedRun {
 	return r
 }
 
+// owe forgets run id and marks it owed until it is taken (take).
+func (p *parkedRuns) owe(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked(id)
+	p.owed[id] = true
+}
+
 // drop forgets run id.
 func (p *parkedRuns) drop(id string) {
 	p.mu.Lock()
@@ -204,6 +220,11 @@ func (p *parkedRuns) take(id string, run *domain.Run, tasks []*domain.TaskRun) b
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.dropLocked(id)
+	if p.owed[id] {
+		// Loaded to be settled: what it owes is derived again from what is stored.
+		delete(p.owed, id)
+		return false
+	}
 	if r == nil || r.version != run.Version || len(r.tasks) != len(tasks) {
 		return false
 	}

@@ -382,7 +382,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 // written): its next load settles it (domain's Recover), and the reconciler loads it soon,
 // whether it is in memory or parked. It must not be called under the run's lock.
 func (e *Engine) owe(run string) {
-	e.parked.drop(run)
+	e.parked.owe(run)
 	e.held.drop(run)
 	e.held.get(run)
 }

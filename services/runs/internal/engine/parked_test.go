@@ -115,6 +115,30 @@ func TestParkedRunsTakeOnlyWhatIsUnchanged(t *testing.T) {
 	}
 }
 
+// A run whose step could not do all it owed (a lock not asked for) is not taken as parked
+// until it is loaded and settled, whether the step parks it before the mark or after.
+func TestParkedRunsOwed(t *testing.T) {
+	t.Parallel()
+	for _, parkFirst := range []bool{true, false} {
+		t.Run(map[bool]string{true: "parked, then owed", false: "owed, then parked"}[parkFirst], func(t *testing.T) {
+			t.Parallel()
+			p := newParkedRuns(2)
+			st := parkedState(3, 1)
+			if parkFirst {
+				p.put("r", st)
+				p.owe("r")
+			} else {
+				p.owe("r")
+				p.put("r", st)
+			}
+			assert.Nil(t, p.takeState("r"), "its state is not reused")
+			assert.False(t, p.take("r", st.Run, st.Tasks), "it is settled on its next load")
+			p.put("r", st)
+			assert.True(t, p.take("r", st.Run, st.Tasks), "settled, it parks as before")
+		})
+	}
+}
+
 // parkedState is a run at version with two task runs at taskVersion (none when 0).
 func parkedState(version, taskVersion int64) *domain.State {
 	st := &domain.State{Run: &domain.Run{Version: version}}
