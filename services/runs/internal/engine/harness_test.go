@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -392,16 +393,16 @@ func (h *harness) ends(run string, status domain.Status) {
 	require.Equal(h.t, status, r.Status, "run %s: %s", run, r.StatusMessage)
 }
 
-// waitTask waits for task name of run to be stored with status.
-func (h *harness) waitTask(run, name string, status domain.Status) {
+// waitTask waits for task name of run to be stored with status, or one of or.
+func (h *harness) waitTask(run, name string, status domain.Status, or ...domain.Status) {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool {
 		_, tasks := h.stored(run)
 		for _, t := range tasks {
 			if t.Name == name {
-				return t.Status == status
+				return t.Status == status || slices.Contains(or, t.Status)
 			}
 		}
 		return false
-	}, within, time.Millisecond, "task %s of %s %s", name, run, status)
+	}, within, time.Millisecond, "task %s of %s %s %v", name, run, status, or)
 }
