@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/names"
 	"github.com/baton-flow/baton/libs/peer"
 	"github.com/baton-flow/baton/libs/registry"
 )
@@ -104,6 +106,11 @@ func (c *Client) GlobalParameters(ctx context.Context) (GlobalParameters, error)
 // reason TEAM_NOT_FOUND when identity has no such team, DEPENDENCY_UNAVAILABLE when it did
 // not answer.
 func (c *Client) Team(ctx context.Context, name string) (Team, error) {
+	if name == "" || names.Slug(name) != name {
+		// Team names are slugs: anything else names no team, and is not sent on (a huge
+		// one would not even fit in identity's request line).
+		return Team{}, apperr.New(apperr.TeamNotFound, "Team '%s' was not found.", clip(name, 64))
+	}
 	var t Team
 	a, err := c.call(ctx, teamTimeout, http.MethodGet, TeamPath(name), nil, &t)
 	switch {
@@ -116,6 +123,14 @@ func (c *Client) Team(ctx context.Context, name string) (Team, error) {
 	default:
 		return Team{}, c.c.Unavailable(fmt.Errorf("team %s: status %d %s", name, a.Status, a.Reason))
 	}
+}
+
+// clip shortens s to at most n bytes for a message, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // RunContext returns team's run context, within 10 s. A client error identity answers

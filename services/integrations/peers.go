@@ -4,14 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/identityapi"
-	"github.com/baton-flow/baton/libs/names"
 	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/libs/peer"
 	"github.com/baton-flow/baton/libs/runsapi"
@@ -45,21 +43,8 @@ func (p peoplePeer) ByEmail(ctx context.Context, email string) (auth.Principal, 
 type teamsPeer struct{ c *identityapi.Client }
 
 func (t teamsPeer) Team(ctx context.Context, name string) error {
-	if name == "" || names.Slug(name) != name {
-		// Team names are slugs: anything else names no team, and is not sent on (a huge
-		// one would not even fit in identity's request line).
-		return apperr.New(apperr.TeamNotFound, "Team '%s' was not found.", truncate(name, 64))
-	}
 	_, err := t.c.Team(ctx, name)
 	return err
-}
-
-// truncate shortens s to at most n bytes for a message, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // settingsTTL is how long a read of the integrations' settings is kept: every event and
