@@ -147,6 +147,29 @@ func TestKeyOrder(t *testing.T) {
 	eventually(t, "all offsets committed", func() bool { return env.committed(t, "runs", "test.task.updates") == n })
 }
 
+// One call carries messages of several topics, each to its own, in order within each.
+func TestPublishManyAcrossTopics(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, events.RunEvents, events.TaskDispatch)
+	p := env.producer(t)
+	msgs := []kafkax.Message{
+		{Key: "run-1", Event: newEvent(t, "status-1")},
+		{Topic: events.TaskDispatch, Key: "run-1", Event: newEvent(t, "dispatch-1")},
+		{Topic: events.RunEvents, Key: "run-1", Event: newEvent(t, "status-2")},
+		{Topic: events.TaskDispatch, Key: "run-1", Event: newEvent(t, "dispatch-2")},
+	}
+	require.NoError(t, p.PublishMany(context.Background(), events.RunEvents, msgs...))
+	ids := func(ms []kafka.Message) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, header(m, kafkax.HeaderEventID))
+		}
+		return out
+	}
+	assert.Equal(t, []string{"status-1", "status-2"}, ids(env.readRaw(t, "test.run.events", 2)))
+	assert.Equal(t, []string{"dispatch-1", "dispatch-2"}, ids(env.readRaw(t, "test.task.dispatch", 2)))
+}
+
 func TestPublishRejectsInvalidEvent(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, events.TeamEvents)

@@ -226,26 +226,20 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	return s, nil
 }
 
-// producer sends the engine's messages with the process's Kafka producer, each run of
-// messages for one topic in one call.
+// producer sends the engine's messages with the process's Kafka producer, all of them in
+// one call: a dispatch does not wait for the status events made before it to be
+// acknowledged.
 type producer struct{ p Producer }
 
 func (p producer) Publish(ctx context.Context, msgs []engine.Message) error {
-	for len(msgs) > 0 {
-		n := 1
-		for n < len(msgs) && msgs[n].Topic == msgs[0].Topic {
-			n++
-		}
-		out := make([]kafkax.Message, n)
-		for i, m := range msgs[:n] {
-			out[i] = kafkax.Message{Key: m.Key, Event: m.Event}
-		}
-		if err := p.p.PublishMany(ctx, msgs[0].Topic, out...); err != nil {
-			return err
-		}
-		msgs = msgs[n:]
+	if len(msgs) == 0 {
+		return nil
 	}
-	return nil
+	out := make([]kafkax.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = kafkax.Message{Topic: m.Topic, Key: m.Key, Event: m.Event}
+	}
+	return p.p.PublishMany(ctx, msgs[0].Topic, out...)
 }
 
 // schedules is Schedules on the schedules service's internal API.

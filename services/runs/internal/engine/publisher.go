@@ -64,32 +64,26 @@ func (p *publisher) flush(ctx context.Context) {
 		if len(batch) == 0 {
 			return
 		}
-		// One topic at a time, in the order the steps made them, each retried alone.
-		byTopic := map[string][]Message{}
-		var order []string
+		// Every topic in one publish, in the order the steps made them: a dispatch waits
+		// for no status event's acknowledgement. A failure sends them all again; consumers
+		// drop what they had by event id.
+		var msgs []Message
 		for _, b := range batch {
-			for _, m := range b.msgs {
-				if _, ok := byTopic[m.Topic]; !ok {
-					order = append(order, m.Topic)
-				}
-				byTopic[m.Topic] = append(byTopic[m.Topic], m)
-			}
+			msgs = append(msgs, b.msgs...)
 		}
-		for _, topic := range order {
-			for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
-				err := p.pub.Publish(ctx, byTopic[topic])
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					return
-				}
-				p.log.Warn("publish failed; retrying", "topic", topic, "error", err)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(wait):
-				}
+		for wait := 50 * time.Millisecond; len(msgs) > 0; wait = min(wait*2, 5*time.Second) {
+			err := p.pub.Publish(ctx, msgs)
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.Warn("publish failed; retrying", "messages", len(msgs), "error", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
 			}
 		}
 		for _, b := range batch {
