@@ -30,6 +30,10 @@ type (
 		// tasks), each on the version it was read at, and the run on its version. It moves
 		// the versions in memory as the writes succeed.
 		SaveStep(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, changed []int) error
+		// SaveTasks stores a step that leaves its run as stored: the changed task runs,
+		// each on the version it was read at, provided the run is still at its version,
+		// which does not move. A store may write the run as SaveStep does instead.
+		SaveTasks(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun, changed []int) error
 		// Archive moves a run that ended from the runs in flight to the archive; repeating
 		// it completes an archive a crash cut short.
 		Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error

@@ -216,6 +216,27 @@ func (s *Store) SaveStep(_ context.Context, r *domain.Run, tasks []*domain.TaskR
 	return nil
 }
 
+// SaveTasks stores the changed task runs, each on its version, when the run is at its
+// version, which stays; all or nothing.
+func (s *Store) SaveTasks(_ context.Context, r *domain.Run, tasks []*domain.TaskRun, changed []int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.live[r.ID]
+	if !ok || rec.run.Version != r.Version {
+		return fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
+	}
+	for _, i := range changed {
+		if i >= len(rec.tasks) || rec.tasks[i].Version != tasks[i].Version {
+			return fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
+		}
+	}
+	for _, i := range changed {
+		tasks[i].Version++
+		rec.tasks[i] = clone(*tasks[i])
+	}
+	return nil
+}
+
 // Archive moves a run that ended to the archive; repeating it is harmless.
 func (s *Store) Archive(_ context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
 	s.mu.Lock()

@@ -57,6 +57,8 @@ type Store struct {
 	// exclusive and writeLocks are an exclusive store's (see exclusive.go).
 	exclusive  bool
 	writeLocks idLocks
+	// versions are what an exclusive store knows of its live documents' versions.
+	versions knownVersions
 	// slotLocks take the slot calls of one run one at a time (see slots.go).
 	slotLocks idLocks
 
@@ -181,7 +183,12 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		create, pages = s.createArchived, s.archivedPages
 		r.Owner, r.Queued = "", false
 	}
-	return create.Do(ctx, creation{run: toRunDoc(r, s.box), pages: pages, docs: pageDocs(r.ID, tasks, s.box)})
+	err := create.Do(ctx, creation{run: toRunDoc(r, s.box), pages: pages, docs: pageDocs(r.ID, tasks, s.box)})
+	if err == nil && s.exclusive && !r.Phase.Ended() {
+		// Inserted now, not found there (that is a conflict): its version is known.
+		s.versions.set(s.live, r.ID, r.Version)
+	}
+	return err
 }
 
 // pageDocs builds every page of tasks, each at the version its task runs have.
@@ -444,6 +451,30 @@ func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskR
 	return s.saveRun(ctx, r)
 }
 
+// SaveTasks stores a step that leaves the run as stored (see SaveStep): the pages of the
+// changed task runs, each on its version, once the run is still at r.Version. Only an
+// exclusive store spares the run's write: it knows the run's version without reading it
+// (replaceAt), and no one else writes the run meanwhile — the engine holds a run's lock
+// across its step, and this process is the database's only writer. Others write the run
+// as SaveStep does, which is what orders the steps of several replicas.
+func (s *Store) SaveTasks(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error {
+	if !s.exclusive {
+		return s.SaveStep(ctx, r, all, changed)
+	}
+	known, ok := s.versions.get(s.live, r.ID)
+	if !ok {
+		held, err := s.holds(ctx, s.live, r.ID, bson.M{"version": r.Version})
+		if err != nil {
+			return fmt.Errorf("save task runs of %s: %w", r.ID, err)
+		}
+		known, ok = r.Version, held
+	}
+	if !ok || known != r.Version {
+		return fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
+	}
+	return s.savePages(ctx, r, all, changed)
+}
+
 // savePages writes the pages of the changed task runs, each on its version.
 func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error {
 	var pages []int
@@ -485,7 +516,7 @@ func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.Task
 func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
 	d := toRunDoc(r, s.box)
 	d.Version = r.Version + 1
-	ok, err := s.replaceIf(ctx, s.live, r.ID, bson.M{"version": r.Version}, d)
+	ok, err := s.replaceAt(ctx, s.live, r.ID, r.Version, d)
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, err)
 	}
@@ -516,10 +547,12 @@ func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.Task
 		return fmt.Errorf("archive run %s: %w", r.ID, err)
 	}
 	for p := range pageCount(len(tasks)) {
+		s.versions.forget(s.livePages(r.ID), pageID(r.ID, p))
 		if _, err := s.livePages(r.ID).DeleteOne(ctx, bson.M{"_id": pageID(r.ID, p)}); err != nil {
 			return fmt.Errorf("remove live task runs of %s: %w", r.ID, err)
 		}
 	}
+	s.versions.forget(s.live, r.ID)
 	if _, err := s.live.DeleteOne(ctx, bson.M{"_id": r.ID}); err != nil {
 		return fmt.Errorf("remove live run %s: %w", r.ID, err)
 	}
