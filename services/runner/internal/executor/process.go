@@ -49,11 +49,13 @@ const (
 )
 
 // wrapper runs "$@" and records, under the directory $0, its process group before and
-// its exit code after; each file appears whole (written aside, then renamed).
-const wrapper = `echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" || exit 125
+// its exit code after. Only shell builtins: every program it started would cost a fork
+// and an exec on each step. Each file is written by one write of a number and a newline;
+// readInt takes a file only once it ends with the newline.
+const wrapper = `echo $$ > "$0/pid" || exit 125
 "$@"
 code=$?
-echo $code > "$0/exit.tmp" && mv "$0/exit.tmp" "$0/exit"
+echo $code > "$0/exit"
 exit $code`
 
 // startWait bounds how long Resume waits for a step that was being started to record its
@@ -213,10 +215,11 @@ func (t *tail) close() {
 	}
 }
 
-// readInt reads a file the wrapper wrote whole; false when it is not there (yet).
+// readInt reads a number the wrapper wrote; false when it is not there, or not whole,
+// yet.
 func readInt(path string) (int, bool) {
 	raw, err := os.ReadFile(path)
-	if err != nil {
+	if err != nil || !strings.HasSuffix(string(raw), "\n") {
 		return 0, false
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(raw)))

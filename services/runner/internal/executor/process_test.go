@@ -342,3 +342,28 @@ func TestProcessEndsWhatItLeftRunning(t *testing.T) {
 	assert.Equal(t, "done\n", out.String())
 	requireGone(t, readPID(t, pidFile))
 }
+
+// The wrapper writes its files in place: a number counts only once its newline is there.
+func TestReadIntWaitsForAWholeNumber(t *testing.T) {
+	tests := []struct {
+		content string
+		want    int
+		ok      bool
+	}{
+		{"", 0, false},
+		{"12", 0, false},
+		{"127\n", 127, true},
+		{"0\n", 0, true},
+		{"x\n", 0, false},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		path := filepath.Join(dir, "exit")
+		require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
+		n, ok := readInt(path)
+		assert.Equal(t, tt.ok, ok, "%q", tt.content)
+		assert.Equal(t, tt.want, n, "%q", tt.content)
+	}
+	_, ok := readInt(filepath.Join(dir, "missing"))
+	assert.False(t, ok)
+}

@@ -39,16 +39,21 @@ func (j journal) path(d events.TaskAttempt) string {
 
 // write stores the entry atomically: a crash leaves the old file or the new one.
 func (j journal) write(e journalEntry) error {
-	if err := os.MkdirAll(j.dir, 0o700); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	p := j.path(e.Attempt)
 	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+	err = os.WriteFile(tmp, raw, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The directory is made on first use (or again, should someone remove it), not
+		// looked for on every write.
+		if err = os.MkdirAll(j.dir, 0o700); err == nil {
+			err = os.WriteFile(tmp, raw, 0o600)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	if err := os.Rename(tmp, p); err != nil {
