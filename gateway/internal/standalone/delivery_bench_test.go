@@ -138,8 +138,8 @@ func BenchmarkEngineDelivery(b *testing.B) {
 	r := newRig(b, nil)
 	sink := newBenchSink(b)
 	r.sinks(b, sink.srv.URL+"/events")
-	r.workflow(b, chain("deliver3", 3, scriptTask), 30*time.Second)
-	r.workflow(b, chain("inline3", 3, inlineTask), 30*time.Second)
+	r.workflow(b, chain("deliver3", 1, scriptTask), 30*time.Second)
+	r.workflow(b, chain("inline3", 1, inlineTask), 30*time.Second)
 	// Settings reach the integrations service within its cache's life: run until the sink
 	// hears of a run, then some more.
 	var warm []string

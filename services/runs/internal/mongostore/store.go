@@ -185,8 +185,12 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	}
 	err := create.Do(ctx, creation{run: toRunDoc(r, s.box), pages: pages, docs: pageDocs(r.ID, tasks, s.box)})
 	if err == nil && s.exclusive && !r.Phase.Ended() {
-		// Inserted now, not found there (that is a conflict): its version is known.
+		// Inserted now (a run found there is a conflict), with pages inserted now or by an
+		// attempt of this same create: their versions are known.
 		s.versions.set(s.live, r.ID, r.Version)
+		for p := range pageCount(len(tasks)) {
+			s.versions.set(pages, pageID(r.ID, p), tasks[p*PageSize].Version)
+		}
 	}
 	return err
 }
