@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/theory/jsonpath v0.12.3 // indirect
 	go.uber.org/multierr v1.11.0 // indirect

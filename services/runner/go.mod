@@ -5,6 +5,7 @@ go 1.26.7
 require (
 	github.com/baton-flow/baton/libs v0.0.0
 	github.com/cloudevents/sdk-go/v2 v2.16.2
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/stretchr/testify v1.12.1
 )

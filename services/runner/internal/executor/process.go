@@ -34,11 +34,14 @@ type Process struct {
 	// Env is the environment every step starts from, the spec's variables added; nil means
 	// the runner's PATH and HOME.
 	Env []string
-	// Poll is how often a step's output and exit are looked for; zero means 20ms. A step
-	// this process started is seen to end at once.
+	// Poll is how often a step's files are looked at where the host cannot tell of their
+	// changes (no inotify); zero means 20ms. Elsewhere a step is followed as things
+	// happen: its output as it is written, its end as it comes.
 	Poll time.Duration
 	// Logger reports what only an operator can fix; nil means slog.Default().
 	Logger *slog.Logger
+
+	files fileEvents
 }
 
 // The wrapper's files under .baton/.
@@ -57,6 +60,10 @@ const wrapper = `echo $$ > "$0/pid" || exit 125
 code=$?
 echo $code > "$0/exit"
 exit $code`
+
+// groupCheck is how often a step followed after a restart is looked for among the living,
+// in case its wrapper was killed before it could record its exit (which no file tells).
+const groupCheck = time.Second
 
 // startWait bounds how long Resume waits for a step that was being started to record its
 // process group.
@@ -129,22 +136,22 @@ func (p *Process) poll() time.Duration { return cmp.Or(p.Poll, 20*time.Milliseco
 
 // follow copies the step's output to out until the step ends or ctx does. exited, when
 // this process started the step, closes once the wrapper ended; otherwise the wrapper's
-// process group is watched.
+// exit file tells, and its process group is looked for every groupCheck. Output is copied
+// as the step writes it (fileEvents).
 func (p *Process) follow(ctx context.Context, ws workspace, step Step, out io.Writer, from int64, pgid int, exited <-chan struct{}) Outcome {
 	t := &tail{path: filepath.Join(ws.internal, outputFile), offset: from, out: out}
 	defer t.close()
-	tick := time.NewTicker(p.poll())
+	changed, unwatch := p.files.watch(ws.internal)
+	defer unwatch()
+	every := p.poll()
+	if changed != nil {
+		every = groupCheck
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
-	for {
-		gone := false
-		select {
-		case <-ctx.Done():
-			return p.stop(ctx, ws, pgid, exited, t)
-		case <-exited:
-			gone, exited = true, nil
-		case <-tick.C:
-			gone = exited == nil && !groupAlive(pgid)
-		}
+	// The first look comes before any event: the step may have written, or ended, before
+	// the watch began.
+	for gone := false; ; {
 		t.copy()
 		if code, ok := readInt(filepath.Join(ws.internal, exitFile)); ok {
 			// What the step left running in its group ends with it.
@@ -155,6 +162,15 @@ func (p *Process) follow(ctx context.Context, ws workspace, step Step, out io.Wr
 		if gone {
 			_ = killGroup(pgid)
 			return Outcome{Status: StatusFailed, Message: "the step's process was killed before it could record its exit"}
+		}
+		select {
+		case <-ctx.Done():
+			return p.stop(ctx, ws, pgid, exited, t)
+		case <-exited:
+			gone, exited = true, nil
+		case <-changed:
+		case <-tick.C:
+			gone = exited == nil && !groupAlive(pgid)
 		}
 	}
 }

@@ -367,3 +367,24 @@ func TestReadIntWaitsForAWholeNumber(t *testing.T) {
 	_, ok := readInt(filepath.Join(dir, "missing"))
 	assert.False(t, ok)
 }
+
+// Output reaches the follower as the step writes it, not when something looks: with
+// looking put off for an hour, a step that waits for its own output to be read still
+// ends.
+func TestProcessOutputFollowedAsWritten(t *testing.T) {
+	t.Parallel()
+	p := &Process{Poll: time.Hour}
+	dir := t.TempDir()
+	step := Step{Dir: filepath.Join(dir, "run-1"), Spec: events.TaskSpec{Script: "echo ready\nuntil [ -e " + filepath.Join(dir, "read") + " ]; do sleep 0.01; done\necho done"}}
+	out := newOutput()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	done := make(chan Outcome, 1)
+	go func() { done <- p.Execute(ctx, step, out) }()
+	out.waitFor(t, "ready\n")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "read"), nil, 0o600))
+	o := <-done
+	p.Release(step)
+	assert.Equal(t, StatusSucceeded, o.Status, o.Message)
+	assert.Equal(t, "ready\ndone\n", out.String())
+}

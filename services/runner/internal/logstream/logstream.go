@@ -1,6 +1,6 @@
 // Package logstream turns a step's output into numbered log chunks: secrets masked line by
-// line, the whole capped, and chunks sent in batches — when one is full or at an interval,
-// whichever comes first.
+// line, the whole capped, and chunks sent as lines come — at once when none was sent
+// within an interval, else once it has passed, or as soon as a chunk is full.
 package logstream
 
 import (
@@ -40,7 +40,9 @@ type Options struct {
 	Max int
 	// ChunkSize bounds a chunk; zero means DefaultChunkSize.
 	ChunkSize int
-	// Interval is how often what is buffered is sent; zero means DefaultInterval.
+	// Interval is the least time between two chunks not full: output that comes within it
+	// after a send waits for it, and goes in one chunk, so a chatty step sends a few chunks
+	// a second rather than one per line. Zero means DefaultInterval.
 	Interval time.Duration
 	// Logger receives send failures; nil means slog.Default().
 	Logger *slog.Logger
@@ -58,6 +60,7 @@ type Writer struct {
 	opts  Options
 	mask  *strings.Replacer
 	stop  chan struct{}
+	wake  chan struct{}
 	timer sync.WaitGroup
 
 	mu        sync.Mutex
@@ -78,8 +81,9 @@ func New(ctx context.Context, opts Options) *Writer {
 	opts.ChunkSize = cmp.Or(opts.ChunkSize, DefaultChunkSize)
 	opts.Interval = cmp.Or(opts.Interval, DefaultInterval)
 	opts.Logger = cmp.Or(opts.Logger, slog.Default())
-	w := &Writer{ctx: ctx, opts: opts, mask: masker(opts.Secrets), stop: make(chan struct{}), seq: opts.FirstSeq, drained: opts.FirstSeq}
-	w.timer.Go(w.tick)
+	w := &Writer{ctx: ctx, opts: opts, mask: masker(opts.Secrets), stop: make(chan struct{}), wake: make(chan struct{}, 1),
+		seq: opts.FirstSeq, drained: opts.FirstSeq}
+	w.timer.Go(w.pump)
 	return w
 }
 
@@ -131,10 +135,16 @@ func (w *Writer) Write(p []byte) (int, error) {
 		p = p[i+1:]
 		w.admit()
 	}
-	full := len(w.batch) >= w.opts.ChunkSize
+	full, some := len(w.batch) >= w.opts.ChunkSize, len(w.batch) > 0
 	w.mu.Unlock()
 	if full {
 		w.flush(false)
+	}
+	if some {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
 	}
 	return n, nil
 }
@@ -185,16 +195,27 @@ func (w *Writer) flush(all bool) {
 	}
 }
 
-func (w *Writer) tick() {
-	t := time.NewTicker(w.opts.Interval)
-	defer t.Stop()
+// pump sends what Write buffered: at once when the last send is an interval old, else
+// when it will be. Nothing is looked at while nothing is written.
+func (w *Writer) pump() {
+	var last time.Time
 	for {
 		select {
-		case <-t.C:
-			w.flush(true)
+		case <-w.wake:
 		case <-w.stop:
 			return
 		}
+		if wait := w.opts.Interval - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-w.stop:
+				t.Stop()
+				return
+			}
+		}
+		w.flush(true)
+		last = time.Now()
 	}
 }
 
