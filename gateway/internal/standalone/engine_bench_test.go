@@ -15,8 +15,10 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/stretchr/testify/require"
 
+	"github.com/baton-flow/baton/gateway/internal/standalone"
 	"github.com/baton-flow/baton/libs/embedded"
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/kafkax"
 )
 
@@ -27,9 +29,11 @@ import (
 // target, so run them with -benchtime 1x (make bench does); ns/op is then the time of the
 // whole workload and means little.
 //
-// Latencies are submit → completed: from sending the submit to reading phase "completed",
-// either in the submit's answer (inline runs started with start=true usually complete
-// within the request) or by polling the run every benchPoll.
+// Latencies are submit → completed: from sending the submit to phase "completed", either
+// in the submit's answer (inline runs started with start=true usually complete within the
+// request) or in the run's status event, read from the broker as an integration would
+// (completions): asking the API for hundreds of runs in flight every few milliseconds
+// would be load enough to decide the sustained rates, and each poll's interval an error.
 
 const (
 	benchTeam = "bench"
@@ -45,13 +49,28 @@ const (
 type rig struct {
 	url, token string
 	client     *http.Client
+	// kafka is the process's broker, started here so the benchmarks can read its topics.
+	kafka kafkax.Config
+	done  *completions
 }
 
 // newRig starts a standalone process for b with extra variables, with a team whose quotas
-// no benchmark reaches.
+// no benchmark reaches, on a broker of its own whose run events it follows.
 func newRig(b *testing.B, extra map[string]string) *rig {
 	b.Helper()
+	// As the standalone process keeps its own broker (standalone.Run).
+	retention := standalone.DefaultKafkaRetention
+	if v, ok := extra["BATON_KAFKA_RETENTION"]; ok {
+		d, err := time.ParseDuration(v)
+		require.NoError(b, err)
+		retention = d
+	}
+	k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions,
+		Retention: retention, RetentionBytes: 16 << 20})
+	require.NoError(b, err)
+	b.Cleanup(k.Close)
 	vars := map[string]string{
+		"BATON_KAFKA_BROKERS": strings.Join(k.Brokers(), ","),
 		"BATON_DATA_DIR": b.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0",
 		// Past its capacity the process logs every failed request; the benchmarks count and
 		// report failures themselves, so the table stays readable.
@@ -67,7 +86,8 @@ func newRig(b *testing.B, extra map[string]string) *rig {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 512, 512
 	b.Cleanup(tr.CloseIdleConnections)
-	r := &rig{url: bt.url, token: bt.token, client: &http.Client{Transport: tr}}
+	r := &rig{url: bt.url, token: bt.token, client: &http.Client{Transport: tr}, kafka: kafkax.Config{Brokers: k.Brokers()}}
+	r.done = followCompletions(b, r.kafka)
 
 	code, raw, err := r.do(context.Background(), http.MethodPost, "/api/v2/team",
 		`{"name":"`+benchTeam+`","quotas":{"maxConcurrentRuns":1000,"maxWorkflowRunMonthly":10000000,"maxWorkflowCount":1000}}`)
@@ -176,25 +196,16 @@ func (r *rig) get(ctx context.Context, id string, withTasks bool) (runView, erro
 }
 
 // run submits wf with start=true and waits for it to complete; its latency counts from
-// since, the moment the submit was due. The run is returned as last read (without tasks
-// when it completed after the submit's answer).
+// since, the moment the submit was due. The run is returned as the submit answered it, or
+// as its completed status event carried it (without tasks).
 func (r *rig) run(ctx context.Context, wf string, since time.Time) (time.Duration, runView, error) {
 	v, err := r.submit(ctx, wf, true)
 	if err != nil {
 		return 0, v, err
 	}
 	if v.Phase != "completed" {
-		tick := time.NewTicker(benchPoll)
-		defer tick.Stop()
-		for v.Phase != "completed" {
-			select {
-			case <-ctx.Done():
-				return 0, v, fmt.Errorf("run %s still %s/%s: %w", v.ID, v.Status, v.Phase, ctx.Err())
-			case <-tick.C:
-			}
-			if v, err = r.get(ctx, v.ID, false); err != nil {
-				return 0, v, err
-			}
+		if v, err = r.done.wait(ctx, v); err != nil {
+			return 0, v, err
 		}
 	}
 	lat := time.Since(since)
@@ -202,6 +213,77 @@ func (r *rig) run(ctx context.Context, wf string, since time.Time) (time.Duratio
 		return lat, v, fmt.Errorf("run %s of %s ended %s", v.ID, wf, v.Status)
 	}
 	return lat, v, nil
+}
+
+// completions hands out the runs' completed status events, as the broker carries them to
+// the services that follow runs.
+type completions struct {
+	mu sync.Mutex
+	// ended are runs seen completed that no one waits for (yet); waiting are the waiters.
+	ended   map[string]runView
+	waiting map[string]chan runView
+}
+
+// followCompletions reads the run events of the process on kafka until b ends.
+func followCompletions(b *testing.B, kafka kafkax.Config) *completions {
+	c := &completions{ended: map[string]runView{}, waiting: map[string]chan runView{}}
+	consumer := kafkax.NewConsumer(kafka, kafkax.ConsumerOptions{
+		GroupID: "bench-completions", Topic: events.RunEvents, DisableDeadLetter: true,
+		Handler: func(_ context.Context, e event.Event) error {
+			if e.Type() != events.TypeStatusWorkflowRun {
+				return nil
+			}
+			var v runView
+			if err := json.Unmarshal(e.Data(), &v); err != nil {
+				return kafkax.Permanent(err)
+			}
+			if v.Phase == "completed" {
+				c.complete(v)
+			}
+			return nil
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- consumer.Run(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		<-stopped
+	})
+	return c
+}
+
+func (c *completions) complete(v runView) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.waiting[v.ID]; ok {
+		delete(c.waiting, v.ID)
+		ch <- v
+		return
+	}
+	c.ended[v.ID] = v
+}
+
+// wait returns run v once it has completed.
+func (c *completions) wait(ctx context.Context, v runView) (runView, error) {
+	c.mu.Lock()
+	if done, ok := c.ended[v.ID]; ok {
+		delete(c.ended, v.ID)
+		c.mu.Unlock()
+		return done, nil
+	}
+	ch := make(chan runView, 1)
+	c.waiting[v.ID] = ch
+	c.mu.Unlock()
+	select {
+	case done := <-ch:
+		return done, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.waiting, v.ID)
+		c.mu.Unlock()
+		return v, fmt.Errorf("run %s still %s/%s: %w", v.ID, v.Status, v.Phase, ctx.Err())
+	}
 }
 
 // mustRun runs wf once within benchRunDeadline and fails b on any error.
@@ -550,14 +632,10 @@ func BenchmarkEngineChain3Script(b *testing.B) {
 // thing to a Temporal activity: it reads its queue's topic and reports each attempt
 // succeeded on the task-updates topic at once (genericWorker).
 func BenchmarkEngineChain3Generic(b *testing.B) {
-	k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0"})
-	require.NoError(b, err)
-	b.Cleanup(k.Close)
-	cfg := kafkax.Config{Brokers: k.Brokers()}
+	r := newRig(b, nil)
 	const queue = "bench"
-	require.NoError(b, kafkax.EnsureTopics(context.Background(), cfg, 6, events.QueueTopic(queue)))
-	genericWorker(b, cfg, queue)
-	r := newRig(b, map[string]string{"BATON_KAFKA_BROKERS": strings.Join(k.Brokers(), ",")})
+	require.NoError(b, kafkax.EnsureTopics(context.Background(), r.kafka, host.DefaultPartitions, events.QueueTopic(queue)))
+	genericWorker(b, r.kafka, queue)
 	r.workflow(b, chain("generic3", 3, func(string) string {
 		return `"type":"generic","params":[{"name":"queue","value":"` + queue + `"}]`
 	}), 30*time.Second)
