@@ -1,8 +1,10 @@
 package standalone_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,32 @@ func TestIntegrationEngine(t *testing.T) {
 	code, out = b.call(t, http.MethodPut, "/api/v2/team/eng/workflowrun/"+id+"/start", b.token, "")
 	assert.Equal(t, http.StatusConflict, code)
 	assert.True(t, strings.HasPrefix(out["reason"].(string), "WORKFLOWRUN_INVALID_PHASE"))
+}
+
+// A submit made right after a save runs the version saved, every time: the runs service
+// takes no workflow from a cache that the save has not reached yet.
+func TestIntegrationSubmitAfterSaveRunsTheSavedVersion(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"flip"}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	version := func(v int) string {
+		return fmt.Sprintf(`{"name":"flip","tasks":[{"name":"start","type":"start"},
+			{"name":"mark","type":"setwfproperty","params":[{"name":"output","value":"v"},{"name":"value","value":"%d"}],"dependencies":[{"taskRef":"start"}]},
+			{"name":"end","type":"end","dependencies":[{"taskRef":"mark"}]}]}`, v)
+	}
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/flip/workflow", b.token, version(0))
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+	for v := 1; v <= 20; v++ {
+		code, out := b.call(t, http.MethodPut, "/api/v2/team/flip/workflow", b.token, version(v))
+		require.Equal(t, http.StatusOK, code, out)
+		code, run := b.call(t, http.MethodPost, "/api/v2/team/flip/workflow/flip/submit?start=true", b.token, `{}`)
+		require.Equal(t, http.StatusCreated, code, run)
+		require.Equal(t, "completed", run["phase"], "a run of inline tasks completes within its submit")
+		assert.Equal(t, []any{map[string]any{"name": "v", "value": strconv.Itoa(v)}}, run["results"], "save %d", v)
+	}
 }
 
 // sleeping starts Baton, creates team with a workflow "slow" that sleeps ten minutes, and
