@@ -71,7 +71,7 @@ func newRig(b *testing.B, extra map[string]string) *rig {
 	b.Cleanup(k.Close)
 	vars := map[string]string{
 		"BATON_KAFKA_BROKERS": strings.Join(k.Brokers(), ","),
-		"BATON_DATA_DIR": b.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0",
+		"BATON_DATA_DIR":      b.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0",
 		// Past its capacity the process logs every failed request; the benchmarks count and
 		// report failures themselves, so the table stays readable.
 		"BATON_LOG_LEVEL": "ERROR+4",
