@@ -464,7 +464,7 @@ func BenchmarkEngineScriptThroughput(b *testing.B) {
 		r.mustRun(b, "script3")
 	}
 	b.ResetTimer()
-	best, ceiling := r.probe(b, "script3", []int{10, 25, 50, 75, 100, 150, 200, 300})
+	best, ceiling := r.probe(b, "script3", []int{10, 15, 20, 25, 35, 50, 75, 100, 150, 200})
 	b.StopTimer()
 	b.ReportMetric(best, "runs/s")
 	b.ReportMetric(150, "target-runs/s")

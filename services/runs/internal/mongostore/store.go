@@ -59,6 +59,8 @@ type Store struct {
 	writeLocks idLocks
 	// versions are what an exclusive store knows of its live documents' versions.
 	versions knownVersions
+	// mem are an exclusive store's concurrency slots (memslots.go).
+	mem memSlots
 	// slotLocks take the slot calls of one run one at a time (see slots.go).
 	slotLocks idLocks
 
