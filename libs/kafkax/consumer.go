@@ -99,8 +99,8 @@ type Consumer struct {
 	topic  string
 	log    *slog.Logger
 	tracer trace.Tracer
-	// gatherWait is gatherWindow; tests that need a batch to hold messages of several
-	// partitions widen it.
+	// gatherWait, when set, is how long a batch waits for messages after its first (see
+	// gather); tests that need a batch to hold messages of several partitions set it.
 	gatherWait time.Duration
 }
 
@@ -125,7 +125,6 @@ func NewConsumer(cfg Config, opts ConsumerOptions) *Consumer {
 		topic:      topic,
 		log:        opts.Logger.With("topic", topic, "group", opts.GroupID),
 		tracer:     cfg.tracer(),
-		gatherWait: gatherWindow,
 	}
 }
 
@@ -183,21 +182,35 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 }
 
-// gatherWindow bounds how long a batch waits for messages after its first.
-const gatherWindow = time.Millisecond
-
-// gather adds to first the messages that arrive within c.gatherWait, up to Concurrency in
-// all. (A context that has already ended would not do: the reader may pick it over a
-// message it holds.)
+// gather adds to first the messages the reader holds already, up to Concurrency in all:
+// a batch takes what has arrived and waits for nothing more, so a message alone is handled
+// at once, with no delay for company that may not come. With gatherWait set (tests that
+// need a batch to hold messages of several partitions), it waits that long for more.
 func (c *Consumer) gather(ctx context.Context, reader *kafka.Reader, first kafka.Message) []kafka.Message {
 	batch := []kafka.Message{first}
 	if c.opts.Concurrency <= 1 {
 		return batch
 	}
-	wait, cancel := context.WithTimeout(ctx, c.gatherWait)
+	if c.gatherWait > 0 {
+		// (A context that has already ended would not do here: the reader may pick it over
+		// a message it holds.)
+		wait, cancel := context.WithTimeout(ctx, c.gatherWait)
+		defer cancel()
+		for len(batch) < c.opts.Concurrency {
+			m, err := reader.FetchMessage(wait)
+			if err != nil {
+				break
+			}
+			batch = append(batch, m)
+		}
+		return batch
+	}
+	// Held ones come at once; the bound only guards against one taken away meanwhile (a
+	// rebalance).
+	held, cancel := context.WithTimeout(ctx, heldFetch)
 	defer cancel()
-	for len(batch) < c.opts.Concurrency {
-		m, err := reader.FetchMessage(wait)
+	for len(batch) < c.opts.Concurrency && reader.Stats().QueueLength > 0 {
+		m, err := reader.FetchMessage(held)
 		if err != nil {
 			break
 		}
@@ -205,6 +218,9 @@ func (c *Consumer) gather(ctx context.Context, reader *kafka.Reader, first kafka
 	}
 	return batch
 }
+
+// heldFetch bounds the fetch of a message the reader said it holds.
+const heldFetch = 100 * time.Millisecond
 
 // processAll settles a batch: each key's messages in order, the keys side by side. It
 // reports false when ctx ended before all were settled.
