@@ -120,11 +120,11 @@ func NewConsumer(cfg Config, opts ConsumerOptions) *Consumer {
 	}
 	topic := cfg.Topic(opts.Topic)
 	return &Consumer{
-		cfg:        cfg,
-		opts:       opts,
-		topic:      topic,
-		log:        opts.Logger.With("topic", topic, "group", opts.GroupID),
-		tracer:     cfg.tracer(),
+		cfg:    cfg,
+		opts:   opts,
+		topic:  topic,
+		log:    opts.Logger.With("topic", topic, "group", opts.GroupID),
+		tracer: cfg.tracer(),
 	}
 }
 
