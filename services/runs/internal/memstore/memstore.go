@@ -198,18 +198,9 @@ func (s *Store) FindTaskRun(_ context.Context, id string) (*domain.TaskRun, erro
 func (s *Store) SaveStep(_ context.Context, r *domain.Run, tasks []*domain.TaskRun, changed []int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.live[r.ID]
-	if !ok || rec.run.Version != r.Version {
-		return fmt.Errorf("save run %s: %w", r.ID, domain.ErrConflict)
-	}
-	for _, i := range changed {
-		if i >= len(rec.tasks) || rec.tasks[i].Version != tasks[i].Version {
-			return fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
-		}
-	}
-	for _, i := range changed {
-		tasks[i].Version++
-		rec.tasks[i] = clone(*tasks[i])
+	rec, err := s.saveTasks(r, tasks, changed)
+	if err != nil {
+		return err
 	}
 	r.Version++
 	rec.run = copyRun(r)
@@ -221,20 +212,27 @@ func (s *Store) SaveStep(_ context.Context, r *domain.Run, tasks []*domain.TaskR
 func (s *Store) SaveTasks(_ context.Context, r *domain.Run, tasks []*domain.TaskRun, changed []int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, err := s.saveTasks(r, tasks, changed)
+	return err
+}
+
+// saveTasks stores the changed task runs of r, each on its version, when r is at its
+// version, and answers r's record. s.mu is held.
+func (s *Store) saveTasks(r *domain.Run, tasks []*domain.TaskRun, changed []int) (*record, error) {
 	rec, ok := s.live[r.ID]
 	if !ok || rec.run.Version != r.Version {
-		return fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
+		return nil, fmt.Errorf("save run %s: %w", r.ID, domain.ErrConflict)
 	}
 	for _, i := range changed {
 		if i >= len(rec.tasks) || rec.tasks[i].Version != tasks[i].Version {
-			return fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
+			return nil, fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
 		}
 	}
 	for _, i := range changed {
 		tasks[i].Version++
 		rec.tasks[i] = clone(*tasks[i])
 	}
-	return nil
+	return rec, nil
 }
 
 // Archive moves a run that ended to the archive; repeating it is harmless.
