@@ -111,22 +111,44 @@ func (p *Process) Resume(ctx context.Context, step Step, out io.Writer, from int
 		ws.remove(p.Logger)
 		return Outcome{Status: StatusFailed, Message: "the runner stopped before the step started"}
 	}
-	pgid, ok := 0, false
-	for deadline := time.Now().Add(startWait); ; {
-		if pgid, ok = readInt(filepath.Join(ws.internal, pidFile)); ok || time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return p.stop(ctx, ws, 0, nil, nil)
-		case <-time.After(p.poll()):
-		}
+	pgid, ok, stopped := p.startedGroup(ctx, ws)
+	if stopped {
+		return p.stop(ctx, ws, 0, nil, nil)
 	}
 	if !ok {
 		ws.remove(p.Logger)
 		return Outcome{Status: StatusFailed, Message: "the runner stopped before the step started"}
 	}
 	return p.follow(ctx, ws, step, out, from, pgid, nil)
+}
+
+// startedGroup waits, up to startWait, for a step being started to record its process
+// group, waking when a file of its changes; stopped is true when ctx ended first.
+func (p *Process) startedGroup(ctx context.Context, ws workspace) (pgid int, ok, stopped bool) {
+	changed, unwatch := p.files.watch(ws.internal)
+	defer unwatch()
+	every := p.poll()
+	if changed != nil {
+		every = startWait
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	deadline := time.NewTimer(startWait)
+	defer deadline.Stop()
+	for {
+		if pgid, ok = readInt(filepath.Join(ws.internal, pidFile)); ok {
+			return pgid, true, false
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false, true
+		case <-deadline.C:
+			pgid, ok = readInt(filepath.Join(ws.internal, pidFile))
+			return pgid, ok, false
+		case <-changed:
+		case <-tick.C:
+		}
+	}
 }
 
 // Release implements Resumer.
