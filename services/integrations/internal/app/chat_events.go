@@ -208,9 +208,13 @@ func actionButtons(team, id string) []domain.ChatButton {
 // record its channel (from its label) before any of its actions is announced: a run's
 // events come in order, and the submit's own record may be written after the first.
 func (c *Chat) RunStatus(ctx context.Context, eventID string, run events.WorkflowRun) error {
-	// Only the chat trigger's runs count: anyone may label a run they submit.
+	// Only the chat trigger's runs count: anyone may label a run they submit. No other run
+	// has a channel kept (submit and the labelled branch below keep them), so the status
+	// events of all the others cost no read of the store.
+	if run.Trigger != "chat" {
+		return nil
+	}
 	ch, labelled := domain.ParseChatChannel(run.Labels[domain.ChatChannelLabel])
-	labelled = labelled && run.Trigger == "chat"
 	if labelled && run.Phase != "completed" && run.Phase != "finalized" {
 		_, err := c.Store.FindRunChannel(ctx, run.ID)
 		if errors.Is(err, domain.ErrChatNotFound) {
