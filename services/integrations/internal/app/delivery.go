@@ -262,16 +262,18 @@ func RunOf(e event.Event) (string, error) {
 // queue remembers it, domain.RecentIDs). With no sinks nothing is kept. Events of other
 // types are ignored.
 func (d *Deliveries) Record(ctx context.Context, e event.Event) error {
-	run, err := RunOf(e)
-	if err != nil || run == "" {
-		return err
-	}
+	// The sinks first: kept a moment, they cost nothing to read, and with none the event
+	// is not decoded at all (every status event of every run comes here).
 	st, err := d.set.IntegrationSettings(ctx)
 	if err != nil {
 		return fmt.Errorf("read the event sinks: %w", err)
 	}
 	if len(st.Sinks) == 0 {
 		return nil
+	}
+	run, err := RunOf(e)
+	if err != nil || run == "" {
+		return err
 	}
 	body, err := events.Marshal(e)
 	if err != nil {
