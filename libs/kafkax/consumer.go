@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,10 @@ type ConsumerOptions struct {
 	Backoff time.Duration
 	// MaxBackoff caps the wait between attempts; 0 means 30 s.
 	MaxBackoff time.Duration
+	// Types, when set, are the event types Handler is given: a message whose type header
+	// names another is committed without being decoded. (Messages without the header, from
+	// producers other than Producer, are decoded and handed over as ever.)
+	Types []string
 	// DisableDeadLetter drops (logs and commits) a message that still fails after
 	// MaxAttempts instead of writing it to the topic's dead-letter topic.
 	DisableDeadLetter bool
@@ -363,6 +368,12 @@ func (c *Consumer) process(ctx context.Context, m kafka.Message, dlq *kafka.Writ
 // handle decodes m and runs the handler with retries. It returns the number of attempts made
 // and the last error.
 func (c *Consumer) handle(ctx context.Context, m kafka.Message) (int, error) {
+	if len(c.opts.Types) > 0 {
+		headers := HeaderCarrier(m.Headers)
+		if t := headers.Get(HeaderEventType); t != "" && !slices.Contains(c.opts.Types, t) {
+			return 0, nil
+		}
+	}
 	e, err := events.Unmarshal(m.Value)
 	if err != nil {
 		return 0, Permanent(err)

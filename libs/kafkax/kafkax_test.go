@@ -147,6 +147,35 @@ func TestKeyOrder(t *testing.T) {
 	eventually(t, "all offsets committed", func() bool { return env.committed(t, "runs", "test.task.updates") == n })
 }
 
+// With Types, events of other types are committed without reaching the handler.
+func TestConsumerTypes(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, events.RunEvents)
+	p := env.producer(t)
+	got := make(chan string, 4)
+	env.startConsumer(t, kafkax.ConsumerOptions{
+		GroupID: "chat", Topic: events.RunEvents, Types: []string{events.TypeTeamCreated},
+		Handler: func(_ context.Context, e event.Event) error {
+			got <- e.ID()
+			return nil
+		},
+	})
+	created := func(id string) event.Event {
+		e, err := events.New(id, events.Source("test"), events.TypeTeamCreated, "", events.TeamCreated{Name: id})
+		require.NoError(t, err)
+		return e
+	}
+	require.NoError(t, p.PublishMany(context.Background(), events.RunEvents,
+		kafkax.Message{Key: "k", Event: newEvent(t, "deleted-1")},
+		kafkax.Message{Key: "k", Event: created("created-1")},
+		kafkax.Message{Key: "k", Event: newEvent(t, "deleted-2")},
+		kafkax.Message{Key: "k", Event: created("created-2")}))
+	assert.Equal(t, "created-1", receive(t, got))
+	assert.Equal(t, "created-2", receive(t, got))
+	eventually(t, "all offsets committed", func() bool { return env.committed(t, "chat", "test.run.events") == 4 })
+	assert.Empty(t, got, "no other type reached the handler")
+}
+
 // One call carries messages of several topics, each to its own, in order within each.
 func TestPublishManyAcrossTopics(t *testing.T) {
 	t.Parallel()

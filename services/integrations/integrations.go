@@ -243,6 +243,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s.runs = append(s.runs, deliveries...)
 	s.runs = append(s.runs, kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID + "-chat", Topic: events.RunEvents, Handler: chatRunEvents(chat), Logger: deps.Logger,
+		// Task runs' events are not even decoded: chat posts runs and actions.
+		Types:       []string{events.TypeStatusWorkflowRun, events.TypeStatusAction},
 		Concurrency: chatConcurrency, MaxAttempts: chatAttempts, Backoff: time.Second, MaxBackoff: 30 * time.Second, DisableDeadLetter: true,
 	}).Run, sweep(sweepEvery, chatStore.Sweep, deps.Now, deps.Logger))
 	return s, nil

@@ -168,6 +168,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		}),
 		runEvents: kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 			GroupID: cfg.GroupID, Topic: events.RunEvents, Handler: runEvents(schedules), Logger: deps.Logger,
+			// Only a run's end matters here; its tasks' events are not even decoded.
+			Types: []string{events.TypeStatusWorkflowRun},
 		}),
 	}, nil
 }

@@ -228,7 +228,7 @@ type completions struct {
 func followCompletions(b *testing.B, kafka kafkax.Config) *completions {
 	c := &completions{ended: map[string]runView{}, waiting: map[string]chan runView{}}
 	consumer := kafkax.NewConsumer(kafka, kafkax.ConsumerOptions{
-		GroupID: "bench-completions", Topic: events.RunEvents, DisableDeadLetter: true,
+		GroupID: "bench-completions", Topic: events.RunEvents, DisableDeadLetter: true, Types: []string{events.TypeStatusWorkflowRun},
 		Handler: func(_ context.Context, e event.Event) error {
 			if e.Type() != events.TypeStatusWorkflowRun {
 				return nil
