@@ -125,14 +125,8 @@ func (p *Process) Resume(ctx context.Context, step Step, out io.Writer, from int
 // startedGroup waits, up to startWait, for a step being started to record its process
 // group, waking when a file of its changes; stopped is true when ctx ended first.
 func (p *Process) startedGroup(ctx context.Context, ws workspace) (pgid int, ok, stopped bool) {
-	changed, unwatch := p.files.watch(ws.internal)
+	changed, tick, unwatch := p.watch(ws, startWait)
 	defer unwatch()
-	every := p.poll()
-	if changed != nil {
-		every = startWait
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
 	deadline := time.NewTimer(startWait)
 	defer deadline.Stop()
 	for {
@@ -146,8 +140,24 @@ func (p *Process) startedGroup(ctx context.Context, ws workspace) (pgid int, ok,
 			pgid, ok = readInt(filepath.Join(ws.internal, pidFile))
 			return pgid, ok, false
 		case <-changed:
-		case <-tick.C:
+		case <-tick:
 		}
+	}
+}
+
+// watch follows the files of ws: changed tells when one changed, and tick comes every
+// slow for what no file tells — or every Poll where changes cannot be had (changed nil).
+// stop ends both.
+func (p *Process) watch(ws workspace, slow time.Duration) (changed <-chan struct{}, tick <-chan time.Time, stop func()) {
+	changed, unwatch := p.files.watch(ws.internal)
+	every := p.poll()
+	if changed != nil {
+		every = slow
+	}
+	t := time.NewTicker(every)
+	return changed, t.C, func() {
+		t.Stop()
+		unwatch()
 	}
 }
 
@@ -163,14 +173,8 @@ func (p *Process) poll() time.Duration { return cmp.Or(p.Poll, 20*time.Milliseco
 func (p *Process) follow(ctx context.Context, ws workspace, step Step, out io.Writer, from int64, pgid int, exited <-chan struct{}) Outcome {
 	t := &tail{path: filepath.Join(ws.internal, outputFile), offset: from, out: out}
 	defer t.close()
-	changed, unwatch := p.files.watch(ws.internal)
+	changed, tick, unwatch := p.watch(ws, groupCheck)
 	defer unwatch()
-	every := p.poll()
-	if changed != nil {
-		every = groupCheck
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
 	// The first look comes before any event: the step may have written, or ended, before
 	// the watch began.
 	for gone := false; ; {
@@ -191,7 +195,7 @@ func (p *Process) follow(ctx context.Context, ws workspace, step Step, out io.Wr
 		case <-exited:
 			gone, exited = true, nil
 		case <-changed:
-		case <-tick.C:
+		case <-tick:
 			gone = exited == nil && !groupAlive(pgid)
 		}
 	}
