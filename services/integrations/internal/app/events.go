@@ -590,12 +590,15 @@ type TriggerCache struct {
 	now       func() time.Time
 
 	mu      sync.Mutex
-	entries map[string]*triggerEntry
+	entries map[triggerKey]*triggerEntry
 }
 
 // maxTriggers bounds the entries kept; beyond, the expired ones are dropped, and all when
 // none has.
 const maxTriggers = 10_000
+
+// triggerKey names what an entry answers: a workflow's trigger of one kind.
+type triggerKey struct{ team, kind, workflow string }
 
 type triggerEntry struct {
 	ready chan struct{}
@@ -606,13 +609,13 @@ type triggerEntry struct {
 
 // NewTriggerCache keeps workflows' answers for ttl.
 func NewTriggerCache(workflows Workflows, ttl time.Duration, now func() time.Time) *TriggerCache {
-	return &TriggerCache{workflows: workflows, ttl: ttl, now: now, entries: map[string]*triggerEntry{}}
+	return &TriggerCache{workflows: workflows, ttl: ttl, now: now, entries: map[triggerKey]*triggerEntry{}}
 }
 
 // Get answers workflow's trigger of kind in team (WORKFLOW_NOT_FOUND, TEAM_NOT_FOUND for
 // what is not there).
 func (c *TriggerCache) Get(ctx context.Context, team, kind, workflow string) (workflowsapi.TriggeredWorkflow, error) {
-	key := team + "\x00" + kind + "\x00" + workflow
+	key := triggerKey{team, kind, workflow}
 	for {
 		c.mu.Lock()
 		en, ok := c.entries[key]
@@ -632,7 +635,7 @@ func (c *TriggerCache) Get(ctx context.Context, team, kind, workflow string) (wo
 			c.evict()
 			c.entries[key] = en
 			c.mu.Unlock()
-			c.fetch(ctx, en, team, kind, workflow)
+			c.fetch(ctx, en, key)
 			return en.w, en.err
 		}
 		c.mu.Unlock()
@@ -648,9 +651,10 @@ func (c *TriggerCache) Get(ctx context.Context, team, kind, workflow string) (wo
 	}
 }
 
-func (c *TriggerCache) fetch(ctx context.Context, en *triggerEntry, team, kind, workflow string) {
+func (c *TriggerCache) fetch(ctx context.Context, en *triggerEntry, key triggerKey) {
 	defer close(en.ready)
-	got, err := c.workflows.Triggers(ctx, team, kind, workflow)
+	team, workflow := key.team, key.workflow
+	got, err := c.workflows.Triggers(ctx, team, key.kind, workflow)
 	switch {
 	case err != nil:
 		en.err = err
@@ -662,8 +666,8 @@ func (c *TriggerCache) fetch(ctx context.Context, en *triggerEntry, team, kind, 
 	en.at = c.now()
 	if en.err != nil {
 		c.mu.Lock()
-		if c.entries[team+"\x00"+kind+"\x00"+workflow] == en {
-			delete(c.entries, team+"\x00"+kind+"\x00"+workflow)
+		if c.entries[key] == en {
+			delete(c.entries, key)
 		}
 		c.mu.Unlock()
 	}
@@ -675,9 +679,7 @@ func (c *TriggerCache) Forget(team, workflow string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for key := range c.entries {
-		t, rest, _ := strings.Cut(key, "\x00")
-		_, w, _ := strings.Cut(rest, "\x00")
-		if t == team && w == workflow {
+		if key.team == team && key.workflow == workflow {
 			delete(c.entries, key)
 		}
 	}
