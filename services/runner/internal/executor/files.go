@@ -3,6 +3,7 @@ package executor
 import (
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -10,21 +11,32 @@ import (
 // fileEvents tells the followers of steps when a file in their .baton directory changed —
 // output written, the exit code recorded — so they wake when it happens rather than look
 // every so often. One inotify instance serves every step of a Process that is being
-// followed, and is closed when none is: a host allows a user few instances, and a runner
-// runs many steps at once.
+// followed, and is closed once none has been for idleClose: a host allows a user few
+// instances, and a runner runs many steps at once.
 type fileEvents struct {
 	mu sync.Mutex
-	// w is nil while no step is followed, or where inotify cannot be had (another
-	// platform, no instance left): followers then look every Process.Poll.
+	// w is nil while no step has been followed lately, or where inotify cannot be had
+	// (another platform, no instance left): followers then look every Process.Poll.
 	w    *fsnotify.Watcher
 	dirs map[string]chan struct{}
+	// idle, set while no step is followed, closes w when it fires.
+	idle *time.Timer
 }
+
+// idleClose is how long the inotify instance outlives the last step followed. Closing it
+// waits for its reader to stop, which took up to 16 ms on a busy host: a runner taking
+// one step after another must not pay that, and open it again, on every step.
+const idleClose = 30 * time.Second
 
 // watch tells of changes in dir on the channel it answers, until stop is called; a nil
 // channel when it cannot. One wake-up may stand for several changes.
 func (f *fileEvents) watch(dir string) (changed <-chan struct{}, stop func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.idle != nil {
+		f.idle.Stop()
+		f.idle = nil
+	}
 	if f.w == nil {
 		w, err := fsnotify.NewWatcher()
 		if err != nil {
@@ -49,12 +61,26 @@ func (f *fileEvents) watch(dir string) (changed <-chan struct{}, stop func()) {
 	}
 }
 
-// closeIfIdle closes the watcher once no step is followed. f.mu is held.
+// closeIfIdle closes the watcher idleClose after the last step stopped being followed,
+// unless one is followed again meanwhile. f.mu is held.
 func (f *fileEvents) closeIfIdle() {
-	if f.w != nil && len(f.dirs) == 0 {
-		_ = f.w.Close()
-		f.w, f.dirs = nil, nil
+	if f.w == nil || len(f.dirs) > 0 || f.idle != nil {
+		return
 	}
+	w := f.w
+	var t *time.Timer
+	t = time.AfterFunc(idleClose, func() {
+		f.mu.Lock()
+		if f.idle != t {
+			f.mu.Unlock()
+			return
+		}
+		f.w, f.dirs, f.idle = nil, nil, nil
+		f.mu.Unlock()
+		// Outside the lock: the reader may be waiting for it to hand over an event.
+		_ = w.Close()
+	})
+	f.idle = t
 }
 
 // dispatch hands w's events to the followers until w is closed.

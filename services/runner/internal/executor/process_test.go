@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -387,4 +388,23 @@ func TestProcessOutputFollowedAsWritten(t *testing.T) {
 	p.Release(step)
 	assert.Equal(t, StatusSucceeded, o.Status, o.Message)
 	assert.Equal(t, "ready\ndone\n", out.String())
+}
+
+func TestProcessKeepsItsWatcherBetweenSteps(t *testing.T) {
+	t.Parallel()
+	p := &Process{Poll: time.Hour}
+	watcher := func() *fsnotify.Watcher {
+		p.files.mu.Lock()
+		defer p.files.mu.Unlock()
+		return p.files.w
+	}
+	o := execute(t, t.Context(), p, Step{Spec: events.TaskSpec{Script: "true"}}, newOutput())
+	require.Equal(t, StatusSucceeded, o.Status, o.Message)
+	first := watcher()
+	if first == nil {
+		t.Skip("no inotify here")
+	}
+	o = execute(t, t.Context(), p, Step{Spec: events.TaskSpec{Script: "true"}}, newOutput())
+	require.Equal(t, StatusSucceeded, o.Status, o.Message)
+	assert.Same(t, first, watcher(), "the next step is followed with the same inotify instance")
 }

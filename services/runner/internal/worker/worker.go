@@ -297,12 +297,13 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 	logs.Close()
 	out = w.guard(d, out)
 	// The step ended: from now on it must be reported, not run again. Its workspace, which
-	// says so until then, goes once the journal does.
+	// says so until then, goes once the journal does — after the report, which it would
+	// only hold up; a runner stopping before then removes it when it starts again.
 	e.Outcome = &out
-	if err := w.journal.write(e); err != nil {
+	err := w.journal.write(e)
+	journaled := err == nil
+	if !journaled {
 		log.Warn("cannot journal an attempt's outcome", "err", err)
-	} else if r, ok := exec.(executor.Resumer); ok {
-		r.Release(step)
 	}
 	// Beats go on while the report is sent, and until it is applied.
 	w.lingering.Go(func() { w.linger(ctx, d, e.Runner) })
@@ -318,6 +319,9 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 			return
 		case <-time.After(wait):
 		}
+	}
+	if r, ok := exec.(executor.Resumer); ok && journaled {
+		r.Release(step)
 	}
 	log.Info("attempt ended", "status", out.Status, "message", out.Message)
 }

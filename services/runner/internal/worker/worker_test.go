@@ -504,3 +504,31 @@ func awayOnce() func(int) (bool, error) {
 		return false, nil
 	}
 }
+
+// endWatcher is a publisher that records whether the attempt's workspace was still there
+// when its end was published.
+type endWatcher struct {
+	*publisher
+	workspace string
+	present   bool
+}
+
+func (p *endWatcher) Publish(ctx context.Context, topic, key string, e event.Event) error {
+	if u, err := events.Decode[events.TaskUpdate](e); err == nil && u.Kind == events.UpdateEnded {
+		_, err := os.Stat(p.workspace)
+		p.present = err == nil
+	}
+	return p.publisher.Publish(ctx, topic, key, e)
+}
+
+func TestReportGoesOutBeforeTheWorkspaceIsRemoved(t *testing.T) {
+	t.Parallel()
+	p := &endWatcher{publisher: newPublisher()}
+	w := newWorker(t, &runs{applies: p.publisher}, p, nil)
+	p.workspace = filepath.Join(w.opts.WorkDir, "tr1-2")
+	require.NoError(t, w.Handle(t.Context(), dispatch(t, attempt("true"))))
+	w.Wait()
+	assert.True(t, p.present, "removing the workspace does not hold up the report")
+	_, err := os.Stat(p.workspace)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the workspace is removed once the end is reported")
+}
