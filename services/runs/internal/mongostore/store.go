@@ -168,7 +168,7 @@ func pageCount(tasks int) int { return (tasks + PageSize - 1) / PageSize }
 func pageOf(run string, tasks []*domain.TaskRun, p int, version int64, box Sealer) pageDoc {
 	d := pageDoc{ID: pageID(run, p), RunID: run, Version: version}
 	for _, t := range tasks[p*PageSize : min(len(tasks), (p+1)*PageSize)] {
-		d.Tasks = append(d.Tasks, toTaskDoc(t, box))
+		d.Packed = append(d.Packed, toTaskDoc(t, box))
 	}
 	return d
 }
@@ -392,7 +392,7 @@ func (s *Store) FindTaskRuns(ctx context.Context, r *domain.Run) ([]*domain.Task
 		if err != nil {
 			return nil, err
 		}
-		for _, td := range d.Tasks {
+		for _, td := range d.taskDocs() {
 			t := td.task(s.box)
 			t.Version = d.Version
 			out = append(out, t)
@@ -423,10 +423,11 @@ func (s *Store) FindTaskRun(ctx context.Context, id string) (*domain.TaskRun, er
 		return nil, err
 	}
 	k := i % PageSize
-	if k >= len(d.Tasks) {
+	tds := d.taskDocs()
+	if k >= len(tds) {
 		return nil, missing
 	}
-	t := d.Tasks[k].task(s.box)
+	t := tds[k].task(s.box)
 	t.Version = d.Version
 	return t, nil
 }

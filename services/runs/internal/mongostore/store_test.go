@@ -86,16 +86,26 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 	names, err := db.ListCollectionNames(ctx, bson.M{})
 	require.NoError(t, err)
 	var stored strings.Builder
+	unpacked := 0
 	for _, name := range names {
 		cur, err := db.Collection(name).Find(ctx, bson.M{})
 		require.NoError(t, err)
 		var docs []bson.M
 		require.NoError(t, cur.All(ctx, &docs))
+		for _, doc := range docs {
+			// Task runs are stored packed: what is inside is looked at too.
+			if packed, ok := doc["packed"].(bson.Binary); ok {
+				doc["packed"], err = mongostore.Unpacked(packed)
+				require.NoError(t, err)
+				unpacked++
+			}
+		}
 		raw, err := bson.MarshalExtJSON(bson.M{"docs": docs}, false, false)
 		require.NoError(t, err)
 		stored.Write(raw)
 	}
 	require.Contains(t, stored.String(), "shown", "the documents were read")
+	require.Positive(t, unpacked, "the task runs were read")
 	for _, secret := range []string{global, team, param, result, decision, catalogue, literal} {
 		assert.NotContains(t, stored.String(), secret)
 	}
@@ -115,6 +125,58 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 	assert.Equal(t, d.Params, all[1].Params)
 	assert.Equal(t, d.Results, all[1].Results)
 	assert.Equal(t, decision, all[1].Decision)
+}
+
+// Pages written before task runs were packed are read as they are, and packed when next
+// written.
+func TestPagesWrittenUnpackedAreRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db := newStoreDB(t)
+	def := &domain.Definition{Name: "w", Tasks: []domain.TaskDef{{Name: "start", Type: "start"},
+		{Name: "end", Type: "end", Dependencies: []domain.Dependency{{TaskRef: "start"}}}}}
+	r, tasks, err := domain.NewRun("run-unpacked", def, domain.SubmitRequest{}, "manual", domain.Initiator{}, time.Now(), domain.Limits{MaxDuration: 5})
+	require.NoError(t, err)
+	r.Owner = "replica-a"
+	tasks[0].Params = map[string]any{"p": "v"}
+	require.NoError(t, s.CreateRun(ctx, r, tasks))
+	want, err := s.FindTaskRuns(ctx, r)
+	require.NoError(t, err)
+
+	names, err := db.ListCollectionNames(ctx, bson.M{})
+	require.NoError(t, err)
+	rewritten := 0
+	for _, name := range names {
+		var page struct {
+			RunID   string      `bson:"runId"`
+			Version int64       `bson:"version"`
+			Packed  bson.Binary `bson:"packed"`
+		}
+		coll := db.Collection(name)
+		if coll.FindOne(ctx, bson.M{"_id": r.ID + "/0"}).Decode(&page) != nil || page.Packed.Data == nil {
+			continue
+		}
+		raw, err := mongostore.Unpacked(page.Packed)
+		require.NoError(t, err)
+		_, err = coll.ReplaceOne(ctx, bson.M{"_id": r.ID + "/0"},
+			bson.D{{Key: "runId", Value: page.RunID}, {Key: "version", Value: page.Version}, {Key: "tasks", Value: raw.Lookup("t")}})
+		require.NoError(t, err)
+		rewritten++
+	}
+	require.Equal(t, 1, rewritten, "the run's page was found")
+
+	got, err := s.FindTaskRuns(ctx, r)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	one, err := s.FindTaskRun(ctx, tasks[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, want[0], one)
+
+	got[1].Status = domain.Status("running")
+	require.NoError(t, s.SaveTasks(ctx, r, got, []int{1}))
+	again, err := s.FindTaskRuns(ctx, r)
+	require.NoError(t, err)
+	assert.Equal(t, got, again, "a page is written again packed")
 }
 
 func TestSlotsAreASet(t *testing.T) {
