@@ -538,19 +538,13 @@ func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
 // archive. Every part is written before the live copies go, and each write may be
 // repeated, so a crash midway leaves a run that Archive completes again.
 func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
-	var failed error
-	insertAll(ctx, s.archivedPages, pageDocs(r.ID, tasks, s.box), func(_ int, err error, dup bool) {
-		// Pages there already are an archive repeated after a crash.
-		if !dup && failed == nil {
-			failed = fmt.Errorf("insert task runs of %s: %w", r.ID, err)
-		}
-	})
-	if failed != nil {
-		return failed
-	}
 	d := toRunDoc(r, s.box)
 	d.Owner, d.Queued = "", false
-	if _, err := s.runs.InsertOne(ctx, d); err != nil && !mongox.IsDuplicateKey(err) {
+	// Inserted as runs that end within their first step are, together with those being
+	// archived or created meanwhile. Pages there already, or the run, are an archive
+	// repeated after a crash.
+	err := s.createArchived.Do(ctx, creation{run: d, pages: s.archivedPages, docs: pageDocs(r.ID, tasks, s.box)})
+	if err != nil && !errors.Is(err, domain.ErrConflict) {
 		return fmt.Errorf("archive run %s: %w", r.ID, err)
 	}
 	for p := range pageCount(len(tasks)) {
