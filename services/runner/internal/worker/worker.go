@@ -91,7 +91,7 @@ type Worker struct {
 	sem  chan struct{}
 	wg   sync.WaitGroup
 
-	journal journal
+	journal *journal
 	// lingering counts the reported attempts still beating (see linger).
 	lingering sync.WaitGroup
 
@@ -112,7 +112,7 @@ func New(opts Options) *Worker {
 		log:     cmp.Or(opts.Logger, slog.Default()),
 		sem:     make(chan struct{}, opts.Concurrency),
 		running: map[string]bool{},
-		journal: journal{dir: filepath.Join(opts.WorkDir, ".journal")},
+		journal: newJournal(filepath.Join(opts.WorkDir, ".journal")),
 	}
 }
 

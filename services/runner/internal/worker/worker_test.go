@@ -465,7 +465,7 @@ func TestWorkspaceIsPerAttempt(t *testing.T) {
 func TestRecoverReportsFinishedAttempts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	j := journal{dir: filepath.Join(dir, ".journal")}
+	j := newJournal(filepath.Join(dir, ".journal"))
 	code := 0
 	finished := events.TaskAttempt{TaskRunID: "r1.1", RunID: "r1", Attempt: 2}
 	unstarted := events.TaskAttempt{TaskRunID: "r1.2", RunID: "r1", Attempt: 1}
@@ -488,7 +488,7 @@ func TestRecoverReportsFinishedAttempts(t *testing.T) {
 	assert.Equal(t, map[string]string{"out": "x"}, got["r1.1/2/ended"].Results)
 	assert.Equal(t, executor.StatusFailed, got["r1.2/1/ended"].Status)
 	assert.Equal(t, "the runner stopped before the step started", got["r1.2/1/ended"].Message)
-	left, err := j.pending()
+	left, err := newJournal(j.dir).pending()
 	require.NoError(t, err)
 	assert.Empty(t, left)
 }
