@@ -97,7 +97,10 @@ func (p *process) kill() {
 }
 
 type cluster struct {
-	t        *testing.T
+	t *testing.T
+	// alone runs one runs replica as the only writer of its database, as standalone mode
+	// does (runs.Config.Alone); otherwise two share it.
+	alone    bool
 	db       *mongo.Database
 	kafka    kafkax.Config
 	producer *kafkax.Producer
@@ -157,7 +160,7 @@ func (c *cluster) startRuns(i int) *process {
 	svc, err := runs.New(ctx, runs.Config{
 		GroupID: c.kafka.TopicPrefix + "runs", Replica: replica,
 		RunnerLease: 30 * time.Second, ReplicaTimeout: 5 * time.Second, Reconcile: 200 * time.Millisecond,
-		SecretKey: secretKey,
+		SecretKey: secretKey, Alone: c.alone,
 	}, runs.Deps{DB: c.db, Kafka: c.kafka, Publisher: g, Signer: c.signer, Logger: c.log,
 		Definitions: c.defs, Catalogue: noCatalogue{}, Contexts: contexts{}})
 	require.NoError(c.t, err)
@@ -276,6 +279,17 @@ func (c *cluster) trySubmit(req *http.Request) (id string, ok bool) {
 // execution), and each gate must have ended once: its approval decided by the votes sent,
 // its callback taken, its lock held by one run at a time (gates_test.go).
 func TestCrashSafety(t *testing.T) {
+	crashSafety(t, false)
+}
+
+// TestCrashSafetyAlone is TestCrashSafety with the one runs replica of standalone mode,
+// which keeps what it wrote in memory (versions, concurrency slots) and is killed and
+// restarted as the other.
+func TestCrashSafetyAlone(t *testing.T) {
+	crashSafety(t, true)
+}
+
+func crashSafety(t *testing.T, alone bool) {
 	if os.Getenv("BATON_CRASH_TEST") == "" {
 		// make test runs it on its own, once the other tests are done: it wants the machine.
 		t.Skip("set BATON_CRASH_TEST=1 to kill and restart the engine's processes under load (about 80 s)")
@@ -339,10 +353,13 @@ func TestCrashSafety(t *testing.T) {
 		workflows[name] = def
 	}
 
-	c := &cluster{t: t, db: client.Database(testkit.Database(t)), kafka: kcfg, producer: producer, signer: signer,
+	c := &cluster{t: t, alone: alone, db: client.Database(testkit.Database(t)), kafka: kcfg, producer: producer, signer: signer,
 		static: registry.NewStatic(nil), defs: workflows, workDirs: []string{t.TempDir(), t.TempDir()},
 		log: testLogger(), client: contract.Client(t, httpClient, contract.BehindGateway())}
-	c.runs = []*process{c.startRuns(0), c.startRuns(1)}
+	c.runs = []*process{c.startRuns(0)}
+	if !alone {
+		c.runs = append(c.runs, c.startRuns(1))
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			c.mu.Lock()
@@ -361,8 +378,9 @@ func TestCrashSafety(t *testing.T) {
 	})
 
 	// Chaos: kill one process at a random moment, restart it a little later, again and
-	// again, while the runs go through. One runs replica is always up, so submits get an
-	// answer; the other's runs are taken over while it is down.
+	// again, while the runs go through. With two runs replicas one is always up, so
+	// submits get an answer, and the other's runs are taken over while it is down; a
+	// replica alone leaves submits waiting until it is back.
 	chaosCtx, stopChaos := context.WithCancel(ctx)
 	var runsKills, runnerKills atomic.Int64
 	var chaos sync.WaitGroup
@@ -375,7 +393,7 @@ func TestCrashSafety(t *testing.T) {
 			}
 			// The two kinds of process die in turn, each at a random moment.
 			if n%2 == 0 {
-				i := rand.IntN(2)
+				i := rand.IntN(len(c.runs))
 				c.mu.Lock()
 				victim := c.runs[i]
 				c.runs[i] = nil
@@ -513,6 +531,9 @@ func TestCrashSafety(t *testing.T) {
 		n, err := c.db.Collection("live").CountDocuments(ctx, bson.M{})
 		return err == nil && n == 0
 	}, 30*time.Second, 100*time.Millisecond, "runs left in flight")
+	if alone {
+		return // its slots are the runs in flight it holds: none
+	}
 	var slots struct {
 		N int `bson:"n"`
 	}
