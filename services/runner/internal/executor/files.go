@@ -10,9 +10,9 @@ import (
 
 // fileEvents tells the followers of steps when a file in their .baton directory changed —
 // output written, the exit code recorded — so they wake when it happens rather than look
-// every so often. One inotify instance serves every step of a Process that is being
-// followed, and is closed once none has been for idleClose: a host allows a user few
-// instances, and a runner runs many steps at once.
+// every so often. One inotify instance (stepFiles) serves every step followed in the
+// process, and is closed once none has been for idleClose: a host allows a user few
+// instances (128 by default), and a runner runs many steps at once.
 type fileEvents struct {
 	mu sync.Mutex
 	// w is nil while no step has been followed lately, or where inotify cannot be had
@@ -22,6 +22,9 @@ type fileEvents struct {
 	// idle, set while no step is followed, closes w when it fires.
 	idle *time.Timer
 }
+
+// stepFiles follows the steps of every Process.
+var stepFiles fileEvents
 
 // idleClose is how long the inotify instance outlives the last step followed. Closing it
 // waits for its reader to stop, which took up to 16 ms on a busy host: a runner taking

@@ -40,8 +40,6 @@ type Process struct {
 	Poll time.Duration
 	// Logger reports what only an operator can fix; nil means slog.Default().
 	Logger *slog.Logger
-
-	files fileEvents
 }
 
 // The wrapper's files under .baton/.
@@ -149,7 +147,7 @@ func (p *Process) startedGroup(ctx context.Context, ws workspace) (pgid int, ok,
 // slow for what no file tells — or every Poll where changes cannot be had (changed nil).
 // stop ends both.
 func (p *Process) watch(ws workspace, slow time.Duration) (changed <-chan struct{}, tick <-chan time.Time, stop func()) {
-	changed, unwatch := p.files.watch(ws.internal)
+	changed, unwatch := stepFiles.watch(ws.internal)
 	every := p.poll()
 	if changed != nil {
 		every = slow

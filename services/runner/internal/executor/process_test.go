@@ -390,20 +390,24 @@ func TestProcessOutputFollowedAsWritten(t *testing.T) {
 	assert.Equal(t, "ready\ndone\n", out.String())
 }
 
-func TestProcessKeepsItsWatcherBetweenSteps(t *testing.T) {
-	t.Parallel()
+// Not parallel: no other step is followed between the two, so the instance would close
+// if a step's end closed it.
+func TestProcessKeepsTheWatcherBetweenSteps(t *testing.T) {
+	probe, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Skip("no inotify here")
+	}
+	require.NoError(t, probe.Close())
 	p := &Process{Poll: time.Hour}
 	watcher := func() *fsnotify.Watcher {
-		p.files.mu.Lock()
-		defer p.files.mu.Unlock()
-		return p.files.w
+		stepFiles.mu.Lock()
+		defer stepFiles.mu.Unlock()
+		return stepFiles.w
 	}
 	o := execute(t, t.Context(), p, Step{Spec: events.TaskSpec{Script: "true"}}, newOutput())
 	require.Equal(t, StatusSucceeded, o.Status, o.Message)
 	first := watcher()
-	if first == nil {
-		t.Skip("no inotify here")
-	}
+	require.NotNil(t, first, "the watcher outlives the step")
 	o = execute(t, t.Context(), p, Step{Spec: events.TaskSpec{Script: "true"}}, newOutput())
 	require.Equal(t, StatusSucceeded, o.Status, o.Message)
 	assert.Same(t, first, watcher(), "the next step is followed with the same inotify instance")
