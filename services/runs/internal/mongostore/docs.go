@@ -183,7 +183,11 @@ func jsonText(v any) string {
 		return string(x)
 	}
 	b, _ := json.Marshal(v)
-	return string(b)
+	if s := string(b); s != "null" && s != "{}" {
+		return s
+	}
+	// Nothing to keep (a nil map, an empty struct): read back as the zero value, as "" is.
+	return ""
 }
 
 func fromText[T any](s string) T {
