@@ -128,9 +128,8 @@ func (j *journal) change(key string, e *journalEntry) error {
 		j.entries[key] = *e
 	}
 	if j.lines > compactAfter && j.lines > 4*len(j.entries) {
-		if err := j.compact(); err != nil {
-			return err
-		}
+		// The change is kept already: a file not written again now is at the next change.
+		_ = j.compact()
 	}
 	return nil
 }
