@@ -142,21 +142,6 @@ func TestMongoWritesAreAtomic(t *testing.T) {
 	})
 }
 
-// A write to one database does not wait for one to another: each is a SQLite file of its
-// own, and the services' databases are apart.
-func TestMongoWritesToOtherDatabasesGoOn(t *testing.T) {
-	t.Parallel()
-	m := startMongo(t, t.TempDir())
-	client := connect(t, m.URI())
-	release := embedded.HoldWrites(m, "busy")
-	defer release()
-	// A bound that only a write kept waiting reaches.
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	_, err := client.Database("other").Collection("c").InsertOne(ctx, bson.M{"_id": 1})
-	require.NoError(t, err, "a write to another database went through while one to busy was in flight")
-}
-
 func TestStartMongoErrors(t *testing.T) {
 	t.Parallel()
 	busy := startMongo(t, t.TempDir())

@@ -21,20 +21,15 @@ import (
 //
 // wireProxy fixes that for everything going through Mongo.URI: it sits in front of
 // FerretDB, parses just enough of the wire protocol to recognise mutating commands, and
-// lets only one of them per database be in flight at a time, across all connections. Each
-// database is a SQLite file of its own, so writes to different ones need not wait for one
-// another (one service's writes for another's). Reads still run concurrently. It also lets
-// Close cut clients off at once instead of FerretDB's 3 s grace.
+// lets only one of them be in flight at a time, across all connections. Reads still run
+// concurrently. It also lets Close cut clients off at once instead of FerretDB's 3 s grace.
 type wireProxy struct {
 	ln       net.Listener
 	upstream string
 	ids      *idIndexer // nil: no indexing (tests of the relay alone)
 
-	// A mutating command holds, from forwarding it until its reply has arrived, its
-	// database's lock and all for reading; one whose database it cannot tell (compressed,
-	// unreadable, or naming several, as renameCollection may) holds all for writing.
-	all     sync.RWMutex
-	dbLocks sync.Map // database name → *sync.Mutex
+	// writeMu is held from forwarding a mutating command until its reply has arrived.
+	writeMu sync.Mutex
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -136,15 +131,18 @@ func (p *wireProxy) handle(client net.Conn) {
 		if err != nil {
 			return
 		}
+		serialize := mustSerialize(req)
+		if serialize {
+			p.writeMu.Lock()
+		}
 		var done func()
-		unlock := p.lock(req)
-		if unlock != nil {
+		if serialize {
 			// Before the client hears back, so it never sees a collection without the index.
 			done = func() { p.afterWrite(req) }
 		}
 		err = roundTrip(req, server, sr, client, done)
-		if unlock != nil {
-			unlock()
+		if serialize {
+			p.writeMu.Unlock()
 		}
 		if err != nil {
 			return
@@ -236,48 +234,18 @@ func msgFlags(msg []byte) uint32 {
 // or a reply that another follows.
 func moreToCome(msg []byte) bool { return msgFlags(msg)&flagMoreToCome != 0 }
 
-// lock takes what req must hold while it runs, and returns what lets it go; nil when req
-// is not a write.
-func (p *wireProxy) lock(req []byte) (unlock func()) {
-	serialize, db := writeScope(req)
-	switch {
-	case !serialize:
-		return nil
-	case db == "":
-		p.all.Lock()
-		return p.all.Unlock
-	}
-	mu, _ := p.dbLocks.LoadOrStore(db, new(sync.Mutex))
-	p.all.RLock()
-	mu.(*sync.Mutex).Lock()
-	return func() {
-		mu.(*sync.Mutex).Unlock()
-		p.all.RUnlock()
-	}
-}
-
-// writeScope reports whether req is a command that must not overlap other writes, and the
-// one database it writes to; "" when that cannot be told, which keeps it apart from every
-// other write. Messages it cannot read (compressed ones) are serialised so, to be safe.
-func writeScope(req []byte) (serialize bool, db string) {
+// mustSerialize reports whether req is a command that must not overlap other writes.
+// Messages it cannot read (compressed ones) are serialised to be safe.
+func mustSerialize(req []byte) bool {
 	switch opCode(req) {
 	case opMsg:
-		cmd, err := parseCommand(req)
-		if err != nil {
-			return true, ""
-		}
-		if !serializedCommands[cmd.name] {
-			return false, ""
-		}
-		if cmd.name == "renameCollection" {
-			return true, "" // may move a collection to another database
-		}
-		return true, cmd.db
+		name, err := commandName(req)
+		return err != nil || serializedCommands[name]
 	case opCompressed:
-		return true, ""
+		return true
 	default:
 		// OP_QUERY only carries the connection handshake nowadays.
-		return false, ""
+		return false
 	}
 }
 
@@ -300,6 +268,21 @@ func parseCommand(msg []byte) (command, error) {
 	cmd.coll, _ = first.Value().StringValueOK()
 	cmd.db, _ = raw.Lookup("$db").StringValueOK()
 	return cmd, nil
+}
+
+// commandName returns the first key of an OP_MSG's body (kind 0) section: the command.
+func commandName(msg []byte) (string, error) {
+	body, err := commandBody(msg)
+	if err != nil {
+		return "", err
+	}
+	key := body[5:]
+	for i, b := range key {
+		if b == 0 {
+			return string(key[:i]), nil
+		}
+	}
+	return "", errors.New("malformed OP_MSG")
 }
 
 // commandBody returns an OP_MSG's body (kind 0) section, a BSON document.
