@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,6 +110,9 @@ type cluster struct {
 	defs     defs
 	workDirs []string
 	log      *slog.Logger
+	// logs keeps the services' log when it is not printed (BATON_CRASH_LOG), for a run
+	// left stuck to show what was logged of it.
+	logs *memLog
 	// client asks the runs replicas, checking each exchange against the contract.
 	client *http.Client
 
@@ -355,7 +359,8 @@ func crashSafety(t *testing.T, alone bool) {
 
 	c := &cluster{t: t, alone: alone, db: client.Database(testkit.Database(t)), kafka: kcfg, producer: producer, signer: signer,
 		static: registry.NewStatic(nil), defs: workflows, workDirs: []string{t.TempDir(), t.TempDir()},
-		log: testLogger(), client: contract.Client(t, httpClient, contract.BehindGateway())}
+		logs: &memLog{}, client: contract.Client(t, httpClient, contract.BehindGateway())}
+	c.log = testLogger(c.logs)
 	c.runs = []*process{c.startRuns(0)}
 	if !alone {
 		c.runs = append(c.runs, c.startRuns(1))
@@ -496,6 +501,7 @@ func crashSafety(t *testing.T, alone bool) {
 				}
 			}
 			g.dumpGates(ctx, stuck)
+			t.Logf("the services' log of the runs not completed, and every warning:\n%s", c.logs.about(stuck))
 			require.FailNow(t, "runs did not all complete", "%d of %d", len(runs), total)
 		}
 		pause(100 * time.Millisecond)
@@ -544,11 +550,47 @@ func crashSafety(t *testing.T, alone bool) {
 // pause waits d: the chaos's own rhythm, not a wait for a condition.
 func pause(d time.Duration) { <-time.After(d) }
 
-func testLogger() *slog.Logger {
+// testLogger prints the services' log with BATON_CRASH_LOG, and keeps it in logs otherwise.
+func testLogger(logs *memLog) *slog.Logger {
+	var w io.Writer = logs
 	if os.Getenv("BATON_CRASH_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		w = os.Stderr
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// memLog keeps log records in memory, a few thousand in a test of 200 runs, up to
+// maxLogRecords.
+type memLog struct {
+	mu      sync.Mutex
+	records []string
+}
+
+const maxLogRecords = 1 << 20
+
+// Write takes one record: a slog handler writes each with one call.
+func (m *memLog) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.records) < maxLogRecords {
+		m.records = append(m.records, string(p))
+	}
+	return len(p), nil
+}
+
+// about returns the records that name any of ids (a run, or its task runs), and every
+// warning and error.
+func (m *memLog) about(ids []string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b strings.Builder
+	for _, r := range m.records {
+		if strings.Contains(r, "level=WARN") || strings.Contains(r, "level=ERROR") ||
+			slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(r, id) }) {
+			b.WriteString(r)
+		}
+	}
+	return b.String()
 }
 
 // call asks a live runs replica; ok is false when none answered 200.
@@ -582,4 +624,22 @@ func (c *cluster) count(ctx context.Context) (map[string]any, bool) {
 	}
 	status, ok := out["status"].(map[string]any)
 	return status, ok
+}
+
+func TestMemLogAbout(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("BATON_CRASH_LOG") != "" {
+		t.Skip("the log goes to stderr")
+	}
+	m := &memLog{}
+	log := testLogger(m)
+	log.Debug("took over run", "run", "r1")
+	log.Info("attempt started", "taskRunId", "r1.3")
+	log.Info("attempt started", "taskRunId", "r2.1")
+	log.Warn("cannot ask for a lock", "run", "r3")
+	got := m.about([]string{"r1"})
+	assert.Contains(t, got, "took over run")
+	assert.Contains(t, got, "taskRunId=r1.3")
+	assert.NotContains(t, got, "r2.1")
+	assert.Contains(t, got, "cannot ask for a lock", "warnings are kept whatever run they name")
 }
