@@ -35,9 +35,9 @@ type teamSlots struct {
 	runs   map[string]struct{}
 }
 
-// memTeam answers team's set, locked, read from the runs in flight at its first use; the
-// caller unlocks it.
-func (s *Store) memTeam(ctx context.Context, team string) (*teamSlots, error) {
+// onMemTeam runs fn on team's set, under its lock, reading the set from the runs in
+// flight at its first use.
+func (s *Store) onMemTeam(ctx context.Context, team string, fn func(runs map[string]struct{})) error {
 	s.mem.mu.Lock()
 	if s.mem.teams == nil {
 		s.mem.teams = map[string]*teamSlots{}
@@ -49,62 +49,47 @@ func (s *Store) memTeam(ctx context.Context, team string) (*teamSlots, error) {
 	}
 	s.mem.mu.Unlock()
 	ts.mu.Lock()
-	if ts.loaded {
-		return ts, nil
-	}
-	cur, err := s.live.Find(ctx, bson.M{"team": team, "phase": notEnded, "queued": bson.M{"$ne": true}, "sharesSlot": bson.M{"$ne": true}},
-		options.Find().SetProjection(bson.M{"_id": 1}))
-	var held []struct {
-		ID string `bson:"_id"`
-	}
-	if err == nil {
-		err = cur.All(ctx, &held)
-	}
-	if err != nil {
-		ts.mu.Unlock()
-		return nil, fmt.Errorf("read the runs of %s holding a slot: %w", team, err)
-	}
-	ts.runs = make(map[string]struct{}, len(held))
-	for _, h := range held {
-		ts.runs[h.ID] = struct{}{}
-	}
-	ts.loaded = true
-	return ts, nil
-}
-
-func (s *Store) acquireMemSlot(ctx context.Context, team, run string, max int) (bool, error) {
-	ts, err := s.memTeam(ctx, team)
-	if err != nil {
-		return false, err
-	}
 	defer ts.mu.Unlock()
-	if _, held := ts.runs[run]; held {
-		return true, nil
+	if !ts.loaded {
+		cur, err := s.live.Find(ctx, bson.M{"team": team, "phase": notEnded, "queued": bson.M{"$ne": true}, "sharesSlot": bson.M{"$ne": true}},
+			options.Find().SetProjection(bson.M{"_id": 1}))
+		var held []struct {
+			ID string `bson:"_id"`
+		}
+		if err == nil {
+			err = cur.All(ctx, &held)
+		}
+		if err != nil {
+			return fmt.Errorf("read the runs of %s holding a slot: %w", team, err)
+		}
+		ts.runs = make(map[string]struct{}, len(held))
+		for _, h := range held {
+			ts.runs[h.ID] = struct{}{}
+		}
+		ts.loaded = true
 	}
-	if len(ts.runs) >= max {
-		return false, nil
-	}
-	ts.runs[run] = struct{}{}
-	return true, nil
-}
-
-func (s *Store) releaseMemSlot(ctx context.Context, team, run string) error {
-	ts, err := s.memTeam(ctx, team)
-	if err != nil {
-		return err
-	}
-	defer ts.mu.Unlock()
-	delete(ts.runs, run)
+	fn(ts.runs)
 	return nil
 }
 
+func (s *Store) acquireMemSlot(ctx context.Context, team, run string, max int) (bool, error) {
+	got := false
+	err := s.onMemTeam(ctx, team, func(runs map[string]struct{}) {
+		if _, held := runs[run]; held || len(runs) < max {
+			runs[run], got = struct{}{}, true
+		}
+	})
+	return got, err
+}
+
+func (s *Store) releaseMemSlot(ctx context.Context, team, run string) error {
+	return s.onMemTeam(ctx, team, func(runs map[string]struct{}) { delete(runs, run) })
+}
+
 func (s *Store) memSlotsTaken(ctx context.Context, team string) (int, error) {
-	ts, err := s.memTeam(ctx, team)
-	if err != nil {
-		return 0, err
-	}
-	defer ts.mu.Unlock()
-	return len(ts.runs), nil
+	n := 0
+	err := s.onMemTeam(ctx, team, func(runs map[string]struct{}) { n = len(runs) })
+	return n, err
 }
 
 // forgetMemSlots drops team's set: a deleted team's runs are gone, and a team made again
