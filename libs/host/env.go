@@ -90,6 +90,19 @@ func LoadEnv(getenv func(string) string) (Env, error) {
 	return env, nil
 }
 
+// Flag reads the boolean variable name: false when unset, true or false as written, and an
+// error naming the variable for anything else.
+func Flag(getenv func(string) string, name string) (bool, error) {
+	switch raw := strings.TrimSpace(getenv(name)); raw {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s: want true or false, got %q", name, raw)
+	}
+}
+
 // SplitList splits a comma-separated value, dropping blanks.
 func SplitList(s string) []string {
 	var out []string

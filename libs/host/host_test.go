@@ -80,6 +80,32 @@ func (s *slowService) Run(ctx context.Context) error {
 	return nil
 }
 
+func TestFlag(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw     string
+		want    bool
+		wantErr bool
+	}{
+		{raw: "", want: false},
+		{raw: "false", want: false},
+		{raw: "true", want: true},
+		{raw: " true ", want: true},
+		{raw: "yes", wantErr: true},
+		{raw: "TRUE", wantErr: true},
+		{raw: "1", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := host.Flag(func(string) string { return tt.raw }, "BATON_X_ALONE")
+		if tt.wantErr {
+			assert.ErrorContains(t, err, "BATON_X_ALONE", "%q", tt.raw)
+			continue
+		}
+		assert.NoError(t, err, "%q", tt.raw)
+		assert.Equal(t, tt.want, got, "%q", tt.raw)
+	}
+}
+
 func TestServeProbesRegistersAndDrains(t *testing.T) {
 	t.Parallel()
 	static := registry.NewStatic(nil)

@@ -92,12 +92,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			*d.into = v
 		}
 	}
-	switch raw := getenv("BATON_RUNS_ALONE"); raw {
-	case "", "false":
-	case "true":
-		cfg.Alone = true
-	default:
-		return Config{}, fmt.Errorf("BATON_RUNS_ALONE: want true or false, got %q", raw)
+	if cfg.Alone, err = host.Flag(getenv, "BATON_RUNS_ALONE"); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }

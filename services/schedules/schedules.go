@@ -71,12 +71,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	cfg := Config{GroupID: "baton-" + Name, SecretKey: key}
-	switch raw := getenv("BATON_SCHEDULES_ALONE"); raw {
-	case "", "false":
-	case "true":
-		cfg.Alone = true
-	default:
-		return Config{}, fmt.Errorf("BATON_SCHEDULES_ALONE: want true or false, got %q", raw)
+	if cfg.Alone, err = host.Flag(getenv, "BATON_SCHEDULES_ALONE"); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
 )
 
@@ -20,7 +22,11 @@ const base = "/api/v2/team/infra/workflow"
 // Create, read, version, replace, changelog and delete, with the events they publish.
 func TestWorkflowLifecycle(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, fixtureOptions{})
+	bothModes(t, testWorkflowLifecycle)
+}
+
+func testWorkflowLifecycle(t *testing.T, alone bool) {
+	f := newFixture(t, fixtureOptions{alone: alone})
 
 	body := chain("My Flow", 2)
 	body["labels"] = map[string]any{"env": "prod"}
@@ -132,7 +138,11 @@ func TestWorkflowLifecycle(t *testing.T) {
 // Concurrent PUTs of one workflow each become their own version: none is lost.
 func TestConcurrentPutsLoseNothing(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, fixtureOptions{})
+	bothModes(t, testConcurrentPutsLoseNothing)
+}
+
+func testConcurrentPutsLoseNothing(t *testing.T, alone bool) {
+	f := newFixture(t, fixtureOptions{alone: alone})
 	f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain("busy", 1))
 
 	const writers = 8
@@ -187,4 +197,43 @@ func TestRevisionsAreCollected(t *testing.T) {
 
 	f.must(t, http.StatusNoContent, owner, http.MethodDelete, base+"/tidy", nil)
 	require.Eventually(t, func() bool { return revisions() == 0 }, 60*time.Second, 10*time.Millisecond)
+}
+
+// A submit made right after a save runs what the save stored: the runs service reads the
+// latest version through the internal route, which a service alone on its database answers
+// from memory. Saves of several workflows run side by side with reads of them all.
+func TestSnapshotAfterSaveIsTheSave(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, alone bool) {
+		f := newFixture(t, fixtureOptions{alone: alone})
+		svc := auth.Principal{Type: auth.TypeService, ID: "runs", Name: "runs"}
+		const flows, saves = 4, 8
+		for i := range flows {
+			f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain(fmt.Sprintf("flow-%d", i), 1))
+		}
+		var wg sync.WaitGroup
+		for i := range flows {
+			name := fmt.Sprintf("flow-%d", i)
+			wg.Go(func() {
+				for v := 2; v <= saves; v++ {
+					saved := f.call(t, editor, http.MethodPut, base, chain(name, v))
+					if !assert.Equal(t, http.StatusOK, saved.code, string(saved.raw)) {
+						return
+					}
+					snap := f.call(t, svc, http.MethodGet, "/internal/v1/teams/infra/workflows/"+name, nil)
+					if assert.Equal(t, http.StatusOK, snap.code, string(snap.raw)) {
+						assert.EqualValues(t, v, snap.body["version"], name)
+						assert.Len(t, snap.body["tasks"], v+2, name)
+					}
+				}
+			})
+			// Reads of every workflow meanwhile, which must not put back what a save replaced.
+			wg.Go(func() {
+				for range saves * 2 {
+					f.call(t, reader, http.MethodGet, base+"/"+name, nil)
+				}
+			})
+		}
+		wg.Wait()
+	})
 }

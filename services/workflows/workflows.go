@@ -51,6 +51,12 @@ type Config struct {
 	// SecretKey seals the defaults and values of password parameters at rest
 	// (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity and runs use).
 	SecretKey string
+	// Alone says this replica is the service's only one and the only writer of its
+	// database (BATON_WORKFLOWS_ALONE, default false; standalone mode sets it on its
+	// embedded database). It then answers the catalogs and teams it has read or written
+	// from memory, where another replica has to read the catalog's head per read, since
+	// another replica may have moved it. Never set it where two replicas share a database.
+	Alone bool
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -59,7 +65,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{GroupID: "baton-" + Name, SecretKey: key}, nil
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: key}
+	if cfg.Alone, err = host.Flag(getenv, "BATON_WORKFLOWS_ALONE"); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
 }
 
 // What the service asks of other services, as interfaces a test (or a deployment without
@@ -142,8 +152,12 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflows: %s: %w", secrets.EnvKey, err)
 	}
-	teamStore := mongostore.NewTeams(deps.DB)
-	store := mongostore.NewDefinitions(deps.DB, box)
+	var opts []mongostore.Option
+	if cfg.Alone {
+		opts = append(opts, mongostore.Exclusive())
+	}
+	teamStore := mongostore.NewTeams(deps.DB, opts...)
+	store := mongostore.NewDefinitions(deps.DB, box, opts...)
 	rcfg := cfg.Outbox
 	rcfg.Logger = deps.Logger
 	relay := mongorelay.NewRelay(store.Heads(), deps.Publisher, rcfg)

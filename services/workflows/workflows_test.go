@@ -67,6 +67,19 @@ type fixture struct {
 type fixtureOptions struct {
 	quota workflows.QuotaSource
 	tasks workflows.TaskResolver
+	// alone runs the service as its database's only writer (Config.Alone).
+	alone bool
+}
+
+// bothModes runs test once with a service sharing its database with other replicas and
+// once with a service alone on it (Config.Alone), which answers reads from memory.
+func bothModes(t *testing.T, test func(t *testing.T, alone bool)) {
+	for _, alone := range []bool{false, true} {
+		t.Run(map[bool]string{false: "shared", true: "alone"}[alone], func(t *testing.T) {
+			t.Parallel()
+			test(t, alone)
+		})
+	}
 }
 
 func newFixture(t testing.TB, opts fixtureOptions) *fixture {
@@ -91,6 +104,7 @@ func newFixture(t testing.TB, opts fixtureOptions) *fixture {
 	}
 	svc, err := workflows.New(ctx, workflows.Config{
 		GroupID: kcfg.TopicPrefix + "workflows", Outbox: mongorelay.Config{Interval: 100 * time.Millisecond}, SecretKey: testSecretKey,
+		Alone: opts.alone,
 	}, deps)
 	require.NoError(t, err)
 	app := httpx.NewApp(httpx.Config{Name: "workflows", Logger: logger, BodyLimit: httpx.LargeBodyLimit, NoTracing: true})
@@ -327,7 +341,11 @@ func TestFollowsTeamEventsIdempotently(t *testing.T) {
 // whole quota.
 func TestTeamDeletionCascades(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, fixtureOptions{quota: app.DefaultQuota(2)})
+	bothModes(t, testTeamDeletionCascades)
+}
+
+func testTeamDeletionCascades(t *testing.T, alone bool) {
+	f := newFixture(t, fixtureOptions{quota: app.DefaultQuota(2), alone: alone})
 	f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain("one", 1))
 	f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain("two", 1))
 	f.must(t, http.StatusTooManyRequests, editor, http.MethodPost, base, chain("three", 1))

@@ -113,10 +113,11 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		}
 		defer m.Close()
 		overrides["BATON_MONGO_URI"] = m.URI()
-		// The embedded database is this process's alone, and so are its one runs replica
-		// and its one schedules replica.
+		// The embedded database is this process's alone, and so are its one runs replica,
+		// its one schedules replica and its one workflows replica.
 		overrides["BATON_RUNS_ALONE"] = "true"
 		overrides["BATON_SCHEDULES_ALONE"] = "true"
+		overrides["BATON_WORKFLOWS_ALONE"] = "true"
 	}
 	if getenv("BATON_KAFKA_BROKERS") == "" {
 		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)

@@ -39,8 +39,8 @@ func unpack(b []byte, v any) error {
 }
 
 // lru is a small least-recently-used cache, bounded by entries and, with a size function,
-// by bytes; safe for concurrent use. It caches only what never changes under its key, so
-// it needs no invalidation.
+// by bytes; safe for concurrent use. Most of what it caches never changes under its key;
+// what does (catalogs) is checked against the store or put in order (putUnless).
 type lru[V any] struct {
 	mu       sync.Mutex
 	max      int
@@ -80,8 +80,17 @@ func (c *lru[V]) get(key string) (V, bool) {
 }
 
 func (c *lru[V]) put(key string, v V) {
+	c.putUnless(key, v, nil)
+}
+
+// putUnless puts v under key unless keep says the value held there already stays.
+func (c *lru[V]) putUnless(key string, v V, keep func(held V) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok && keep != nil && keep(el.Value.(*lruItem[V]).val) {
+		c.order.MoveToFront(el)
+		return
+	}
 	size := 0
 	if c.size != nil {
 		size = c.size(v)

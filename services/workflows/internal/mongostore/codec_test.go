@@ -79,3 +79,30 @@ func TestLRUEvicts(t *testing.T) {
 	bySize.remove("big")
 	assert.Zero(t, bySize.bytes)
 }
+
+// A catalog read before a change, or cached by a change that lost the race to cache, does
+// not replace a later one: an exclusive store answers reads from what is cached.
+func TestRememberKeepsTheLatestCatalog(t *testing.T) {
+	t.Parallel()
+	at := func(seq int64) current {
+		return current{catalog: domain.NewCatalog(seq, nil), snapshot: fmt.Sprint(seq)}
+	}
+	tests := []struct {
+		name string
+		puts []int64
+		want int64
+	}{
+		{"in order", []int64{1, 2, 3}, 3},
+		{"a late older one", []int64{1, 3, 2}, 3},
+		{"the same again", []int64{4, 4}, 4},
+	}
+	for _, tt := range tests {
+		s := &Definitions{cache: newLRU[current](4)}
+		for _, seq := range tt.puts {
+			s.remember("infra/1", at(seq))
+		}
+		got, ok := s.cache.get("infra/1")
+		require.True(t, ok, tt.name)
+		assert.Equal(t, tt.want, got.catalog.Seq, tt.name)
+	}
+}
