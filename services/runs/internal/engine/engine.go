@@ -346,7 +346,7 @@ func sameMilli(a, b time.Time) bool {
 // commit stores a step and carries out its effects.
 func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Machine) error {
 	changed := m.Changed()
-	runChanged, _, _ := m.RunChanged()
+	runChanged, _, prevPhase := m.RunChanged()
 	if len(changed) > 0 || runChanged {
 		idx := make([]int, 0, len(changed))
 		versions := make([]int64, 0, len(changed))
@@ -364,11 +364,13 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			// which costs a look (wakeSoon) and no write now — one write less per runner task.
 			save = e.runs.SaveTasks
 		}
-		if a.st.Run.Owner != e.cfg.Replica && owesOwner(m.Effects()) {
+		ends := a.st.Run.Phase.Ended() && !prevPhase.Ended()
+		if a.st.Run.Owner != e.cfg.Replica && a.st.Run.Owner != "" && (owesOwner(m.Effects()) || ends) {
 			// This replica does what the step owes, and nothing else would come back to it
 			// if this replica died first: the owner loads the run by the time it would
 			// know, and loading derives again what is still owed (Recover), then stores
-			// the run's true next move.
+			// the run's true next move. A run that ends here owes its end (its slot, its
+			// locks, its parent, the archive), which the owner's load carries out again.
 			if check := e.now().Add(e.cfg.ReplicaTimeout); a.st.Run.WakeAt.IsZero() || check.Before(a.st.Run.WakeAt) {
 				a.st.Run.WakeAt = check
 			}

@@ -201,3 +201,34 @@ func TestEngineGateEffectsOfAReplicaThatDied(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, locks)
 }
+
+// deadArchive refuses to put runs away, as a replica that died before it did.
+type deadArchive struct{ *memstore.Store }
+
+func (deadArchive) Archive(context.Context, *domain.Run, []*domain.TaskRun) error {
+	return fmt.Errorf("the replica died")
+}
+
+// A run that ends in a step of another replica than its owner is put away by that
+// replica; when it dies first, the owner does it. Here the owner holds nothing that would
+// bring it back to the run (it only waited on a callback, with no timer), so the step
+// stores the run due for its owner, whose reconciler finds it.
+func TestEngineEndOfAReplicaThatDied(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := h.start("a")
+	h.runs = deadArchive{h.store}
+	b := h.start("b")
+	run := h.submit(a, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		task("hook", tasktype.EventWait, map[string]any{"topic": "go"}, "start"),
+		task("end", tasktype.End, nil, "hook")}})
+	h.waitTask(run, "hook", domain.Waiting)
+	require.NoError(t, b.Step(context.Background(), run, func(m *domain.Machine) error {
+		return m.CallbackArrived("go", domain.Succeeded, "")
+	}))
+	r, _ := h.stored(run)
+	require.True(t, r.Phase.Ended(), "b ended the run")
+	h.stop("b")
+	h.advance(time.Minute)
+	h.ends(run, domain.Succeeded)
+}

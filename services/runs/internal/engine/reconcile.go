@@ -192,7 +192,9 @@ func (e *Engine) wakeSoon(ctx context.Context, now time.Time) {
 		return
 	}
 	for _, a := range due {
-		if !a.Queued && !a.Phase.Ended() && !e.held.holds(a.ID) {
+		// An ended run is due only when another replica ended it (commit): its load puts
+		// it away if that replica died before it did.
+		if !a.Queued && !e.held.holds(a.ID) {
 			e.timers.soonest(a.ID, a.WakeAt)
 		}
 	}
