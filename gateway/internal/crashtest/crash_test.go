@@ -533,10 +533,29 @@ func crashSafety(t *testing.T, alone bool) {
 	g.checkGates(ctx, ids, runs)
 
 	// Nothing is left owed: no run in flight, no concurrency slot held.
-	require.Eventually(t, func() bool {
+	settled := false
+	for deadline := time.Now().Add(30 * time.Second); !settled && time.Now().Before(deadline); pause(100 * time.Millisecond) {
 		n, err := c.db.Collection("live").CountDocuments(ctx, bson.M{})
-		return err == nil && n == 0
-	}, 30*time.Second, 100*time.Millisecond, "runs left in flight")
+		settled = err == nil && n == 0
+	}
+	if !settled {
+		var left []struct {
+			ID     string    `bson:"_id"`
+			Owner  string    `bson:"owner"`
+			Phase  string    `bson:"phase"`
+			WakeAt time.Time `bson:"wakeAt"`
+		}
+		if cur, err := c.db.Collection("live").Find(ctx, bson.M{}); err == nil {
+			_ = cur.All(ctx, &left)
+		}
+		ids := make([]string, len(left))
+		for i, r := range left {
+			ids[i] = r.ID
+			t.Logf("left in flight: run %s owner=%s phase=%s wakeAt=%s", r.ID, r.Owner, r.Phase, r.WakeAt.Format(time.RFC3339Nano))
+		}
+		t.Logf("the services' log of the runs left in flight, and every warning:\n%s", c.logs.about(ids))
+		require.FailNow(t, "runs left in flight", "%d", len(left))
+	}
 	if alone {
 		return // its slots are the runs in flight it holds: none
 	}
