@@ -136,9 +136,7 @@ func TestEngineLocks(t *testing.T) {
 			_, tasks := h.stored(later)
 			assert.Equal(t, domain.Waiting, tasks[1].Status, "run %d waits behind run %d", i+1, i)
 		}
-		require.NoError(t, e.Step(context.Background(), run, func(m *domain.Machine) error {
-			return m.CallbackArrived("go", domain.Succeeded, "")
-		}))
+		h.callback(e, run, "go")
 		h.ends(run, domain.Succeeded)
 	}
 
@@ -211,9 +209,7 @@ func TestEngineGatesDecideOnTheStoredRun(t *testing.T) {
 				task("hold", tasktype.EventWait, map[string]any{"topic": "done"}, "gate"), task("end", tasktype.End, nil, "s", "hold")}})
 			h.waitTask(run, "hook", domain.Waiting)
 			require.True(t, a.held.holds(run))
-			require.NoError(t, b.Step(context.Background(), run, func(m *domain.Machine) error {
-				return m.CallbackArrived("go", domain.Succeeded, "")
-			}))
+			h.callback(b, run, "go")
 			ctx := context.Background()
 			if tt.gate.Type == tasktype.AcquireLock {
 				h.waitTask(run, "gate", domain.Succeeded)
@@ -251,9 +247,7 @@ func TestEngineChildEndedOnTheStoredParent(t *testing.T) {
 		task("end", tasktype.End, nil, "s", "kid")}})
 	h.waitTask(parent, "hook", domain.Waiting)
 	require.True(t, a.held.holds(parent))
-	require.NoError(t, b.Step(context.Background(), parent, func(m *domain.Machine) error {
-		return m.CallbackArrived("go", domain.Succeeded, "")
-	}))
+	h.callback(b, parent, "go")
 	h.waitTask(parent, "kid", domain.Succeeded)
 	h.finish(a, parent, "s", 1, domain.Succeeded, nil)
 	h.ends(parent, domain.Succeeded)

@@ -361,6 +361,15 @@ func (h *harness) finish(e *Engine, run, name string, attempt int, status domain
 	}))
 }
 
+// callback has e take the callback on topic of run, succeeded, as a callback request
+// reaching e does.
+func (h *harness) callback(e *Engine, run, topic string) {
+	h.t.Helper()
+	require.NoError(h.t, e.Step(context.Background(), run, func(m *domain.Machine) error {
+		return m.CallbackArrived(topic, domain.Succeeded, "")
+	}))
+}
+
 // stored reads run and its task runs as stored.
 func (h *harness) stored(run string) (*domain.Run, []*domain.TaskRun) {
 	h.t.Helper()

@@ -189,9 +189,7 @@ func TestEngineGateEffectsOfAReplicaThatDied(t *testing.T) {
 		task("unlock", tasktype.ReleaseLock, map[string]any{"key": "prod"}, "hook"),
 		task("end", tasktype.End, nil, "unlock")}})
 	h.waitTask(run, "hook", domain.Waiting)
-	require.NoError(t, b.Step(context.Background(), run, func(m *domain.Machine) error {
-		return m.CallbackArrived("go", domain.Succeeded, "")
-	}))
+	h.callback(b, run, "go")
 	// The owner may have released it already, when b's step had it settle the run.
 	h.waitTask(run, "unlock", domain.Running, domain.Succeeded)
 	h.stop("b")
@@ -223,9 +221,7 @@ func TestEngineEndOfAReplicaThatDied(t *testing.T) {
 		task("hook", tasktype.EventWait, map[string]any{"topic": "go"}, "start"),
 		task("end", tasktype.End, nil, "hook")}})
 	h.waitTask(run, "hook", domain.Waiting)
-	require.NoError(t, b.Step(context.Background(), run, func(m *domain.Machine) error {
-		return m.CallbackArrived("go", domain.Succeeded, "")
-	}))
+	h.callback(b, run, "go")
 	r, _ := h.stored(run)
 	require.True(t, r.Phase.Ended(), "b ended the run")
 	h.stop("b")
