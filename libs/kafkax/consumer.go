@@ -53,8 +53,9 @@ const (
 	maxFetchBytes  = 8 << 20
 	// fetchErrorPause is the wait after the reader reports an error.
 	fetchErrorPause = 250 * time.Millisecond
-	// commitTimeout bounds the commit of a handled message, which must still happen while
-	// the consumer is shutting down so the message is not handled twice.
+	// commitTimeout bounds handing a handled batch's offsets to the reader, which must
+	// still happen while the consumer is shutting down: the reader commits them at close,
+	// so the batch is not handled twice.
 	commitTimeout = 5 * time.Second
 	// commitEvery is how often the offsets of handled messages are committed, all of them
 	// in one request, and once more when the consumer stops. Committing each batch before

@@ -539,21 +539,8 @@ func crashSafety(t *testing.T, alone bool) {
 		settled = err == nil && n == 0
 	}
 	if !settled {
-		var left []struct {
-			ID     string    `bson:"_id"`
-			Owner  string    `bson:"owner"`
-			Phase  string    `bson:"phase"`
-			WakeAt time.Time `bson:"wakeAt"`
-		}
-		if cur, err := c.db.Collection("live").Find(ctx, bson.M{}); err == nil {
-			_ = cur.All(ctx, &left)
-		}
-		ids := make([]string, len(left))
-		for i, r := range left {
-			ids[i] = r.ID
-			t.Logf("left in flight: run %s owner=%s phase=%s wakeAt=%s", r.ID, r.Owner, r.Phase, r.WakeAt.Format(time.RFC3339Nano))
-		}
-		t.Logf("the services' log of the runs left in flight, and every warning:\n%s", c.logs.about(ids))
+		left := c.leftInFlight(ctx)
+		t.Logf("the services' log of the runs left in flight, and every warning:\n%s", c.logs.about(left))
 		require.FailNow(t, "runs left in flight", "%d", len(left))
 	}
 	if alone {
@@ -564,6 +551,26 @@ func crashSafety(t *testing.T, alone bool) {
 	}
 	require.NoError(t, c.db.Collection("counters").FindOne(ctx, bson.M{"_id": "slots/crash"}).Decode(&slots))
 	assert.Equal(t, 0, slots.N, "slots left held")
+}
+
+// leftInFlight logs the runs still in the live collection, with their owner, phase and
+// wake time, and answers their ids.
+func (c *cluster) leftInFlight(ctx context.Context) []string {
+	var left []struct {
+		ID     string    `bson:"_id"`
+		Owner  string    `bson:"owner"`
+		Phase  string    `bson:"phase"`
+		WakeAt time.Time `bson:"wakeAt"`
+	}
+	if cur, err := c.db.Collection("live").Find(ctx, bson.M{}); err == nil {
+		_ = cur.All(ctx, &left)
+	}
+	ids := make([]string, len(left))
+	for i, r := range left {
+		ids[i] = r.ID
+		c.t.Logf("left in flight: run %s owner=%s phase=%s wakeAt=%s", r.ID, r.Owner, r.Phase, r.WakeAt.Format(time.RFC3339Nano))
+	}
+	return ids
 }
 
 // pause waits d: the chaos's own rhythm, not a wait for a condition.
