@@ -49,11 +49,16 @@ const (
 	exitFile   = "exit"
 )
 
-// wrapper runs "$@" and records, under the directory $0, its process group before and
-// its exit code after. Only shell builtins: every program it started would cost a fork
-// and an exec on each step. Each file is written by one write of a number and a newline;
-// readInt takes a file only once it ends with the newline.
-const wrapper = `echo $$ > "$0/pid" || exit 125
+// wrapper waits for the word to go on descriptor 3 (see Prepare), then runs "$@" and
+// records, under the directory $0, its process group before and its exit code after. A
+// gate closed without the word — the step's claim refused, or the runner gone before it
+// knew — ends it before anything of the step ran or was recorded. Only shell builtins:
+// every program it started would cost a fork and an exec on each step. Each file is
+// written by one write of a number and a newline; readInt takes a file only once it ends
+// with the newline.
+const wrapper = `read _ <&3 || exit 125
+exec 3<&-
+echo $$ > "$0/pid" || exit 125
 "$@"
 code=$?
 echo $code > "$0/exit"
@@ -69,37 +74,81 @@ const startWait = 2 * time.Second
 
 // Execute implements Executor.
 func (p *Process) Execute(ctx context.Context, step Step, out io.Writer) Outcome {
-	ws, err := newWorkspace(step)
+	h, err := p.Prepare(step)
 	if err != nil {
 		return failed(err)
 	}
-	if step.Spec.Image != "" {
-		fmt.Fprintf(out, "image %s ignored by the process executor\n", step.Spec.Image)
+	return h.Execute(ctx, out)
+}
+
+// Prepare implements Preparer: it makes the step's workspace and starts its wrapper, which
+// waits at its gate, a pipe the Prepared opens (Execute) or closes (Discard).
+func (p *Process) Prepare(step Step) (Prepared, error) {
+	ws, err := newWorkspace(step)
+	if err != nil {
+		return nil, err
 	}
 	cmd, err := p.command(ws, step)
 	if err != nil {
 		ws.remove(p.Logger)
-		return failed(err)
+		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(ws.internal, outputFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		ws.remove(p.Logger)
-		return failed(fmt.Errorf("create output file: %w", err))
+		return nil, fmt.Errorf("create output file: %w", err)
 	}
-	cmd.Stdout, cmd.Stderr = f, f
-	err = cmd.Start()
-	_ = f.Close()
+	defer f.Close()
+	// The wrapper reads its end (descriptor 3); the held step writes to the other.
+	waits, gate, err := os.Pipe()
 	if err != nil {
 		ws.remove(p.Logger)
-		return failed(fmt.Errorf("start: %w", err))
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	defer waits.Close()
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.ExtraFiles = []*os.File{waits}
+	err = cmd.Start()
+	if err != nil {
+		_ = gate.Close()
+		ws.remove(p.Logger)
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	exited := make(chan struct{})
-	// Reaps the wrapper whenever it ends, whether or not this call still follows it.
+	// Reaps the wrapper whenever it ends, whether or not anything still follows it.
 	go func() {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	return p.follow(ctx, ws, step, out, 0, cmd.Process.Pid, exited)
+	return &held{p: p, ws: ws, step: step, pid: cmd.Process.Pid, exited: exited, gate: gate}, nil
+}
+
+// held is a step whose wrapper waits at its gate.
+type held struct {
+	p      *Process
+	ws     workspace
+	step   Step
+	pid    int
+	exited chan struct{}
+	gate   *os.File
+}
+
+// Execute implements Prepared.
+func (h *held) Execute(ctx context.Context, out io.Writer) Outcome {
+	if h.step.Spec.Image != "" {
+		fmt.Fprintf(out, "image %s ignored by the process executor\n", h.step.Spec.Image)
+	}
+	// A wrapper that could not take the word has ended: follow finds it gone.
+	_, _ = h.gate.Write([]byte("\n"))
+	_ = h.gate.Close()
+	return h.p.follow(ctx, h.ws, h.step, out, 0, h.pid, h.exited)
+}
+
+// Discard implements Prepared.
+func (h *held) Discard() {
+	_ = h.gate.Close()
+	<-h.exited
+	h.ws.remove(h.p.Logger)
 }
 
 // Resume implements Resumer.

@@ -412,3 +412,33 @@ func TestProcessKeepsTheWatcherBetweenSteps(t *testing.T) {
 	require.Equal(t, StatusSucceeded, o.Status, o.Message)
 	assert.Same(t, first, watcher(), "the next step is followed with the same inotify instance")
 }
+
+// A prepared step runs nothing of its own until Execute, and nothing at all when
+// discarded — as when the runner that prepared it is gone: its gate closes either way.
+func TestProcessPrepared(t *testing.T) {
+	t.Parallel()
+	for _, run := range []bool{true, false} {
+		t.Run(fmt.Sprintf("executed=%t", run), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			marker := filepath.Join(dir, "ran")
+			p := &Process{}
+			step := Step{Dir: filepath.Join(dir, "run-1"), Spec: events.TaskSpec{Script: "echo hi; touch '" + marker + "'"}}
+			h, err := p.Prepare(step)
+			require.NoError(t, err)
+			assert.NoFileExists(t, marker)
+			if !run {
+				h.Discard()
+				assert.NoFileExists(t, marker, "a discarded step ran")
+				assert.NoDirExists(t, step.Dir)
+				return
+			}
+			out := newOutput()
+			assert.Equal(t, Outcome{Status: StatusSucceeded, ExitCode: code(0)}, h.Execute(t.Context(), out))
+			p.Release(step)
+			assert.FileExists(t, marker)
+			assert.Equal(t, "hi\n", out.String())
+			assert.NoDirExists(t, step.Dir)
+		})
+	}
+}

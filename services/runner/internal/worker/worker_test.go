@@ -215,31 +215,38 @@ func TestSealedAttempt(t *testing.T) {
 	})
 }
 
+// TestSkipped checks that an attempt not claimed never runs, though its step is prepared
+// while it is claimed: its script would leave a file behind, and its workspace is gone.
 func TestSkipped(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
 		claim      func(int) (bool, error)
-		give       events.TaskAttempt
+		generic    bool
 		wantErr    bool
 		wantClaims int
 	}{
-		{name: "claimed elsewhere or cancelled (409/404)", claim: func(int) (bool, error) { return false, nil }, give: attempt("echo no"), wantClaims: 1},
-		{name: "runs service away, then the attempt taken", claim: awayOnce(), give: attempt("echo no"), wantClaims: 2},
-		{name: "generic tasks are external workers'", give: events.TaskAttempt{TaskRunID: "tr1", Attempt: 1, Type: tasktype.Generic, Queue: "q"}},
+		{name: "claimed elsewhere or cancelled (409/404)", claim: func(int) (bool, error) { return false, nil }, wantClaims: 1},
+		{name: "runs service away, then the attempt taken", claim: awayOnce(), wantClaims: 2},
+		{name: "generic tasks are external workers'", generic: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := &runs{claim: tt.claim}
 			p := newPublisher()
-			ran := false
-			w := newWorker(t, r, p, func(events.TaskSpec) executor.Executor { ran = true; return nil })
-			err := w.Handle(t.Context(), dispatch(t, tt.give))
+			marker := filepath.Join(t.TempDir(), "ran")
+			give := attempt("touch '" + marker + "'")
+			if tt.generic {
+				give = events.TaskAttempt{TaskRunID: "tr1", Attempt: 1, Type: tasktype.Generic, Queue: "q"}
+			}
+			w := newWorker(t, r, p, nil)
+			err := w.Handle(t.Context(), dispatch(t, give))
 			w.Wait()
 			assert.Equal(t, tt.wantErr, err != nil, "err: %v", err)
 			assert.Equal(t, tt.wantClaims, r.claimCount())
-			assert.False(t, ran)
+			assert.NoFileExists(t, marker, "the step ran")
+			assert.NoDirExists(t, w.workspace(give), "the prepared workspace is removed")
 			assert.Empty(t, p.all())
 			assert.Len(t, w.sem, 0, "the slot is given back")
 		})
