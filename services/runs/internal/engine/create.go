@@ -46,6 +46,7 @@ func (e *Engine) Create(ctx context.Context, c Creation, seen func(*domain.Run, 
 	if err := e.runs.CreateRun(ctx, r, tasks); err != nil {
 		return err
 	}
+	e.queued.mark(r.Team)
 	// Seen before anything may start it: r and tasks stay this call's, the engine loads
 	// its own copy.
 	seen(r, tasks)

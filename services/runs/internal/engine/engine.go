@@ -108,7 +108,10 @@ type Engine struct {
 	// another look is wanted after (see kickQueued).
 	queueMu    sync.Mutex
 	queueLooks map[string]*bool
-	timers     *timers
+	// queued tells which teams may have queued runs held here: a look finds them only by
+	// listing the runs in flight, which a store without a query on them reads whole.
+	queued queueMarks
+	timers *timers
 	// lastSweep is when the reconciler last looked at every run in flight.
 	lastSweep time.Time
 	// bg is the context of Run: work a request starts but must outlive it uses it.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
+	"github.com/baton-flow/baton/services/runs/internal/memstore"
 )
 
 func intp(n int) *int { return &n }
@@ -352,6 +354,50 @@ func TestEngineQueuesRunsForASlot(t *testing.T) {
 	n, err := h.store.SlotsTaken(context.Background(), "infra")
 	require.NoError(t, err)
 	assert.Zero(t, n, "every slot given back")
+}
+
+// queueLooks counts the looks for a team's queued runs (startQueued's listings).
+type queueLooks struct {
+	*memstore.Store
+	n atomic.Int32
+}
+
+func (s *queueLooks) ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]domain.InFlight, error) {
+	if f.Queued && f.Team != "" {
+		s.n.Add(1)
+	}
+	return s.Store.ListInFlight(ctx, f)
+}
+
+// A run's end frees a slot, and the team's queued runs are looked for, by listing the
+// runs in flight: only while some may be queued.
+func TestEngineLooksForQueuedRunsOnlyWhenSomeMayBe(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// Alone, the reconciler does not look at queued runs on its own between sweeps.
+	h.alone, h.maxConcurrent = true, 1
+	looks := &queueLooks{Store: h.store}
+	h.runs = looks
+	e := h.start("a")
+	def := func() *domain.Definition {
+		return &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil), script("work", "start"), task("end", tasktype.End, nil, "work")}}
+	}
+	for range 5 {
+		run := h.submit(e, def())
+		h.finish(e, run, "work", 1, domain.Succeeded, nil)
+		h.ends(run, domain.Succeeded)
+	}
+	first := h.submit(e, def())
+	second := h.submit(e, def())
+	r, _ := h.stored(second)
+	require.Equal(t, domain.Queued, r.Phase, "no slot: queued")
+	h.finish(e, first, "work", 1, domain.Succeeded, nil)
+	h.ends(first, domain.Succeeded)
+	h.finish(e, second, "work", 1, domain.Succeeded, nil)
+	h.ends(second, domain.Succeeded)
+	// The first end looks (nothing is known of the team yet), and so does the end that
+	// frees the slot the queued run waits for; the ends in between do not.
+	assert.LessOrEqual(t, looks.n.Load(), int32(2), "looks for queued runs")
 }
 
 func TestEngineRetriesAFailedRunOnce(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
@@ -81,6 +82,9 @@ func RequestError(err error) error {
 // while a look is under way make one more look after it, not one each: a burst of
 // submits or ends lists the runs in flight a few times, not once per run.
 func (e *Engine) kickQueued(team string) {
+	if !e.queued.maybe(team) {
+		return // none held here since a look found none
+	}
 	e.queueMu.Lock()
 	if e.queueLooks[team] != nil {
 		*e.queueLooks[team] = true
@@ -108,6 +112,7 @@ func (e *Engine) kickQueued(team string) {
 // startQueued starts a team's queued runs held by this replica, oldest first, while slots
 // are free.
 func (e *Engine) startQueued(ctx context.Context, team string) {
+	look := e.queued.look(team)
 	all, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Owners: []string{e.cfg.Replica}, Team: team, Queued: true})
 	if err != nil {
 		e.log.Warn("cannot list queued runs", "error", err)
@@ -128,6 +133,9 @@ func (e *Engine) startQueued(ctx context.Context, team string) {
 			return
 		}
 	}
+	// Every run listed has started, or was gone: none is left queued here but those
+	// marked since the look began.
+	e.queued.none(team, look)
 }
 
 // queuedOf lists the queued runs of team held by owner, oldest first.
@@ -145,4 +153,54 @@ func queuedOf(all []domain.InFlight, team, owner string) []domain.InFlight {
 		return strings.Compare(x.ID, y.ID)
 	})
 	return out
+}
+
+// queueMarks tells, per team, whether this replica may hold queued runs: a run is marked
+// once it is stored queued here (created, or taken over from a dead replica), and a look
+// that started every queued run it listed clears the team — unless a run was marked after
+// the look began, which the listing may have missed. Until a team's first look, it may.
+type queueMarks struct {
+	mu sync.Mutex
+	// marks counts the runs marked per team; empty is the count a look left the team at
+	// with nothing queued.
+	marks, empty map[string]uint64
+}
+
+// mark records that a run of team is stored queued here; call it once the run is stored,
+// then kick (kickQueued).
+func (q *queueMarks) mark(team string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.marks == nil {
+		q.marks = map[string]uint64{}
+	}
+	q.marks[team]++
+}
+
+// maybe reports whether team may have queued runs here.
+func (q *queueMarks) maybe(team string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	at, looked := q.empty[team]
+	return !looked || at != q.marks[team]
+}
+
+// look answers where team's marks stand as a look begins.
+func (q *queueMarks) look(team string) uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.marks[team]
+}
+
+// none records that a look begun at at left no queued run of team.
+func (q *queueMarks) none(team string, at uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.marks[team] != at {
+		return
+	}
+	if q.empty == nil {
+		q.empty = map[string]uint64{}
+	}
+	q.empty[team] = at
 }

@@ -136,7 +136,9 @@ func (e *Engine) reconcile(ctx context.Context) {
 			continue
 		}
 		e.log.Info("took over run", "run", a.ID, "from", a.Owner)
-		if !a.Queued {
+		if a.Queued {
+			e.queued.mark(a.Team)
+		} else {
 			// Held here already, it was loaded as another replica's run: load it again as
 			// this one's, which settles what the dead replica left owed.
 			e.held.drop(a.ID)
@@ -165,6 +167,9 @@ func (e *Engine) reconcile(ctx context.Context) {
 			teams[a.Team] = true
 		}
 		for team := range teams {
+			// Looked at again whatever this replica knows: this is what finds queued runs
+			// that came here by another way than those marked.
+			e.queued.mark(team)
 			e.kickQueued(team)
 		}
 	}
@@ -271,7 +276,9 @@ func (e *Engine) refreshHeartbeats(ctx context.Context, m *domain.Machine) {
 // is queued instead.
 func (e *Engine) adopt(ctx context.Context, a domain.InFlight) {
 	if a.Phase == domain.Queued {
-		_ = e.runs.SetQueued(ctx, a.ID, true)
+		if e.runs.SetQueued(ctx, a.ID, true) == nil {
+			e.queued.mark(a.Team)
+		}
 		return
 	}
 	if err := e.Step(ctx, a.ID, func(*domain.Machine) error { return nil }); err != nil && ctx.Err() == nil {
