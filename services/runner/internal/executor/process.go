@@ -52,11 +52,11 @@ const (
 // wrapper waits for the word to go on descriptor 3 (see Prepare), then runs "$@" and
 // records, under the directory $0, its process group before and its exit code after. A
 // gate closed without the word — the step's claim refused, or the runner gone before it
-// knew — ends it before anything of the step ran or was recorded. Only shell builtins:
-// every program it started would cost a fork and an exec on each step. Each file is
-// written by one write of a number and a newline; readInt takes a file only once it ends
-// with the newline.
-const wrapper = `read _ <&3 || exit 125
+// knew — ends it before anything of the step ran, with an exit code and no process group
+// recorded (startedGroup). Only shell builtins: every program it started would cost a
+// fork and an exec on each step. Each file is written by one write of a number and a
+// newline; readInt takes a file only once it ends with the newline.
+const wrapper = `read _ <&3 || { echo 125 > "$0/exit"; exit 125; }
 exec 3<&-
 echo $$ > "$0/pid" || exit 125
 "$@"
@@ -170,7 +170,8 @@ func (p *Process) Resume(ctx context.Context, step Step, out io.Writer, from int
 }
 
 // startedGroup waits, up to startWait, for a step being started to record its process
-// group, waking when a file of its changes; stopped is true when ctx ended first.
+// group, waking when a file of its changes; stopped is true when ctx ended first. A step
+// whose wrapper ended without recording one never started.
 func (p *Process) startedGroup(ctx context.Context, ws workspace) (pgid int, ok, stopped bool) {
 	changed, tick, unwatch := p.watch(ws, startWait)
 	defer unwatch()
@@ -179,6 +180,10 @@ func (p *Process) startedGroup(ctx context.Context, ws workspace) (pgid int, ok,
 	for {
 		if pgid, ok = readInt(filepath.Join(ws.internal, pidFile)); ok {
 			return pgid, true, false
+		}
+		if _, ended := readInt(filepath.Join(ws.internal, exitFile)); ended {
+			// Its wrapper ended at the gate: the step never ran.
+			return 0, false, false
 		}
 		select {
 		case <-ctx.Done():

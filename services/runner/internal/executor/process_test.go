@@ -442,3 +442,22 @@ func TestProcessPrepared(t *testing.T) {
 		})
 	}
 }
+
+// A runner that dies between the claim and the word leaves a prepared step that ends at
+// its gate: the runner's next start finds at once that it never ran.
+func TestProcessResumeOfAStepLeftAtItsGate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	p := &Process{}
+	step := Step{Dir: filepath.Join(dir, "run-1"), Spec: events.TaskSpec{Script: "touch '" + marker + "'"}}
+	h, err := p.Prepare(step)
+	require.NoError(t, err)
+	left := h.(*held)
+	require.NoError(t, left.gate.Close())
+	<-left.exited
+	assert.Equal(t, Outcome{Status: StatusFailed, Message: "the runner stopped before the step started"},
+		p.Resume(t.Context(), step, newOutput(), 0))
+	assert.NoFileExists(t, marker)
+	assert.NoDirExists(t, step.Dir)
+}
