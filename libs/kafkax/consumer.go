@@ -326,6 +326,12 @@ func (c *Consumer) deadLetterWriter() *kafka.Writer {
 // when ctx ended first, in which case m must not be committed.
 func (c *Consumer) process(ctx context.Context, m kafka.Message, dlq *kafka.Writer) bool {
 	headers := HeaderCarrier(m.Headers)
+	if !c.wants(headers) {
+		// Settled as handled, without a trace: most status events reach consumers that
+		// take a few of their types, and a span for each of the others cost more than
+		// skipping it.
+		return true
+	}
 	ctx = c.cfg.propagator().Extract(ctx, &headers)
 	ctx, span := c.tracer.Start(ctx, "process "+c.topic,
 		trace.WithSpanKind(trace.SpanKindConsumer),
@@ -376,15 +382,19 @@ func (c *Consumer) process(ctx context.Context, m kafka.Message, dlq *kafka.Writ
 	}
 }
 
+// wants reports whether a message with headers is of a type the handler takes (Types):
+// its type header says so before the message is decoded.
+func (c *Consumer) wants(headers HeaderCarrier) bool {
+	if len(c.opts.Types) == 0 {
+		return true
+	}
+	t := headers.Get(HeaderEventType)
+	return t == "" || slices.Contains(c.opts.Types, t)
+}
+
 // handle decodes m and runs the handler with retries. It returns the number of attempts made
 // and the last error.
 func (c *Consumer) handle(ctx context.Context, m kafka.Message) (int, error) {
-	if len(c.opts.Types) > 0 {
-		headers := HeaderCarrier(m.Headers)
-		if t := headers.Get(HeaderEventType); t != "" && !slices.Contains(c.opts.Types, t) {
-			return 0, nil
-		}
-	}
 	e, err := events.Unmarshal(m.Value)
 	if err != nil {
 		return 0, Permanent(err)
