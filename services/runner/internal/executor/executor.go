@@ -82,23 +82,6 @@ type Resumer interface {
 	Release(step Step)
 }
 
-// Preparer is an Executor that can make a step ready to run, up to its last move, before
-// it may: a runner prepares each step while it claims the attempt, rather than after.
-// Nothing of the step's own runs before Prepared.Execute.
-type Preparer interface {
-	Executor
-	// Prepare makes step ready; Execute then does the rest of what Executor.Execute does.
-	Prepare(step Step) (Prepared, error)
-}
-
-// Prepared is a step made ready to run; exactly one of its methods must be called.
-type Prepared interface {
-	// Execute runs the step as Executor.Execute would.
-	Execute(ctx context.Context, out io.Writer) Outcome
-	// Discard undoes Prepare: the step never runs, and its workspace is removed.
-	Discard()
-}
-
 // workspace is an attempt's directory on the runner's host.
 type workspace struct {
 	dir, results, internal string

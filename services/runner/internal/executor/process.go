@@ -49,16 +49,11 @@ const (
 	exitFile   = "exit"
 )
 
-// wrapper waits for the word to go on descriptor 3 (see Prepare), then runs "$@" and
-// records, under the directory $0, its process group before and its exit code after. A
-// gate closed without the word — the step's claim refused, or the runner gone before it
-// knew — ends it before anything of the step ran, with an exit code and no process group
-// recorded (startedGroup). Only shell builtins: every program it started would cost a
-// fork and an exec on each step. Each file is written by one write of a number and a
-// newline; readInt takes a file only once it ends with the newline.
-const wrapper = `read _ <&3 || { echo 125 > "$0/exit"; exit 125; }
-exec 3<&-
-echo $$ > "$0/pid" || exit 125
+// wrapper runs "$@" and records, under the directory $0, its process group before and
+// its exit code after. Only shell builtins: every program it started would cost a fork
+// and an exec on each step. Each file is written by one write of a number and a newline;
+// readInt takes a file only once it ends with the newline.
+const wrapper = `echo $$ > "$0/pid" || exit 125
 "$@"
 code=$?
 echo $code > "$0/exit"
@@ -74,81 +69,37 @@ const startWait = 2 * time.Second
 
 // Execute implements Executor.
 func (p *Process) Execute(ctx context.Context, step Step, out io.Writer) Outcome {
-	h, err := p.Prepare(step)
+	ws, err := newWorkspace(step)
 	if err != nil {
 		return failed(err)
 	}
-	return h.Execute(ctx, out)
-}
-
-// Prepare implements Preparer: it makes the step's workspace and starts its wrapper, which
-// waits at its gate, a pipe the Prepared opens (Execute) or closes (Discard).
-func (p *Process) Prepare(step Step) (Prepared, error) {
-	ws, err := newWorkspace(step)
-	if err != nil {
-		return nil, err
+	if step.Spec.Image != "" {
+		fmt.Fprintf(out, "image %s ignored by the process executor\n", step.Spec.Image)
 	}
 	cmd, err := p.command(ws, step)
 	if err != nil {
 		ws.remove(p.Logger)
-		return nil, err
+		return failed(err)
 	}
 	f, err := os.OpenFile(filepath.Join(ws.internal, outputFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		ws.remove(p.Logger)
-		return nil, fmt.Errorf("create output file: %w", err)
+		return failed(fmt.Errorf("create output file: %w", err))
 	}
-	defer f.Close()
-	// The wrapper reads its end (descriptor 3); the held step writes to the other.
-	waits, gate, err := os.Pipe()
-	if err != nil {
-		ws.remove(p.Logger)
-		return nil, fmt.Errorf("start: %w", err)
-	}
-	defer waits.Close()
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.ExtraFiles = []*os.File{waits}
 	err = cmd.Start()
+	_ = f.Close()
 	if err != nil {
-		_ = gate.Close()
 		ws.remove(p.Logger)
-		return nil, fmt.Errorf("start: %w", err)
+		return failed(fmt.Errorf("start: %w", err))
 	}
 	exited := make(chan struct{})
-	// Reaps the wrapper whenever it ends, whether or not anything still follows it.
+	// Reaps the wrapper whenever it ends, whether or not this call still follows it.
 	go func() {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	return &held{p: p, ws: ws, step: step, pid: cmd.Process.Pid, exited: exited, gate: gate}, nil
-}
-
-// held is a step whose wrapper waits at its gate.
-type held struct {
-	p      *Process
-	ws     workspace
-	step   Step
-	pid    int
-	exited chan struct{}
-	gate   *os.File
-}
-
-// Execute implements Prepared.
-func (h *held) Execute(ctx context.Context, out io.Writer) Outcome {
-	if h.step.Spec.Image != "" {
-		fmt.Fprintf(out, "image %s ignored by the process executor\n", h.step.Spec.Image)
-	}
-	// A wrapper that could not take the word has ended: follow finds it gone.
-	_, _ = h.gate.Write([]byte("\n"))
-	_ = h.gate.Close()
-	return h.p.follow(ctx, h.ws, h.step, out, 0, h.pid, h.exited)
-}
-
-// Discard implements Prepared.
-func (h *held) Discard() {
-	_ = h.gate.Close()
-	<-h.exited
-	h.ws.remove(h.p.Logger)
+	return p.follow(ctx, ws, step, out, 0, cmd.Process.Pid, exited)
 }
 
 // Resume implements Resumer.
@@ -170,8 +121,7 @@ func (p *Process) Resume(ctx context.Context, step Step, out io.Writer, from int
 }
 
 // startedGroup waits, up to startWait, for a step being started to record its process
-// group, waking when a file of its changes; stopped is true when ctx ended first. A step
-// whose wrapper ended without recording one never started.
+// group, waking when a file of its changes; stopped is true when ctx ended first.
 func (p *Process) startedGroup(ctx context.Context, ws workspace) (pgid int, ok, stopped bool) {
 	changed, tick, unwatch := p.watch(ws, startWait)
 	defer unwatch()
@@ -180,10 +130,6 @@ func (p *Process) startedGroup(ctx context.Context, ws workspace) (pgid int, ok,
 	for {
 		if pgid, ok = readInt(filepath.Join(ws.internal, pidFile)); ok {
 			return pgid, true, false
-		}
-		if _, ended := readInt(filepath.Join(ws.internal, exitFile)); ended {
-			// Its wrapper ended at the gate: the step never ran.
-			return 0, false, false
 		}
 		select {
 		case <-ctx.Done():

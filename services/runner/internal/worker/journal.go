@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -303,7 +302,6 @@ func (w *Worker) Recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.sweep(entries)
 	for _, e := range entries {
 		d := e.Attempt
 		if e.Outcome != nil {
@@ -323,41 +321,9 @@ func (w *Worker) Recover(ctx context.Context) error {
 		}
 		w.wg.Go(func() {
 			defer w.release(d)
-			w.execute(ctx, e, true, nil)
+			w.execute(ctx, e, true)
 		})
 		w.log.Info("following an attempt started before the runner stopped", "taskRunId", d.TaskRunID, "attempt", d.Attempt)
 	}
 	return nil
 }
-
-// sweep removes the workspaces of attempts the journal does not hold: steps prepared
-// while their claim was under way when the runner stopped, which never ran (their wrapper
-// ends with the runner, at its gate). Only what is shaped like a workspace goes — named
-// "<task run>-<attempt>", holding .baton — should the work directory hold anything else.
-func (w *Worker) sweep(held []journalEntry) {
-	keep := make(map[string]bool, len(held))
-	for _, e := range held {
-		keep[filepath.Base(w.workspace(e.Attempt))] = true
-	}
-	dirs, err := os.ReadDir(w.opts.WorkDir)
-	if err != nil {
-		return
-	}
-	for _, d := range dirs {
-		name := d.Name()
-		if !d.IsDir() || keep[name] || !workspaceName.MatchString(name) {
-			continue
-		}
-		dir := filepath.Join(w.opts.WorkDir, name)
-		if _, err := os.Stat(filepath.Join(dir, ".baton")); err != nil {
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			w.log.Warn("remove a workspace left unclaimed", "dir", dir, "err", err)
-		}
-	}
-}
-
-// workspaceName matches the names of workspaces (Worker.workspace): a task run's id, which
-// ends in "." and its index, then "-" and the attempt.
-var workspaceName = regexp.MustCompile(`^[^./\\][^/\\]*\.[0-9]+-[0-9]+$`)

@@ -123,29 +123,3 @@ func TestJournalRemovedIsWrittenAgain(t *testing.T) {
 	assert.Equal(t, attemptN(1), got[0].Attempt)
 	assert.Equal(t, attemptN(2), got[1].Attempt)
 }
-
-// A runner that stops while it claims an attempt leaves the step prepared (its workspace)
-// but never run: its next start removes such workspaces, and only them.
-func TestRecoverSweepsUnclaimedWorkspaces(t *testing.T) {
-	t.Parallel()
-	w := newWorker(t, &runs{}, newPublisher(), nil)
-	mkdir := func(path ...string) string {
-		dir := filepath.Join(append([]string{w.opts.WorkDir}, path...)...)
-		require.NoError(t, os.MkdirAll(dir, 0o700))
-		return dir
-	}
-	unclaimed := mkdir("run.3-1", ".baton")
-	held := mkdir(filepath.Base(w.workspace(attemptN(2))), ".baton")
-	others := []string{mkdir("notes"), mkdir("run.4-1"), mkdir("run-1", ".baton"), mkdir(".journal")}
-
-	w.sweep([]journalEntry{{Attempt: attemptN(2), Runner: "r"}})
-	assert.NoDirExists(t, filepath.Dir(unclaimed))
-	assert.DirExists(t, held, "a journaled attempt's workspace is followed")
-	for _, dir := range others {
-		assert.DirExists(t, dir, "not a workspace")
-	}
-
-	unclaimed = mkdir("run.5-2", ".baton")
-	require.NoError(t, w.Recover(t.Context()))
-	assert.NoDirExists(t, filepath.Dir(unclaimed), "Recover sweeps")
-}

@@ -141,63 +141,12 @@ func (w *Worker) Handle(ctx context.Context, e event.Event) error {
 	// claiming, the runs service sends the attempt again once no one claimed it in time.
 	w.wg.Go(func() {
 		defer w.release(d)
-		ready := w.prepare(d)
 		if !w.claim(ctx, d) {
-			ready.discard()
 			return
 		}
-		w.execute(ctx, journalEntry{Attempt: d, Runner: w.opts.ID}, false, ready)
+		w.execute(ctx, journalEntry{Attempt: d, Runner: w.opts.ID}, false)
 	})
 	return nil
-}
-
-// readied is a step being made ready beside its claim (executor.Preparer); nil when its
-// executor cannot, or the attempt cannot be opened.
-type readied struct {
-	done chan struct{}
-	held executor.Prepared
-}
-
-// prepare starts making attempt d's step ready while it is claimed: its workspace and the
-// start of its process cost about as much as the claim, and need not wait for it. Nothing
-// of the step runs until it is claimed and journaled.
-func (w *Worker) prepare(d events.TaskAttempt) *readied {
-	opened, err := d.Opened(w.opts.Sealer)
-	if err != nil {
-		return nil
-	}
-	p, ok := w.opts.Executor(opened.Spec).(executor.Preparer)
-	if !ok {
-		return nil
-	}
-	r := &readied{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		held, err := p.Prepare(w.step(opened))
-		if err != nil {
-			// Executed without preparing, the step fails the same way and says why.
-			w.log.Debug("cannot prepare a step", "taskRunId", d.TaskRunID, "attempt", d.Attempt, "err", err)
-			return
-		}
-		r.held = held
-	}()
-	return r
-}
-
-// wait answers the prepared step, once ready; nil when none.
-func (r *readied) wait() executor.Prepared {
-	if r == nil {
-		return nil
-	}
-	<-r.done
-	return r.held
-}
-
-// discard undoes the preparation of a step that will not run.
-func (r *readied) discard() {
-	if held := r.wait(); held != nil {
-		held.Discard()
-	}
 }
 
 func key(d events.TaskAttempt) string { return fmt.Sprintf("%s/%d", d.TaskRunID, d.Attempt) }
@@ -270,16 +219,11 @@ func (w *Worker) workspace(d events.TaskAttempt) string {
 	return filepath.Join(w.opts.WorkDir, fmt.Sprintf("%s-%d", d.TaskRunID, d.Attempt))
 }
 
-// step is what the executor runs of opened attempt d.
-func (w *Worker) step(d events.TaskAttempt) executor.Step {
-	return executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results}
-}
-
-// execute runs a claimed attempt, prepared beside its claim when ready is not nil, or with
-// resume follows one a previous process of the runner left (e.LogSeq and e.LogOffset say
-// where its log stands), and reports it. ctx ending stops it: a step that can be followed
-// later is left running, others end "runner stopped".
-func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool, ready *readied) {
+// execute runs a claimed attempt, or with resume follows one a previous process of the
+// runner left (e.LogSeq and e.LogOffset say where its log stands), and reports it. ctx
+// ending stops it: a step that can be followed later is left running, others end
+// "runner stopped".
+func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 	// The attempt stays sealed in the journal; it is opened here, in memory only.
 	d, openErr := e.Attempt.Opened(w.opts.Sealer)
 	log := w.log.With("taskRunId", d.TaskRunID, "runId", d.RunID, "attempt", d.Attempt)
@@ -322,12 +266,11 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool, ready
 	var beats sync.WaitGroup
 	beats.Go(func() { w.heartbeat(beatCtx, d, e.Runner, stop, log) })
 
-	step := w.step(d)
+	step := executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results}
 	var out executor.Outcome
 	exec := w.opts.Executor(d.Spec)
 	switch r, ok := exec.(executor.Resumer); {
 	case openErr != nil:
-		ready.discard()
 		log.Error("cannot open a sealed attempt", "err", openErr)
 		out = executor.Outcome{Status: "failed", Message: "the runner cannot open the attempt: " + openErr.Error()}
 	case ok && resume:
@@ -335,11 +278,7 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool, ready
 		out = r.Resume(execCtx, step, logs, from)
 	default:
 		log.Info("attempt started")
-		if held := ready.wait(); held != nil {
-			out = held.Execute(execCtx, logs)
-		} else {
-			out = exec.Execute(execCtx, step, logs)
-		}
+		out = exec.Execute(execCtx, step, logs)
 	}
 	stopBeats()
 	beats.Wait()
