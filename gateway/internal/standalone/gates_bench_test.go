@@ -622,3 +622,31 @@ func profile(b *testing.B, name string) func() {
 		require.NoError(b, out.Close())
 	}
 }
+
+// BenchmarkEngineScriptBesideWaitingRuns measures runs of three script tasks, one at a
+// time, first alone and then beside 2,000 runs waiting on approvals: runs that wait stay
+// in flight, and what a run does as it ends (looking for its team's queued runs, among
+// others) must not grow with them. Then runs offered at 25/s for 10 s beside them.
+func BenchmarkEngineScriptBesideWaitingRuns(b *testing.B) {
+	const waiting = 2000
+	r := newGateRig(b, map[string]string{"BATON_KAFKA_RETENTION": waitingRetention.String()})
+	r.workflow(b, gated("gated", approvalGate), 30*time.Second)
+	r.workflow(b, chain("script3", 3, scriptTask), 30*time.Second)
+	alone, _ := r.chainTimes(b, "script3", 3, 40)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ids, _, err := r.submitAll(ctx, "gated", waiting)
+	cancel()
+	require.NoError(b, err, "%d of %d waiting runs submitted", len(ids), waiting)
+	r.settle(b, len(ids), 2*time.Second)
+	beside, _ := r.chainTimes(b, "script3", 3, 40)
+	load := r.openLoop(25, 10*time.Second, "script3")
+	p50, p50Alone := pct(beside, 50), pct(alone, 50)
+	b.ReportMetric(ms(p50Alone), "alone-p50-ms")
+	b.ReportMetric(ms(p50), "beside-p50-ms")
+	b.ReportMetric(ms(p50)/ms(p50Alone), "ratio")
+	b.ReportMetric(1, "target-ratio")
+	b.ReportMetric(load.rate, "beside-runs/s")
+	b.Logf("3 script tasks, submit→completed, 40 runs one at a time: p50=%s alone, %s beside %d runs waiting on approvals (×%.2f; target: flat, ×1); p99 %s and %s",
+		fmtMS(p50Alone), fmtMS(p50), len(ids), ms(p50)/ms(p50Alone), fmtMS(pct(alone, 99)), fmtMS(pct(beside, 99)))
+	b.Logf("  offered 25/s for 10s beside them: completed %.1f/s, p50=%s p99=%s, %d errors", load.rate, fmtMS(load.p50), fmtMS(load.p99), load.errs)
+}
