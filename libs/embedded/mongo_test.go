@@ -16,7 +16,7 @@ import (
 	"github.com/baton-flow/baton/libs/embedded"
 )
 
-func startMongo(t *testing.T, dir string) *embedded.Mongo {
+func startMongo(t testing.TB, dir string) *embedded.Mongo {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -28,7 +28,7 @@ func startMongo(t *testing.T, dir string) *embedded.Mongo {
 	return m
 }
 
-func connect(t *testing.T, uri string) *mongo.Client {
+func connect(t testing.TB, uri string) *mongo.Client {
 	t.Helper()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(5 * time.Second))
 	require.NoError(t, err)
