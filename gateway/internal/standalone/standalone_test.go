@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -346,5 +347,28 @@ func TestKafkaRetentionMustBeADuration(t *testing.T) {
 		err := standalone.Run(context.Background(), func(k string) string { return vars[k] }, io.Discard)
 		require.Error(t, err, v)
 		assert.Contains(t, err.Error(), "BATON_KAFKA_RETENTION", v)
+	}
+}
+
+// Standalone mode collects garbage less often than Go's default, unless GOGC says how
+// often. (Not parallel: the setting is the process's.)
+func TestTuneGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	for _, tt := range []struct {
+		gogc string
+		want int
+	}{
+		{gogc: "", want: standalone.GCPercent},
+		{gogc: "150", want: 100}, // the runtime applied GOGC; it is left alone
+	} {
+		debug.SetGCPercent(100)
+		standalone.TuneGC(func(k string) string {
+			if k == "GOGC" {
+				return tt.gogc
+			}
+			return ""
+		})
+		assert.Equal(t, tt.want, debug.SetGCPercent(100), "GOGC=%q", tt.gogc)
 	}
 }

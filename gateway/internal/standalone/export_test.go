@@ -1,0 +1,4 @@
+package standalone
+
+// TuneGC is tuneGC, for the tests.
+var TuneGC = tuneGC
