@@ -533,11 +533,10 @@ func crashSafety(t *testing.T, alone bool) {
 	g.checkGates(ctx, ids, runs)
 
 	// Nothing is left owed: no run in flight, no concurrency slot held.
-	settled := false
-	for deadline := time.Now().Add(30 * time.Second); !settled && time.Now().Before(deadline); pause(100 * time.Millisecond) {
+	settled := assert.Eventually(t, func() bool {
 		n, err := c.db.Collection("live").CountDocuments(ctx, bson.M{})
-		settled = err == nil && n == 0
-	}
+		return err == nil && n == 0
+	}, 30*time.Second, 100*time.Millisecond, "runs left in flight")
 	if !settled {
 		left := c.leftInFlight(ctx)
 		t.Logf("the services' log of the runs left in flight, and every warning:\n%s", c.logs.about(left))
