@@ -10,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -31,8 +33,10 @@ type Config struct {
 	ServiceName string
 	// Version is the `service.version` attribute.
 	Version string
-	// OTLPEndpoint is an OTLP/HTTP URL ("http://otel-collector:4318"); empty keeps traces in
-	// process (they still give requests trace IDs).
+	// OTLPEndpoint is an OTLP/HTTP base URL ("http://otel-collector:4318"), read as
+	// OTEL_EXPORTER_OTLP_ENDPOINT is: spans go to its path with /v1/traces appended, unless
+	// the path already ends in /v1/traces (TracesURL). Empty keeps traces in process (they
+	// still give requests trace IDs).
 	OTLPEndpoint string
 }
 
@@ -53,7 +57,11 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	}
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if cfg.OTLPEndpoint != "" {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.OTLPEndpoint))
+		target, err := TracesURL(cfg.OTLPEndpoint)
+		if err != nil {
+			return nil, err
+		}
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(target))
 		if err != nil {
 			return nil, fmt.Errorf("otlp exporter for %s: %w", cfg.OTLPEndpoint, err)
 		}
@@ -74,6 +82,31 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(
 		propagation.TraceContext{}, propagation.Baggage{}))
 	return &Telemetry{tracer: tp, meter: mp, registry: reg}, nil
+}
+
+// TracesPath is the OTLP/HTTP path of traces, appended to a base endpoint.
+const TracesPath = "/v1/traces"
+
+// TracesURL is where spans are posted for the OTLP/HTTP endpoint: the URL with TracesPath
+// appended to its path, as the OTLP exporter specification reads a base
+// OTEL_EXPORTER_OTLP_ENDPOINT ("http://collector:4318" and "http://collector:4318/" post to
+// /v1/traces, "https://gw/otlp" to /otlp/v1/traces). A URL whose path already ends in
+// TracesPath names the signal's own endpoint and is used as it is. Anything but an http or
+// https URL with a host is refused.
+func TracesURL(endpoint string) (string, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "", fmt.Errorf("otlp endpoint %q: %w", endpoint, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("otlp endpoint %q: want an http or https URL such as http://otel-collector:4318", endpoint)
+	}
+	path := strings.TrimRight(u.Path, "/")
+	if !strings.HasSuffix(path, TracesPath) {
+		path += TracesPath
+	}
+	u.Path, u.RawPath = path, ""
+	return u.String(), nil
 }
 
 // MetricsHandler serves the Prometheus exposition of the process's metrics.
