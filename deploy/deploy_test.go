@@ -259,6 +259,8 @@ func TestComposeBatonServices(t *testing.T) {
 			assert.Equal(t, "kafka:9092", svc.Environment["BATON_KAFKA_BROKERS"])
 			assert.Equal(t, "consul:8500", svc.Environment["BATON_CONSUL_ADDR"])
 			assert.Equal(t, "http://otel-collector:4318", svc.Environment["BATON_OTLP_ENDPOINT"])
+			assert.Equal(t, "${BATON_SERVICE_KEY_PREVIOUS:-}", svc.Environment["BATON_SERVICE_KEY_PREVIOUS"],
+				"the previous service keys come from the operator's environment")
 			assert.Equal(t, "0.0.0.0:8080", svc.Environment["BATON_HTTP_ADDR"])
 			assert.Equal(t, "0.0.0.0:8081", svc.Environment["BATON_ADMIN_ADDR"], "metrics apart from the API port")
 
@@ -515,8 +517,9 @@ type k8sEnvVar struct {
 	Value     string `yaml:"value"`
 	ValueFrom *struct {
 		SecretKeyRef *struct {
-			Name string `yaml:"name"`
-			Key  string `yaml:"key"`
+			Name     string `yaml:"name"`
+			Key      string `yaml:"key"`
+			Optional bool   `yaml:"optional"`
 		} `yaml:"secretKeyRef"`
 		FieldRef *struct {
 			FieldPath string `yaml:"fieldPath"`
@@ -664,6 +667,14 @@ func TestKubernetesManifests(t *testing.T) {
 			}
 			if e, ok := env["BATON_ADMIN_ADDR"]; assert.True(t, ok, "environment BATON_ADMIN_ADDR") {
 				assert.Equal(t, "0.0.0.0:8081", e.Value)
+			}
+			// The previous service keys, kept only during a rotation, come from the Secret
+			// when it has them.
+			if e, ok := env["BATON_SERVICE_KEY_PREVIOUS"]; assert.True(t, ok, "environment BATON_SERVICE_KEY_PREVIOUS") &&
+				assert.NotNil(t, e.ValueFrom) && assert.NotNil(t, e.ValueFrom.SecretKeyRef) {
+				assert.Equal(t, "baton-secrets", e.ValueFrom.SecretKeyRef.Name)
+				assert.Equal(t, "BATON_SERVICE_KEY_PREVIOUS", e.ValueFrom.SecretKeyRef.Key)
+				assert.True(t, e.ValueFrom.SecretKeyRef.Optional, "a Secret without previous keys still starts the pod")
 			}
 			for _, key := range append(requiredEnv(name), "BATON_ADVERTISE_ADDR") {
 				e, ok := env[key]

@@ -95,21 +95,39 @@ func (p Principal) IsAdmin() bool {
 
 // Signer signs and verifies principal headers with the service key shared by Baton's
 // processes, and mints and verifies runs' callback tokens (RunToken) with a key derived
-// from it.
+// from it. It signs with the current key alone, and verifies with it and with the previous
+// keys it was given, so keys can be rotated without refusing the run tokens already handed
+// out or a process still signing with the key being replaced.
 type Signer struct {
 	key []byte
 	// runKey signs run tokens. It is derived from key under its own label, so no run
 	// token's MAC can ever pass for a principal signature or the other way round.
 	runKey []byte
+	// keys and runKeys verify: the current key's first, then the previous keys'.
+	keys, runKeys [][]byte
 }
 
-// NewSigner returns a Signer for key, which must be at least 16 bytes.
-func NewSigner(key []byte) (*Signer, error) {
-	if len(key) < 16 {
-		return nil, fmt.Errorf("service key must be at least 16 bytes, got %d", len(key))
+// MinKeyLength is the shortest service key a Signer takes, in bytes.
+const MinKeyLength = 16
+
+// NewSigner returns a Signer that signs with key and verifies with key and previous, each
+// at least MinKeyLength bytes.
+func NewSigner(key []byte, previous ...[]byte) (*Signer, error) {
+	if len(key) < MinKeyLength {
+		return nil, fmt.Errorf("service key must be at least %d bytes, got %d", MinKeyLength, len(key))
 	}
 	key = append([]byte(nil), key...)
-	return &Signer{key: key, runKey: deriveKey(key, runTokenLabel)}, nil
+	s := &Signer{key: key, runKey: deriveKey(key, runTokenLabel)}
+	s.keys, s.runKeys = [][]byte{s.key}, [][]byte{s.runKey}
+	for i, k := range previous {
+		if len(k) < MinKeyLength {
+			return nil, fmt.Errorf("previous service key %d must be at least %d bytes, got %d", i+1, MinKeyLength, len(k))
+		}
+		k = append([]byte(nil), k...)
+		s.keys = append(s.keys, k)
+		s.runKeys = append(s.runKeys, deriveKey(k, runTokenLabel))
+	}
+	return s, nil
 }
 
 // deriveKey returns the key for one purpose of the service key: HMAC-SHA256 of the label.
@@ -129,18 +147,21 @@ func (s *Signer) Encode(p Principal) (principal, signature string, err error) {
 	return principal, s.sign(principal), nil
 }
 
-func (s *Signer) sign(principal string) string {
-	m := hmac.New(sha256.New, s.key)
+func (s *Signer) sign(principal string) string { return signWith(s.key, principal) }
+
+func signWith(key []byte, principal string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(principal))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// Decode verifies signature over principal and returns the principal it carries.
+// Decode verifies signature over principal, under the current key or a previous one, and
+// returns the principal it carries.
 func (s *Signer) Decode(principal, signature string) (Principal, error) {
 	if principal == "" || signature == "" {
 		return Principal{}, apperr.New(apperr.Unauthenticated, "Authentication is required.")
 	}
-	if !hmac.Equal([]byte(s.sign(principal)), []byte(signature)) {
+	if !s.verifies(principal, signature) {
 		return Principal{}, apperr.New(apperr.Unauthenticated, "The service credential is not valid.")
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(principal)
@@ -152,6 +173,16 @@ func (s *Signer) Decode(principal, signature string) (Principal, error) {
 		return Principal{}, apperr.Wrap(apperr.Unauthenticated, err, "The principal header is malformed.")
 	}
 	return p, nil
+}
+
+// verifies reports whether signature is principal's under one of the keys that verify.
+func (s *Signer) verifies(principal, signature string) bool {
+	for _, k := range s.keys {
+		if hmac.Equal([]byte(signWith(k, principal)), []byte(signature)) {
+			return true
+		}
+	}
+	return false
 }
 
 // SetHeaders writes p into the headers of an outgoing request through set.

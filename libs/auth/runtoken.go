@@ -36,13 +36,14 @@ func (s *Signer) RunToken(runID string) string {
 	if !validRunID(runID) || len(RunTokenPrefix)+len(runID)+1+runMACLength > MaxRunTokenLength {
 		return ""
 	}
-	return RunTokenPrefix + runID + "." + s.runMAC(runID)
+	return RunTokenPrefix + runID + "." + runMAC(s.runKey, runID)
 }
 
 // VerifyRunToken returns the run id token was minted for, and whether it verifies. It
 // refuses, without telling why, anything not shaped like a run token (no prefix, no MAC, an
 // empty run id, control characters such as NUL, more than MaxRunTokenLength bytes) and any
-// MAC that is not the signer's; the MAC is compared in constant time.
+// MAC made under neither the signer's key nor one of its previous keys; the MAC is compared
+// in constant time.
 func (s *Signer) VerifyRunToken(token string) (runID string, ok bool) {
 	if len(token) > MaxRunTokenLength {
 		return "", false
@@ -60,14 +61,16 @@ func (s *Signer) VerifyRunToken(token string) (runID string, ok bool) {
 	if !validRunID(runID) || len(mac) != runMACLength {
 		return "", false
 	}
-	if !hmac.Equal([]byte(mac), []byte(s.runMAC(runID))) {
-		return "", false
+	for _, k := range s.runKeys {
+		if hmac.Equal([]byte(mac), []byte(runMAC(k, runID))) {
+			return runID, true
+		}
 	}
-	return runID, true
+	return "", false
 }
 
-func (s *Signer) runMAC(runID string) string {
-	m := hmac.New(sha256.New, s.runKey)
+func runMAC(key []byte, runID string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(runID))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }

@@ -38,8 +38,13 @@ type Env struct {
 	// ServiceURLs is the static discovery table used without Consul
 	// (BATON_SERVICE_URLS, "identity=http://identity:8080,workflows=http://...").
 	ServiceURLs map[string][]string
-	// ServiceKey signs principals between processes (BATON_SERVICE_KEY, at least 16 bytes).
+	// ServiceKey signs principals between processes and runs' callback tokens
+	// (BATON_SERVICE_KEY, at least 16 bytes).
 	ServiceKey string
+	// PreviousServiceKeys verify, and never sign, what keys replaced by ServiceKey signed
+	// (BATON_SERVICE_KEY_PREVIOUS, comma-separated): callback tokens already handed out,
+	// and principals from processes not yet given the new key.
+	PreviousServiceKeys []string
 	// OTLPEndpoint receives traces over OTLP/HTTP (BATON_OTLP_ENDPOINT, default none).
 	OTLPEndpoint string
 	// LogLevel is debug, info, warn or error (BATON_LOG_LEVEL, default info).
@@ -77,6 +82,7 @@ func LoadEnv(getenv func(string) string) (Env, error) {
 		OTLPEndpoint:  get("BATON_OTLP_ENDPOINT", ""),
 		Getenv:        getenv,
 	}
+	env.PreviousServiceKeys = SplitList(get("BATON_SERVICE_KEY_PREVIOUS", ""))
 	var err error
 	if env.ServiceURLs, err = parseServiceURLs(get("BATON_SERVICE_URLS", "")); err != nil {
 		return Env{}, err
@@ -129,7 +135,7 @@ func parseServiceURLs(s string) (map[string][]string, error) {
 	return out, nil
 }
 
-// RandomKey returns a fresh 32-byte key, hex-encoded: standalone mode's service key when
+// RandomKey returns a fresh 32-byte key, hex-encoded: standalone mode's admin token when
 // none is configured.
 func RandomKey() (string, error) {
 	b := make([]byte, 32)

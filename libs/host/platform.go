@@ -66,8 +66,12 @@ func Connect(ctx context.Context, name string, env Env, opts Options) (_ *Platfo
 	if env.ServiceKey == "" {
 		return nil, errors.New("BATON_SERVICE_KEY is required: the secret Baton's processes share to trust each other")
 	}
-	if p.Signer, err = auth.NewSigner([]byte(env.ServiceKey)); err != nil {
-		return nil, fmt.Errorf("BATON_SERVICE_KEY: %w", err)
+	previous := make([][]byte, len(env.PreviousServiceKeys))
+	for i, k := range env.PreviousServiceKeys {
+		previous[i] = []byte(k)
+	}
+	if p.Signer, err = auth.NewSigner([]byte(env.ServiceKey), previous...); err != nil {
+		return nil, fmt.Errorf("BATON_SERVICE_KEY or BATON_SERVICE_KEY_PREVIOUS: %w", err)
 	}
 	if env.ConsulAddr != "" {
 		if p.Consul, err = registry.NewConsulClient(env.ConsulAddr); err != nil {

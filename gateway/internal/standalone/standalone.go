@@ -45,6 +45,7 @@ const (
 	DefaultAdminAddr   = "127.0.0.1:8081"
 	tokenFile          = "admin-token"
 	secretKeyFile      = "secret-key"
+	serviceKeyFile     = "service-key"
 	activationCodeFile = "activation-code"
 	runnerDir          = "runner"
 )
@@ -93,15 +94,16 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	serviceKey := getenv("BATON_SERVICE_KEY")
 	if serviceKey == "" {
-		// Only this process's parts use the key, so a fresh one per start is enough.
-		if serviceKey, err = host.RandomKey(); err != nil {
+		// Kept in the data directory: the callback tokens one start hands to waiting runs
+		// are signed with it, and the runs still wait after a restart.
+		if serviceKey, err = secrets.LoadOrCreateKey(filepath.Join(dataDir, serviceKeyFile)); err != nil {
 			return err
 		}
 	}
 	secretKey := getenv(secrets.EnvKey)
 	if secretKey == "" {
-		// Kept in the data directory, unlike the service key: what one start seals (password
-		// parameters, secured settings) the next must open.
+		// Kept in the data directory too: what one start seals (password parameters,
+		// secured settings) the next must open.
 		if secretKey, err = secrets.LoadOrCreateKey(filepath.Join(dataDir, secretKeyFile)); err != nil {
 			return err
 		}
