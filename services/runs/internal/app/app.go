@@ -70,9 +70,24 @@ type (
 	// QuotaStore keeps the teams' run counters: concurrency slots and monthly counts.
 	QuotaStore interface {
 		engine.SlotStore
-		// CountMonthly counts one more run of team in month ("2006-01") unless max are
-		// counted; false at the limit.
-		CountMonthly(ctx context.Context, team, month string, max int) (bool, error)
+		// CountMonthly counts run against team's month ("2006-01") unless max are counted;
+		// false at the limit. The count is held for run until RunStored or
+		// GiveBackMonthly says what became of it.
+		CountMonthly(ctx context.Context, team, month, run string, max int) (bool, error)
+		// CountMonthlyOnce is CountMonthly for a run an earlier submit may have counted
+		// (one with the same idempotency key): a count still held for run is taken as
+		// this one's. added says whether this call counted it.
+		CountMonthlyOnce(ctx context.Context, team, month, run string, max int) (ok, added bool, err error)
+		// RunStored says run, counted in month, is stored: its count stays and is no
+		// longer held. The store may record it with a later write.
+		RunStored(ctx context.Context, team, month, run string) error
+		// GiveBackMonthly uncounts run from team's month if its count is still held;
+		// false when it is not (given back already, or its run stored).
+		GiveBackMonthly(ctx context.Context, team, month, run string) (bool, error)
+		// HeldMonthly lists the counts held since before before.
+		HeldMonthly(ctx context.Context, before time.Time) ([]domain.HeldCount, error)
+		// SettleMonthly writes what RunStored said and no write has recorded yet.
+		SettleMonthly(ctx context.Context) error
 		Usage(ctx context.Context, team, month string) (domain.QuotaUsage, error)
 		// DeleteTeamQuotas forgets team's counters.
 		DeleteTeamQuotas(ctx context.Context, team string) error
@@ -270,7 +285,7 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() {
 		tick := time.NewTicker(pruneEvery)
 		defer tick.Stop()
-		lastPurge := a.now()
+		lastPurge, lastReconcile := a.now(), a.now()
 		for {
 			select {
 			case <-ctx.Done():
@@ -279,6 +294,14 @@ func (a *App) Run(ctx context.Context) error {
 			}
 			now := a.now()
 			a.stored.prune(now.Add(-a.beatEvery()))
+			if now.Sub(lastReconcile) >= reconcileEvery {
+				lastReconcile = now
+				if err := a.ReconcileMonthly(ctx, now); err != nil && ctx.Err() == nil {
+					a.log.Warn("cannot reconcile the monthly counts", "error", err)
+				}
+			} else if err := a.quotas.SettleMonthly(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn("cannot record counted runs stored", "error", err)
+			}
 			if now.Sub(lastPurge) < purgeEvery {
 				continue
 			}

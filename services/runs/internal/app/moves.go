@@ -124,7 +124,7 @@ func (a *App) buildRetry(ctx context.Context, id, newID string, req domain.Submi
 
 // createRetry stores a retry, queued: created queued, it is built once.
 func (a *App) createRetry(ctx context.Context, tc TeamContext, r *domain.Run, tasks []*domain.TaskRun) (RunView, error) {
-	return a.create(ctx, tc, false, func() (*domain.Run, []*domain.TaskRun, error) { return r, tasks, nil })
+	return a.create(ctx, tc, false, false, func() (*domain.Run, []*domain.TaskRun, error) { return r, tasks, nil })
 }
 
 // teamRun reads a run and checks it belongs to team; another team's run is not found.

@@ -44,6 +44,8 @@ type Submission struct {
 // earlier run, which is returned instead.
 func (a *App) Submit(ctx context.Context, s Submission) (v RunView, created bool, err error) {
 	id := newRunID()
+	// reused is whether id is an earlier submit's, which may have counted it already.
+	reused := false
 	if s.Key != "" {
 		held, err := a.keys.HoldKey(ctx, s.Team+"/"+s.Workflow+"/"+s.Key, id, a.now())
 		if err != nil {
@@ -62,7 +64,7 @@ func (a *App) Submit(ctx context.Context, s Submission) (v RunView, created bool
 				return RunView{}, false, err
 			}
 			// The first submit stopped before creating its run: create it under that id.
-			id = held
+			id, reused = held, true
 		}
 	}
 	def, err := a.defs.Snapshot(ctx, s.Team, s.Workflow, s.Version)
@@ -91,7 +93,7 @@ func (a *App) Submit(ctx context.Context, s Submission) (v RunView, created bool
 		r.Context = a.runContext(r, tc)
 		return r, tasks, nil
 	}
-	v, err = a.create(ctx, tc, s.Start, build)
+	v, err = a.create(ctx, tc, s.Start, reused, build)
 	if errors.Is(err, domain.ErrConflict) && s.Key != "" {
 		// A concurrent submit with the same key created it first.
 		return a.Submit(ctx, s)
@@ -101,13 +103,20 @@ func (a *App) Submit(ctx context.Context, s Submission) (v RunView, created bool
 
 // create counts and stores a new run made by build, then starts it now (start) or soon.
 // It answers the run as stored. build may be called twice: a run started in memory that
-// finds no free slot is stored queued as built anew.
-func (a *App) create(ctx context.Context, tc TeamContext, start bool, build func() (*domain.Run, []*domain.TaskRun, error)) (RunView, error) {
+// finds no free slot is stored queued as built anew. reused says the run's id is an earlier
+// submit's (the same idempotency key), which may hold a count for it already.
+func (a *App) create(ctx context.Context, tc TeamContext, start, reused bool, build func() (*domain.Run, []*domain.TaskRun, error)) (RunView, error) {
 	r, tasks, err := build()
 	if err != nil {
 		return RunView{}, err
 	}
-	ok, err := a.quotas.CountMonthly(ctx, r.Team, month(r.CreationDate), tc.MaxMonthly)
+	m := month(r.CreationDate)
+	ok, added := false, true
+	if reused {
+		ok, added, err = a.quotas.CountMonthlyOnce(ctx, r.Team, m, r.ID, tc.MaxMonthly)
+	} else {
+		ok, err = a.quotas.CountMonthly(ctx, r.Team, m, r.ID, tc.MaxMonthly)
+	}
 	if err != nil {
 		return RunView{}, err
 	}
@@ -117,7 +126,39 @@ func (a *App) create(ctx context.Context, tc TeamContext, start bool, build func
 	var v RunView
 	err = a.engine.Create(ctx, engine.Creation{Run: r, Tasks: tasks, Rebuild: build, Start: start, MaxConcurrent: tc.MaxConcurrent},
 		func(r *domain.Run, tasks []*domain.TaskRun) { v = view.OfRun(r, tasks, a.now()) })
+	a.settleCount(ctx, r, m, reused, added, err)
 	return v, err
+}
+
+// settleCount says what became of the run counted for r by create, whose creation ended
+// with err: a stored run keeps its count; one not stored gives it back. What cannot be told
+// now (the call's context ended, the store did not answer) is left held for the reconciler
+// (ReconcileMonthly).
+func (a *App) settleCount(ctx context.Context, r *domain.Run, m string, reused, added bool, err error) {
+	if err == nil {
+		if err := a.quotas.RunStored(ctx, r.Team, m, r.ID); err != nil {
+			a.log.Warn("cannot note a counted run stored", "run", r.ID, "error", err)
+		}
+		return
+	}
+	if !added || ctx.Err() != nil {
+		// The count held is another submit's of the same run, or what was stored cannot be
+		// read now.
+		return
+	}
+	if !reused {
+		// A write that failed may still have been applied: a run stored keeps its count.
+		if _, ferr := a.runs.FindRun(ctx, r.ID); ferr == nil {
+			_ = a.quotas.RunStored(ctx, r.Team, m, r.ID)
+			return
+		} else if !apperr.HasReason(ferr, apperr.WorkflowRunNotFound) {
+			return
+		}
+	}
+	// Not stored, or stored by the submit whose count this one's repeats.
+	if _, gerr := a.quotas.GiveBackMonthly(ctx, r.Team, m, r.ID); gerr != nil {
+		a.log.Warn("cannot give back the count of a run not created", "run", r.ID, "error", gerr)
+	}
 }
 
 // DecodeParams reads a request's params, sent as the contract's list of {name, value} or

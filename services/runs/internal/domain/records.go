@@ -67,6 +67,14 @@ type QuotaUsage struct {
 	Monthly    int
 }
 
+// HeldCount is a run counted against its team's month whose creation is not known to have
+// stored it: its submit is in flight, or failed or died before giving the count back.
+type HeldCount struct {
+	Team, Month, Run string
+	// Since is when the run was counted.
+	Since time.Time
+}
+
 // Heartbeat is the last sign of life a runner gave for an attempt of a task run.
 type Heartbeat struct {
 	Attempt int

@@ -44,6 +44,9 @@ type Store struct {
 	// lock, so that a lock removed and taken again never repeats one.
 	locks       map[string]domain.Lock
 	lockVersion int64
+	// held are the monthly counts whose runs are not known stored, by "<team>/<month>"
+	// and run id.
+	held map[string]map[string]time.Time
 }
 
 type record struct {
@@ -60,7 +63,7 @@ type heldKey struct {
 func New() *Store {
 	return &Store{
 		live: map[string]*record{}, archive: map[string]*record{}, defs: map[string]json.RawMessage{},
-		slots: map[string]map[string]bool{}, monthly: map[string]int{}, keys: map[string]heldKey{},
+		slots: map[string]map[string]bool{}, monthly: map[string]int{}, held: map[string]map[string]time.Time{}, keys: map[string]heldKey{},
 		replicas: map[string]time.Time{}, beats: map[string]domain.Heartbeat{}, logs: map[string]string{},
 		actions: map[string]domain.Action{}, locks: map[string]domain.Lock{},
 	}
@@ -525,8 +528,9 @@ func (s *Store) SlotsTaken(_ context.Context, team string) (int, error) {
 	return len(s.slots[team]), nil
 }
 
-// CountMonthly counts one more run of team in month unless max are counted.
-func (s *Store) CountMonthly(_ context.Context, team, month string, max int) (bool, error) {
+// CountMonthly counts run against team's month unless max are counted, held until its run
+// is stored or its count given back.
+func (s *Store) CountMonthly(_ context.Context, team, month, run string, max int) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := team + "/" + month
@@ -534,8 +538,72 @@ func (s *Store) CountMonthly(_ context.Context, team, month string, max int) (bo
 		return false, nil
 	}
 	s.monthly[key]++
+	s.hold(key, run)
 	return true, nil
 }
+
+func (s *Store) hold(key, run string) {
+	if s.held[key] == nil {
+		s.held[key] = map[string]time.Time{}
+	}
+	s.held[key][run] = time.Now()
+}
+
+// CountMonthlyOnce counts run unless its count is held already.
+func (s *Store) CountMonthlyOnce(_ context.Context, team, month, run string, max int) (ok, added bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := team + "/" + month
+	if _, held := s.held[key][run]; held {
+		return true, false, nil
+	}
+	if s.monthly[key] >= max {
+		return false, false, nil
+	}
+	s.monthly[key]++
+	s.hold(key, run)
+	return true, true, nil
+}
+
+// RunStored keeps run's count and forgets it is held.
+func (s *Store) RunStored(_ context.Context, team, month, run string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.held[team+"/"+month], run)
+	return nil
+}
+
+// GiveBackMonthly uncounts run if its count is held.
+func (s *Store) GiveBackMonthly(_ context.Context, team, month, run string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := team + "/" + month
+	if _, held := s.held[key][run]; !held {
+		return false, nil
+	}
+	delete(s.held[key], run)
+	s.monthly[key]--
+	return true, nil
+}
+
+// HeldMonthly lists the counts held since before before.
+func (s *Store) HeldMonthly(_ context.Context, before time.Time) ([]domain.HeldCount, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.HeldCount
+	for key, runs := range s.held {
+		i := strings.LastIndexByte(key, '/')
+		for run, since := range runs {
+			if since.Before(before) {
+				out = append(out, domain.HeldCount{Team: key[:i], Month: key[i+1:], Run: run, Since: since})
+			}
+		}
+	}
+	return out, nil
+}
+
+// SettleMonthly has nothing to write: RunStored forgets at once.
+func (s *Store) SettleMonthly(context.Context) error { return nil }
 
 // Usage reads team's counters for month.
 func (s *Store) Usage(_ context.Context, team, month string) (domain.QuotaUsage, error) {
@@ -552,6 +620,7 @@ func (s *Store) DeleteTeamQuotas(_ context.Context, team string) error {
 	for k := range s.monthly {
 		if strings.HasPrefix(k, team+"/") {
 			delete(s.monthly, k)
+			delete(s.held, k)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -201,17 +202,30 @@ func (s *Store) Usage(ctx context.Context, team, month string) (domain.QuotaUsag
 	var monthly struct {
 		N int `bson:"n"`
 	}
-	if err := s.counters.FindOne(ctx, bson.M{"_id": "month/" + team + "/" + month}).Decode(&monthly); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+	if err := s.counters.FindOne(ctx, bson.M{"_id": monthID(team, month)}).Decode(&monthly); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return u, fmt.Errorf("read monthly runs of %s: %w", team, err)
 	}
 	u.Concurrent, u.Monthly = concurrent, monthly.N
 	return u, nil
 }
 
-// CountMonthly counts one more run of team in month unless max are counted; false at the
+// A month's counter document is {_id: "month/<team>/<month>", n, held: {<run id>: <when
+// counted>}}: n counts the runs of the month, and held names those among them whose runs
+// are not known stored yet. A count is held from the write that makes it, so a submit that
+// fails or dies between counting and storing its run leaves a trace that gives the count
+// back (GiveBackMonthly, from the submit or the reconciler), and unheld by the next write
+// of the document after the run is stored (RunStored): no write of its own per run.
+
+// monthID is the counter document of team's month.
+func monthID(team, month string) string { return "month/" + team + "/" + month }
+
+// heldField is the field holding run's count in a counter document.
+func heldField(run string) string { return "held." + run }
+
+// CountMonthly counts run against team's month unless max are counted; false at the
 // limit.
-func (s *Store) CountMonthly(ctx context.Context, team, month string, max int) (bool, error) {
-	r := s.countMonthly.Do(ctx, monthly{id: "month/" + team + "/" + month, max: max})
+func (s *Store) CountMonthly(ctx context.Context, team, month, run string, max int) (bool, error) {
+	r := s.countMonthly.Do(ctx, monthly{id: monthID(team, month), max: max, run: run})
 	if r.err != nil {
 		return false, fmt.Errorf("count a run of %s: %w", team, r.err)
 	}
@@ -220,6 +234,12 @@ func (s *Store) CountMonthly(ctx context.Context, team, month string, max int) (
 
 // monthly is one run to count against a team's month.
 type monthly struct {
+	id, run string
+	max     int
+}
+
+// monthLimit is a counter document and the limit counted against it.
+type monthLimit struct {
 	id  string
 	max int
 }
@@ -233,13 +253,18 @@ type monthlyResult struct {
 // under it, else one by one.
 func (s *Store) countMonthlies(ctx context.Context, reqs []monthly) []monthlyResult {
 	out := make([]monthlyResult, len(reqs))
-	groups := map[monthly][]int{}
+	groups := map[monthLimit][]int{}
 	for i, r := range reqs {
-		groups[r] = append(groups[r], i)
+		m := monthLimit{id: r.id, max: r.max}
+		groups[m] = append(groups[m], i)
 	}
 	for m, idx := range groups {
 		if len(idx) > 1 {
-			if ok, err := s.countRuns(ctx, m, len(idx)); ok || err != nil {
+			runs := make([]string, len(idx))
+			for j, i := range idx {
+				runs[j] = reqs[i].run
+			}
+			if ok, err := s.countRuns(ctx, m, runs); ok || err != nil {
 				for _, i := range idx {
 					out[i] = monthlyResult{ok: ok, err: err}
 				}
@@ -247,25 +272,168 @@ func (s *Store) countMonthlies(ctx context.Context, reqs []monthly) []monthlyRes
 			}
 		}
 		for _, i := range idx {
-			ok, err := s.countRuns(ctx, m, 1)
+			ok, err := s.countRuns(ctx, m, []string{reqs[i].run})
 			out[i] = monthlyResult{ok: ok, err: err}
 		}
 	}
 	return out
 }
 
-// countRuns counts n runs against m's limit, all or none; false when they do not fit.
-func (s *Store) countRuns(ctx context.Context, m monthly, n int) (bool, error) {
-	if n > m.max {
+// countRuns counts runs against m's limit, all or none, each held; false when they do not
+// fit. The same write unholds the runs stored since the document's last write.
+func (s *Store) countRuns(ctx context.Context, m monthLimit, runs []string) (bool, error) {
+	if len(runs) > m.max {
 		return false, nil
 	}
-	_, err := s.counters.UpdateOne(ctx, bson.M{"_id": m.id, "n": bson.M{"$lte": m.max - n}},
-		bson.M{"$inc": bson.M{"n": n}}, options.UpdateOne().SetUpsert(true))
+	now := time.Now()
+	set := bson.M{}
+	for _, r := range runs {
+		set[heldField(r)] = now
+	}
+	update := bson.M{"$inc": bson.M{"n": len(runs)}, "$set": set}
+	stored := s.takeStored(m.id, set)
+	if len(stored) > 0 {
+		update["$unset"] = stored
+	}
+	_, err := s.counters.UpdateOne(ctx, bson.M{"_id": m.id, "n": bson.M{"$lte": m.max - len(runs)}},
+		update, options.UpdateOne().SetUpsert(true))
+	ok := err == nil
 	if mongox.IsDuplicateKey(err) {
-		// The filter missed an existing document: the month has no room for n more.
-		return false, nil
+		// The filter missed an existing document: the month has no room for them.
+		err = nil
 	}
-	return err == nil, err
+	if !ok {
+		s.putStored(m.id, stored)
+	}
+	return ok, err
+}
+
+// CountMonthlyOnce counts run unless its count is held already, which it then takes as
+// its own.
+func (s *Store) CountMonthlyOnce(ctx context.Context, team, month, run string, max int) (ok, added bool, err error) {
+	id := monthID(team, month)
+	if max < 1 {
+		return false, false, nil
+	}
+	_, err = s.counters.UpdateOne(ctx, bson.M{"_id": id, "n": bson.M{"$lte": max - 1}, heldField(run): bson.M{"$exists": false}},
+		bson.M{"$inc": bson.M{"n": 1}, "$set": bson.M{heldField(run): time.Now()}}, options.UpdateOne().SetUpsert(true))
+	if err == nil {
+		return true, true, nil
+	}
+	if !mongox.IsDuplicateKey(err) {
+		return false, false, fmt.Errorf("count run %s of %s: %w", run, team, err)
+	}
+	// The document is there: it holds run's count already, or has no room.
+	n, err := s.counters.CountDocuments(ctx, bson.M{"_id": id, heldField(run): bson.M{"$exists": true}})
+	if err != nil {
+		return false, false, fmt.Errorf("read run %s's count of %s: %w", run, team, err)
+	}
+	return n == 1, false, nil
+}
+
+// RunStored notes that run is stored, for the next write of its month's counter to unhold.
+func (s *Store) RunStored(_ context.Context, team, month, run string) error {
+	s.putStored(monthID(team, month), bson.M{heldField(run): ""})
+	return nil
+}
+
+// takeStored takes the fields of the runs stored noted for counter document id, leaving
+// those in skip, which the caller writes otherwise.
+func (s *Store) takeStored(id string, skip bson.M) bson.M {
+	s.storedMu.Lock()
+	defer s.storedMu.Unlock()
+	out := bson.M{}
+	for f := range s.stored[id] {
+		if _, ok := skip[f]; !ok {
+			out[f] = ""
+			delete(s.stored[id], f)
+		}
+	}
+	if len(s.stored[id]) == 0 {
+		delete(s.stored, id)
+	}
+	return out
+}
+
+// putStored notes the fields of stored runs for counter document id.
+func (s *Store) putStored(id string, fields bson.M) {
+	if len(fields) == 0 {
+		return
+	}
+	s.storedMu.Lock()
+	defer s.storedMu.Unlock()
+	if s.stored == nil {
+		s.stored = map[string]map[string]bool{}
+	}
+	if s.stored[id] == nil {
+		s.stored[id] = map[string]bool{}
+	}
+	for f := range fields {
+		s.stored[id][f] = true
+	}
+}
+
+// SettleMonthly unholds, one write per counter document, the stored runs no count has
+// unheld yet.
+func (s *Store) SettleMonthly(ctx context.Context) error {
+	s.storedMu.Lock()
+	ids := make([]string, 0, len(s.stored))
+	for id := range s.stored {
+		ids = append(ids, id)
+	}
+	s.storedMu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		fields := s.takeStored(id, nil)
+		if len(fields) == 0 {
+			continue
+		}
+		if _, err := s.counters.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$unset": fields}); err != nil {
+			s.putStored(id, fields)
+			errs = append(errs, fmt.Errorf("unhold the stored runs of %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// GiveBackMonthly uncounts run from team's month if its count is still held.
+func (s *Store) GiveBackMonthly(ctx context.Context, team, month, run string) (bool, error) {
+	res, err := s.counters.UpdateOne(ctx, bson.M{"_id": monthID(team, month), heldField(run): bson.M{"$exists": true}},
+		bson.M{"$inc": bson.M{"n": -1}, "$unset": bson.M{heldField(run): ""}})
+	if err != nil {
+		return false, fmt.Errorf("give back run %s's count of %s: %w", run, team, err)
+	}
+	return res.MatchedCount == 1, nil
+}
+
+// HeldMonthly lists the counts held since before before, in every month's counter.
+func (s *Store) HeldMonthly(ctx context.Context, before time.Time) ([]domain.HeldCount, error) {
+	cur, err := s.counters.Find(ctx, bson.M{"held": bson.M{"$exists": true}},
+		options.Find().SetProjection(bson.M{"held": 1}))
+	if err != nil {
+		return nil, fmt.Errorf("find held monthly counts: %w", err)
+	}
+	var docs []struct {
+		ID   string               `bson:"_id"`
+		Held map[string]time.Time `bson:"held"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read held monthly counts: %w", err)
+	}
+	var out []domain.HeldCount
+	for _, d := range docs {
+		rest := strings.TrimPrefix(d.ID, "month/")
+		i := strings.LastIndexByte(rest, '/')
+		if i < 0 {
+			continue
+		}
+		for run, since := range d.Held {
+			if since.Before(before) {
+				out = append(out, domain.HeldCount{Team: rest[:i], Month: rest[i+1:], Run: run, Since: since})
+			}
+		}
+	}
+	return out, nil
 }
 
 // KeyTTL is how long an idempotency key names its run.

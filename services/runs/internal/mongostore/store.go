@@ -72,6 +72,11 @@ type Store struct {
 	// the monthly counts of new runs, each written together with those asked meanwhile.
 	createLive, createArchived *mongox.Combiner[creation, error]
 	countMonthly               *mongox.Combiner[monthly, monthlyResult]
+
+	// stored are the runs whose monthly counts are held though the runs are stored, by
+	// counter document: the next write of that document, or SettleMonthly, unholds them.
+	storedMu sync.Mutex
+	stored   map[string]map[string]bool
 }
 
 // New returns the store over db. box seals, for storage, every value a run holds that came

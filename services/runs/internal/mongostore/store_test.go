@@ -289,7 +289,7 @@ func TestMonthlyCountAndKeys(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	for i, want := range []bool{true, true, false} {
-		ok, err := s.CountMonthly(ctx, "t", "2026-11", 2)
+		ok, err := s.CountMonthly(ctx, "t", "2026-11", fmt.Sprintf("r%d", i), 2)
 		require.NoError(t, err)
 		assert.Equal(t, want, ok, "run %d", i)
 	}
@@ -434,9 +434,9 @@ func TestConcurrentMonthlyCounts(t *testing.T) {
 	s := newStore(t)
 	var wg sync.WaitGroup
 	var counted atomic.Int64
-	for range 50 {
+	for i := range 50 {
 		wg.Go(func() {
-			ok, err := s.CountMonthly(ctx, "t", "2026-12", 30)
+			ok, err := s.CountMonthly(ctx, "t", "2026-12", fmt.Sprintf("r%d", i), 30)
 			assert.NoError(t, err)
 			if ok {
 				counted.Add(1)

@@ -40,6 +40,7 @@ func Run(t *testing.T, newStores NewStores) {
 		{"insights count, sum and rank the runs a filter selects", insights},
 		{"slots are a set with a limit", slots},
 		{"monthly counts stop at their limit and read as usage", monthly},
+		{"a monthly count is held until its run is stored or the count given back", heldMonthly},
 		{"an idempotency key names its run for its life", keys},
 		{"replicas say when they were last alive", replicas},
 		{"heartbeats are kept by task run", heartbeats},
@@ -439,11 +440,11 @@ func slots(t *testing.T, s app.Stores) {
 func monthly(t *testing.T, s app.Stores) {
 	ctx := context.Background()
 	for i, want := range []bool{true, true, false} {
-		ok, err := s.Quotas.CountMonthly(ctx, "infra", "2026-11", 2)
+		ok, err := s.Quotas.CountMonthly(ctx, "infra", "2026-11", fmt.Sprintf("r%d", i), 2)
 		require.NoError(t, err)
 		assert.Equal(t, want, ok, "run %d", i)
 	}
-	ok, err := s.Quotas.CountMonthly(ctx, "infra", "2026-12", 2)
+	ok, err := s.Quotas.CountMonthly(ctx, "infra", "2026-12", "r3", 2)
 	require.NoError(t, err)
 	assert.True(t, ok, "each month counts anew")
 	_, err = s.Quotas.AcquireSlot(ctx, "infra", "r1", 5)
@@ -549,7 +550,7 @@ func deleteTeam(t *testing.T, s app.Stores) {
 		r.Status, r.Phase, r.EndTime = domain.Succeeded, domain.Completed, at.Add(time.Second)
 		create(t, s, r, tasks)
 		require.NoError(t, s.Logs.AppendLog(ctx, domain.TaskRunID(r.ID, 0), 1, 0, "out"))
-		_, err := s.Quotas.CountMonthly(ctx, team, "2026-11", 10)
+		_, err := s.Quotas.CountMonthly(ctx, team, "2026-11", team+"-run", 10)
 		require.NoError(t, err)
 		_, err = s.Keys.HoldKey(ctx, team+"/build/k", r.ID, at)
 		require.NoError(t, err)
