@@ -422,6 +422,14 @@ func (s *Store) HeldMonthly(ctx context.Context, before time.Time) ([]domain.Hel
 	}
 	var out []domain.HeldCount
 	for _, d := range docs {
+		if len(d.Held) == 0 {
+			// Nothing held since the last look: drop the empty field, unless a count came
+			// meanwhile, so the next look skips the document.
+			if _, err := s.counters.UpdateOne(ctx, bson.M{"_id": d.ID, "held": bson.M{}}, bson.M{"$unset": bson.M{"held": ""}}); err != nil {
+				return nil, fmt.Errorf("drop the empty held counts of %s: %w", d.ID, err)
+			}
+			continue
+		}
 		rest := strings.TrimPrefix(d.ID, "month/")
 		i := strings.LastIndexByte(rest, '/')
 		if i < 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // Counts made at once, each then kept (its run stored) or given back, as submits do, leave
@@ -58,4 +59,41 @@ func TestConcurrentCountsKeptAndGivenBack(t *testing.T) {
 	ok, err := s.CountMonthly(ctx, "t", "2026-12", "one-too-many", max)
 	require.NoError(t, err)
 	assert.False(t, ok)
+}
+
+// A month's counter that holds nothing any more loses its held field at the next look,
+// which then skips it; one holding a count keeps it.
+func TestCountersHoldingNothingAreSkipped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db := newStoreDB(t)
+	for _, team := range []string{"idle", "busy"} {
+		ok, err := s.CountMonthly(ctx, team, "2026-12", team+"-run", 5)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	require.NoError(t, s.RunStored(ctx, "idle", "2026-12", "idle-run"))
+	require.NoError(t, s.SettleMonthly(ctx))
+	withHeld := func() int64 {
+		n, err := db.Collection("counters").CountDocuments(ctx, bson.M{"held": bson.M{"$exists": true}})
+		require.NoError(t, err)
+		return n
+	}
+	require.EqualValues(t, 2, withHeld())
+
+	held, err := s.HeldMonthly(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, held, 1)
+	assert.Equal(t, "busy-run", held[0].Run)
+	assert.EqualValues(t, 1, withHeld(), "the idle month's empty field is dropped")
+	u, err := s.Usage(ctx, "idle", "2026-12")
+	require.NoError(t, err)
+	assert.Equal(t, 1, u.Monthly, "its count stays")
+
+	ok, err := s.CountMonthly(ctx, "idle", "2026-12", "idle-again", 5)
+	require.NoError(t, err)
+	require.True(t, ok)
+	held, err = s.HeldMonthly(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	assert.Len(t, held, 2, "a count after the drop is held again")
 }
