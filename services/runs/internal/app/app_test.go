@@ -78,6 +78,13 @@ func param(name string, v any) domain.TaskParam {
 // newApp runs the use cases over an empty store, for team "infra" with limits tc.
 func newApp(t *testing.T, tc app.TeamContext) (*app.App, *published) {
 	t.Helper()
+	s := memstore.New()
+	return newAppOver(t, tc, app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s})
+}
+
+// newAppOver runs the use cases over stores, for team "infra" with limits tc.
+func newAppOver(t *testing.T, tc app.TeamContext, stores app.Stores) (*app.App, *published) {
+	t.Helper()
 	dep := []domain.Dependency{{TaskRef: "start"}}
 	defs := definitions{
 		"inline": {Name: "inline", Tasks: []domain.TaskDef{{Name: "start", Type: tasktype.Start},
@@ -89,10 +96,9 @@ func newApp(t *testing.T, tc app.TeamContext) (*app.App, *published) {
 			{Name: "work", Type: tasktype.Script, Params: []domain.TaskParam{param("script", "true")}, Dependencies: dep},
 			{Name: "end", Type: tasktype.End, Dependencies: []domain.Dependency{{TaskRef: "work"}}}}},
 	}
-	s := memstore.New()
 	pub := &published{}
 	a := app.New(app.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, app.Deps{
-		Stores:    app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s},
+		Stores:    stores,
 		Publisher: pub, Definitions: defs, Catalogue: noCatalogue{}, Contexts: contexts{tc},
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,8 +3,6 @@ package app_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/libs/apperr"
-	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/memstore"
@@ -39,32 +36,11 @@ func (f *failingRuns) CreateRun(ctx context.Context, r *domain.Run, tasks []*dom
 // fail says so, for team "infra" allowed max runs a month.
 func newCountingApp(t *testing.T, max int, fail func() bool) (*app.App, *memstore.Store) {
 	t.Helper()
-	dep := []domain.Dependency{{TaskRef: "start"}}
-	defs := definitions{
-		"inline": {Name: "inline", Tasks: []domain.TaskDef{{Name: "start", Type: tasktype.Start},
-			{Name: "end", Type: tasktype.End, Dependencies: dep}}},
-		"script": {Name: "script", Tasks: []domain.TaskDef{{Name: "start", Type: tasktype.Start},
-			{Name: "work", Type: tasktype.Script, Params: []domain.TaskParam{param("script", "true")}, Dependencies: dep},
-			{Name: "end", Type: tasktype.End, Dependencies: []domain.Dependency{{TaskRef: "work"}}}}},
-	}
 	s := memstore.New()
-	runs := &failingRuns{Store: s, fail: fail}
 	tc := limits
 	tc.MaxMonthly = max
-	a := app.New(app.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, app.Deps{
-		Stores:    app.Stores{Runs: runs, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s},
-		Publisher: &published{}, Definitions: defs, Catalogue: noCatalogue{}, Contexts: contexts{tc},
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = a.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	a, _ := newAppOver(t, tc, app.Stores{Runs: &failingRuns{Store: s, fail: fail},
+		Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s})
 	return a, s
 }
 
