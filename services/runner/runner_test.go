@@ -220,7 +220,7 @@ func TestIntegrationDispatchToUpdates(t *testing.T) {
 		}
 	}
 	require.Len(t, got, 2)
-	assert.Equal(t, events.TaskUpdate{TaskRunID: "tr1", RunID: "run1", Attempt: 1, Kind: events.UpdateLog, Runner: "runner-1", Seq: 0, Log: "using ***\n", Time: got[0].Time}, got[0])
+	assert.Equal(t, events.TaskUpdate{TaskRunID: "tr1", RunID: "run1", Attempt: 1, Kind: events.UpdateLog, Runner: "runner-1", Seq: 0, Log: "using ********\n", Time: got[0].Time}, got[0])
 	end := got[1]
 	assert.Equal(t, "tr1", end.TaskRunID)
 	assert.Equal(t, "failed", end.Status)

@@ -60,7 +60,7 @@ func TestIntegrationEngine(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, res.Body.Close())
 		assert.Equal(t, http.StatusOK, res.StatusCode, query)
-		assert.Equal(t, "building for Baton with ***\n", string(log), "the secret is masked%s", query)
+		assert.Equal(t, "building for Baton with ********\n", string(log), "the secret is masked%s", query)
 	}
 
 	// A run that just ended is being put away in the archive; the count is exact once it is.

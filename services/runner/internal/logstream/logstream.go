@@ -9,11 +9,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/baton-flow/baton/libs/secrets"
 )
 
 // Defaults of Options.
@@ -33,7 +34,7 @@ type Send func(ctx context.Context, seq int, chunk string) error
 type Options struct {
 	// Send delivers the chunks, one at a time and in order.
 	Send Send
-	// Secrets are replaced by *** wherever they appear within a line.
+	// Secrets are replaced by secrets.Mask wherever they appear within a line.
 	Secrets []string
 	// Max caps the log in bytes; past it one line says so and the rest is dropped. Zero
 	// means no cap.
@@ -58,7 +59,7 @@ type Options struct {
 type Writer struct {
 	ctx   context.Context
 	opts  Options
-	mask  *strings.Replacer
+	mask  secrets.Masker
 	stop  chan struct{}
 	wake  chan struct{}
 	timer sync.WaitGroup
@@ -87,32 +88,22 @@ func New(ctx context.Context, opts Options) *Writer {
 	return w
 }
 
-func masker(secrets []string) *strings.Replacer {
+// masker masks the secrets in output read line by line: a multi-line secret is masked
+// line by line.
+func masker(values []string) secrets.Masker {
 	var olds []string
-	for _, s := range secrets {
+	for _, s := range values {
 		if !strings.Contains(s, "\n") {
 			olds = append(olds, s)
 			continue
 		}
-		// Output is masked line by line, so a multi-line secret is masked line by line.
 		for l := range strings.Lines(s) {
 			if l = strings.TrimRight(l, "\r\n"); len(l) >= minSecretLine {
 				olds = append(olds, l)
 			}
 		}
 	}
-	olds = slices.DeleteFunc(olds, func(s string) bool { return s == "" })
-	if len(olds) == 0 {
-		return nil
-	}
-	// The replacer tries olds in order: longest first, so a secret containing another is
-	// masked whole.
-	slices.SortFunc(olds, func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(olds))
-	for _, s := range olds {
-		pairs = append(pairs, s, "***")
-	}
-	return strings.NewReplacer(pairs...)
+	return secrets.NewMasker(olds)
 }
 
 // Write takes p whole and never fails: what is past the cap or comes after Abort is
@@ -153,9 +144,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 func (w *Writer) admit() {
 	s := string(w.line)
 	w.line = w.line[:0]
-	if w.mask != nil {
-		s = w.mask.Replace(s)
-	}
+	s = w.mask.Mask(s)
 	if w.opts.Max > 0 && w.written+len(s) > w.opts.Max {
 		s = s[:cut(s, w.opts.Max-w.written)]
 		if s != "" && !strings.HasSuffix(s, "\n") {

@@ -47,11 +47,11 @@ func TestMasking(t *testing.T) {
 		writes  []string
 		want    string
 	}{
-		{name: "secret split across writes", secrets: []string{"s3cret"}, writes: []string{"token=s3", "cret ok\n"}, want: "token=*** ok\n"},
-		{name: "every occurrence", secrets: []string{"pw"}, writes: []string{"pw pw\npw"}, want: "*** ***\n***"},
-		{name: "longest secret first", secrets: []string{"abc", "abcdef"}, writes: []string{"abcdef abc\n"}, want: "*** ***\n"},
-		{name: "empty secrets are ignored", secrets: []string{"", "x1"}, writes: []string{"a x1 b\n"}, want: "a *** b\n"},
-		{name: "multi-line secret line by line", secrets: []string{"-----BEGIN-----\nAAAABBBB\n}\n"}, writes: []string{"-----BEGIN-----\nAAAA", "BBBB\n}\n"}, want: "***\n***\n}\n"},
+		{name: "secret split across writes", secrets: []string{"s3cret"}, writes: []string{"token=s3", "cret ok\n"}, want: "token=******** ok\n"},
+		{name: "every occurrence", secrets: []string{"pw"}, writes: []string{"pw pw\npw"}, want: "******** ********\n********"},
+		{name: "longest secret first", secrets: []string{"abc", "abcdef"}, writes: []string{"abcdef abc\n"}, want: "******** ********\n"},
+		{name: "empty secrets are ignored", secrets: []string{"", "x1"}, writes: []string{"a x1 b\n"}, want: "a ******** b\n"},
+		{name: "multi-line secret line by line", secrets: []string{"-----BEGIN-----\nAAAABBBB\n}\n"}, writes: []string{"-----BEGIN-----\nAAAA", "BBBB\n}\n"}, want: "********\n********\n}\n"},
 		{name: "no secrets", writes: []string{"plain\n"}, want: "plain\n"},
 	}
 	for _, tt := range tests {
@@ -77,9 +77,9 @@ func TestLongLineIsNotHeldBack(t *testing.T) {
 	_, _ = w.Write([]byte("secret-and-more-without-a-newline"))
 	// A line past a chunk is masked and its full chunks sent before Write returns, without
 	// waiting for its end (the rest may follow at once).
-	assert.Equal(t, []string{"***-and-", "more-wit", "hout-a-n"}, s.got()[:3])
+	assert.Equal(t, []string{"********", "-and-mor", "e-withou"}, s.got()[:3])
 	w.Close()
-	assert.Equal(t, "***-and-more-without-a-newline", strings.Join(s.got(), ""))
+	assert.Equal(t, "********-and-more-without-a-newline", strings.Join(s.got(), ""))
 }
 
 func TestCap(t *testing.T) {
@@ -94,7 +94,7 @@ func TestCap(t *testing.T) {
 		{name: "cut mid-line", max: 10, writes: []string{"01234\n", "56789abc\n", "dropped\n"}, want: "01234\n5678\n[log truncated at 10 bytes]\n"},
 		{name: "cut at a line end", max: 6, writes: []string{"01234\n", "dropped\n"}, want: "01234\n[log truncated at 6 bytes]\n"},
 		{name: "MiB", max: 1 << 20, writes: []string{strings.Repeat("x", 1<<20) + "\n"}, want: strings.Repeat("x", 1<<20) + "\n[log truncated at 1 MiB]\n"},
-		{name: "masked size counts", max: 8, writes: []string{"secret secret\n"}, want: "*** ***\n"},
+		{name: "masked size counts", max: 9, writes: []string{"secret\n", "more\n"}, want: "********\n[log truncated at 9 bytes]\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

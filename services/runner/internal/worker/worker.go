@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -333,21 +332,21 @@ func (w *Worker) guard(d events.TaskAttempt, out executor.Outcome) executor.Outc
 	if len(d.Secrets) == 0 {
 		return out
 	}
-	mask := masker(d.Secrets)
-	out.Message = mask.Replace(out.Message)
+	mask := secrets.NewMasker(d.Secrets)
+	out.Message = mask.Mask(out.Message)
 	if len(out.Results) == 0 {
 		return out
 	}
 	results := make(map[string]string, len(out.Results))
 	for name, v := range out.Results {
-		if mask.Replace(v) != v {
+		if mask.Mask(v) != v {
 			sealed, err := "", errors.New("no secret key")
 			if w.opts.Sealer != nil {
 				sealed, err = w.opts.Sealer.Seal(v)
 			}
 			if err != nil {
 				// Never sent in clear: masked, the value is lost.
-				sealed = mask.Replace(v)
+				sealed = mask.Mask(v)
 			}
 			v = sealed
 		}
@@ -355,20 +354,6 @@ func (w *Worker) guard(d events.TaskAttempt, out executor.Outcome) executor.Outc
 	}
 	out.Results = results
 	return out
-}
-
-// masker replaces each secret by the mask, longest first so a secret holding another is
-// masked whole.
-func masker(values []string) *strings.Replacer {
-	sorted := slices.Clone(values)
-	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-	var pairs []string
-	for _, v := range sorted {
-		if v != "" {
-			pairs = append(pairs, v, secrets.Mask)
-		}
-	}
-	return strings.NewReplacer(pairs...)
 }
 
 // report publishes how attempt d ended.

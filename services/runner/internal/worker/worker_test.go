@@ -146,7 +146,7 @@ func TestAttemptReportsLogThenEnd(t *testing.T) {
 		assert.Equal(t, i, s.update.Seq)
 		log.WriteString(s.update.Log)
 	}
-	assert.Equal(t, "line 1 pw=***\nline 2 pw=***\nline 3 pw=***\n", log.String())
+	assert.Equal(t, "line 1 pw=********\nline 2 pw=********\nline 3 pw=********\n", log.String())
 
 	last := sent[len(sent)-1]
 	assert.Equal(t, "tr1/2/ended", last.id)
@@ -188,7 +188,7 @@ func TestSealedAttempt(t *testing.T) {
 		for _, s := range sent[:len(sent)-1] {
 			log.WriteString(s.update.Log)
 		}
-		assert.Contains(t, log.String(), "pw=***\n")
+		assert.Contains(t, log.String(), "pw=********\n")
 		assert.Contains(t, log.String(), `"sealed":"enc:v1:`, "the journal holds the attempt sealed")
 		assert.NotContains(t, log.String(), "hunter2")
 		u := sent[len(sent)-1].update

@@ -1,0 +1,50 @@
+package secrets
+
+import (
+	"slices"
+	"strings"
+)
+
+// Masker hides secret values in text, each replaced by Mask wherever it appears. The zero
+// Masker hides nothing.
+type Masker struct{ r *strings.Replacer }
+
+// NewMasker returns a Masker of values. Longer values are tried first, so that a value
+// holding another is masked whole; empty ones are left out.
+func NewMasker(values []string) Masker {
+	olds := slices.DeleteFunc(slices.Clone(values), func(v string) bool { return v == "" })
+	if len(olds) == 0 {
+		return Masker{}
+	}
+	slices.SortFunc(olds, func(a, b string) int {
+		if n := len(b) - len(a); n != 0 {
+			return n
+		}
+		return strings.Compare(a, b)
+	})
+	olds = slices.Compact(olds)
+	pairs := make([]string, 0, 2*len(olds))
+	for _, v := range olds {
+		pairs = append(pairs, v, Mask)
+	}
+	return Masker{r: strings.NewReplacer(pairs...)}
+}
+
+// Mask returns s with every value of m replaced by Mask.
+func (m Masker) Mask(s string) string {
+	if m.r == nil || s == "" {
+		return s
+	}
+	return m.r.Replace(s)
+}
+
+// Hides reports whether m has any value to mask.
+func (m Masker) Hides() bool { return m.r != nil }
+
+// MaskText returns s with each of values found in it replaced by Mask (see NewMasker).
+func MaskText(s string, values []string) string {
+	if s == "" || len(values) == 0 {
+		return s
+	}
+	return NewMasker(values).Mask(s)
+}
