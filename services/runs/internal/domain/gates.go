@@ -235,7 +235,7 @@ func (s *State) NewAction(i int, now time.Time) (*Action, error) {
 	return &Action{
 		ID: ActionID(t.ID, t.Attempt), Team: r.Team, Type: ActionType(t.Type), Status: ActionSubmitted,
 		Workflow: r.Workflow, WorkflowName: r.WorkflowDisplayName, RunID: r.ID, TaskRunID: t.ID, TaskName: t.Name,
-		Attempt: t.Attempt, Instructions: r.Scrub(c.Instructions), ApproverGroup: c.ApproverGroup, Required: c.Required,
+		Attempt: t.Attempt, Instructions: s.Scrub(c.Instructions), ApproverGroup: c.ApproverGroup, Required: c.Required,
 		Form: c.Form, Initiator: r.InitiatedBy.Person, CreationDate: now.UTC(),
 	}, nil
 }

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -66,6 +67,42 @@ func NewState(run *Run, tasks []*TaskRun) (*State, error) {
 		}
 	}
 	return s, nil
+}
+
+// SecretValues are the values nothing the run shows may hold: those the run knew from
+// its start (Context.Secrets: password params, the team's and global ones, the callback
+// token) and every result of its ended tasks that came from a secret — a manual form's
+// password field, a result a runner found a secret in, a value set from one — since a
+// later task may substitute it anywhere: in a script whose log must mask it, in results
+// and messages that must not hold it.
+func (s *State) SecretValues() []string {
+	known := s.Run.Context.Secrets
+	if len(s.secretResults) == 0 {
+		return known
+	}
+	out := slices.Clip(known)
+	seen := make(map[string]bool, len(known))
+	for _, v := range known {
+		seen[v] = true
+	}
+	for _, task := range slices.Sorted(maps.Keys(s.secretResults)) {
+		for _, name := range slices.Sorted(maps.Keys(s.secretResults[task])) {
+			if v := s.results[task][name]; v != "" && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// Scrub masks, in a text the run shows (a status message, an action's instructions),
+// every value of SecretValues.
+func (s *State) Scrub(text string) string {
+	if text == "" {
+		return text
+	}
+	return ScrubText(text, s.SecretValues())
 }
 
 // fits checks that n more bytes of results keep the run's params and results within
@@ -234,7 +271,7 @@ func (m *Machine) complete(i int, status Status, msg string) {
 		m.S.approvals--
 		m.syncAwaiting()
 	}
-	t.Status, t.StatusMessage = status, m.S.Run.Scrub(msg)
+	t.Status, t.StatusMessage = status, m.S.Scrub(msg)
 	t.EndTime = m.Now
 	if t.StartTime.IsZero() && status != Skipped {
 		t.StartTime = m.Now
@@ -345,7 +382,7 @@ func (m *Machine) failureMessage() string {
 
 func (m *Machine) end(status Status, msg string) {
 	r := m.S.Run
-	r.Status, r.Phase, r.StatusMessage = status, Completed, r.Scrub(msg)
+	r.Status, r.Phase, r.StatusMessage = status, Completed, m.S.Scrub(msg)
 	r.EndTime = m.Now
 	r.AwaitingApproval = false
 	if r.StartTime.IsZero() {
@@ -446,7 +483,7 @@ func (m *Machine) failAttempt(i int, status Status, msg string) {
 	delay := retryDelay(def, t.Attempt)
 	t.Status, t.Runner = Waiting, ""
 	t.WakeAt = m.Now.Add(delay)
-	t.StatusMessage = m.S.Run.Scrub(fmt.Sprintf("attempt %d %s: %s; retrying in %s", t.Attempt, status, msg, delay))
+	t.StatusMessage = m.S.Scrub(fmt.Sprintf("attempt %d %s: %s; retrying in %s", t.Attempt, status, msg, delay))
 }
 
 // retryDelay is retryDelay seconds doubled per attempt, capped at an hour; 1 s by default.

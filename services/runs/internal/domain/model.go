@@ -313,21 +313,9 @@ func (r *Run) Scrub(s string) string {
 	return ScrubText(s, r.Context.Secrets)
 }
 
-// ScrubText replaces each of secrets found in s by secrets.Mask, longest first so that a
-// secret holding another is masked whole.
-func ScrubText(s string, values []string) string {
-	if s == "" || len(values) == 0 {
-		return s
-	}
-	sorted := slices.Clone(values)
-	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-	for _, v := range sorted {
-		if v != "" {
-			s = strings.ReplaceAll(s, v, secrets.Mask)
-		}
-	}
-	return s
-}
+// ScrubText replaces each of values found in s by secrets.Mask, longest first so that a
+// value holding another is masked whole.
+func ScrubText(s string, values []string) string { return secrets.MaskText(s, values) }
 
 // names is the set of a list of names.
 func names(list []string) map[string]bool {

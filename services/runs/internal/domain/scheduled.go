@@ -418,6 +418,6 @@ func (m *Machine) ScheduleDelayed(i, attempt int, why string) bool {
 	if !t.Deadline.IsZero() && t.Deadline.Before(t.WakeAt) {
 		t.WakeAt = t.Deadline
 	}
-	t.StatusMessage = m.S.Run.Scrub(fmt.Sprintf("cannot reach the schedules service (%s); trying again in %s", why, t.WakeAt.Sub(m.Now)))
+	t.StatusMessage = m.S.Scrub(fmt.Sprintf("cannot reach the schedules service (%s); trying again in %s", why, t.WakeAt.Sub(m.Now)))
 	return true
 }

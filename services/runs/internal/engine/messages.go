@@ -51,11 +51,13 @@ func dispatch(st *domain.State, i int, now time.Time, box Sealer) (Message, erro
 	r := st.Run
 	a := events.TaskAttempt{
 		TaskRunID: t.ID, RunID: r.ID, Team: r.Team, Workflow: r.Workflow, Name: t.Name, Type: t.Type,
-		Attempt: t.Attempt, Deadline: t.Deadline, Results: step.Results, Secrets: r.Context.Secrets,
+		Attempt: t.Attempt, Deadline: t.Deadline, Results: step.Results, Secrets: st.SecretValues(),
 		Spec: events.TaskSpec{Image: step.Image, Command: step.Command, Args: step.Args, Script: step.Script,
 			Shell: step.Shell, WorkingDir: step.WorkingDir},
 	}
-	// A value given to a catalogue task's password parameter is masked in its log too.
+	// Every secret the run knows of is masked in the log and kept out of the results, those
+	// its tasks' results carry included; a value given to a catalogue task's password
+	// parameter too.
 	if spec := st.G.Tasks[i].Spec; spec != nil {
 		for _, p := range spec.Params {
 			if s := domain.Text(t.Params[p.Name]); p.Type == "password" && s != "" && !slices.Contains(a.Secrets, s) {

@@ -1,0 +1,48 @@
+package domain
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/tasktype"
+)
+
+// A manual form's password value is one of the run's secrets from the moment the form is
+// decided, as its password params are: a later task's status message and a later action's
+// instructions show it masked, and a state loaded again from the stored task runs knows
+// it as well.
+func TestFormPasswordIsASecretOfTheRun(t *testing.T) {
+	t.Parallel()
+	const pw = "f0rm-Secret-value"
+	form := []any{map[string]any{"name": "user", "type": "text"}, map[string]any{"name": "pw", "type": "password"}}
+	s, _ := started(t, &Definition{Tasks: []TaskDef{
+		task("start", tasktype.Start, nil),
+		task("form", tasktype.Manual, map[string]any{"params": form}, "start"),
+		task("ask", tasktype.Manual, map[string]any{"instructions": "Sign in as $(tasks.form.results.user) with $(tasks.form.results.pw)."}, "form"),
+		task("bad", tasktype.SetWFStatus, map[string]any{"status": "$(tasks.form.results.pw)"}, "form"),
+		task("end", tasktype.End, nil, "ask", "bad"),
+	}}, nil)
+	s.Run.Context.Secrets = []string{"t3am-secret"}
+	require.Equal(t, []string{"t3am-secret"}, s.SecretValues(), "before the form is decided")
+
+	m := NewMachine(s, t0)
+	require.True(t, m.ActionDecided(1, 1, ActionApproved, "", map[string]string{"user": "ann", "pw": pw}, []string{"pw"}))
+	assert.Equal(t, []string{"t3am-secret", pw}, s.SecretValues())
+	assert.Equal(t, []string{"t3am-secret"}, s.Run.Context.Secrets, "the run's own list is left as it was")
+
+	bad := s.Tasks[3]
+	require.Equal(t, Invalid, bad.Status)
+	assert.NotContains(t, bad.StatusMessage, pw)
+	assert.Contains(t, bad.StatusMessage, `"********"`)
+
+	require.Equal(t, Waiting, s.Tasks[2].Status)
+	a, err := s.NewAction(2, t0)
+	require.NoError(t, err)
+	assert.Equal(t, "Sign in as ann with ********.", a.Instructions)
+
+	again, err := NewState(s.Run, s.Tasks)
+	require.NoError(t, err)
+	assert.Equal(t, s.SecretValues(), again.SecretValues(), "a state loaded again")
+}
