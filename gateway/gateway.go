@@ -31,6 +31,7 @@ import (
 	"github.com/baton-flow/baton/libs/host"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/secrets"
 )
 
 // Name is the gateway's unit name.
@@ -104,7 +105,7 @@ type OIDCConfig struct {
 func (c Config) LogValue() slog.Value {
 	token := ""
 	if c.BootstrapToken != "" {
-		token = "********"
+		token = secrets.Mask
 	}
 	return slog.GroupValue(
 		slog.String("addr", c.Addr),

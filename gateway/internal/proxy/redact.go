@@ -3,13 +3,13 @@ package proxy
 import (
 	"net/url"
 	"strings"
+
+	"github.com/baton-flow/baton/libs/secrets"
 )
 
-// redacted replaces secret query values in logs.
-const redacted = "REDACTED"
-
 // RedactedURI returns path and query for a log line, with the value of every access_token
-// parameter replaced: query tokens are credentials and never reach a log (API.md §2).
+// parameter replaced by the one mask of secrets: query tokens are credentials and never
+// reach a log (API.md §2).
 func RedactedURI(path string, query []byte) string {
 	if len(query) == 0 {
 		return path
@@ -27,7 +27,7 @@ func RedactedURI(path string, query []byte) string {
 		if k, err := url.QueryUnescape(key); hasValue && (err != nil || strings.EqualFold(k, "access_token")) {
 			b.WriteString(key)
 			b.WriteByte('=')
-			b.WriteString(redacted)
+			b.WriteString(secrets.Mask)
 			continue
 		}
 		b.WriteString(pair)

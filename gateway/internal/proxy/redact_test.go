@@ -13,11 +13,11 @@ func TestRedactedURI(t *testing.T) {
 	}{
 		{"no query", "/api/v2/callback", "", "/api/v2/callback"},
 		{"no token", "/api/v2/callback", "ref=r1&topic=t", "/api/v2/callback?ref=r1&topic=t"},
-		{"token", "/api/v2/callback", "ref=r1&access_token=s3cret&topic=t", "/api/v2/callback?ref=r1&access_token=REDACTED&topic=t"},
-		{"token twice", "/api/v2/event", "access_token=a&access_token=b", "/api/v2/event?access_token=REDACTED&access_token=REDACTED"},
-		{"encoded key", "/api/v2/event", "access%5Ftoken=s3cret", "/api/v2/event?access%5Ftoken=REDACTED"},
-		{"undecodable key", "/api/v2/event", "%zz=s3cret", "/api/v2/event?%zz=REDACTED"},
-		{"other case", "/api/v2/event", "ACCESS_TOKEN=s3cret", "/api/v2/event?ACCESS_TOKEN=REDACTED"},
+		{"token", "/api/v2/callback", "ref=r1&access_token=s3cret&topic=t", "/api/v2/callback?ref=r1&access_token=********&topic=t"},
+		{"token twice", "/api/v2/event", "access_token=a&access_token=b", "/api/v2/event?access_token=********&access_token=********"},
+		{"encoded key", "/api/v2/event", "access%5Ftoken=s3cret", "/api/v2/event?access%5Ftoken=********"},
+		{"undecodable key", "/api/v2/event", "%zz=s3cret", "/api/v2/event?%zz=********"},
+		{"other case", "/api/v2/event", "ACCESS_TOKEN=s3cret", "/api/v2/event?ACCESS_TOKEN=********"},
 		{"key without value", "/api/v2/event", "access_token", "/api/v2/event?access_token"},
 	}
 	for _, tt := range tests {

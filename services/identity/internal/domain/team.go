@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/names"
+	"github.com/baton-flow/baton/libs/secrets"
 )
 
 // TeamStatus is whether a team is in use.
@@ -183,7 +184,7 @@ var TeamSortFields = []string{"name", "creationDate", "status"}
 
 // TeamSecretMask replaces secret parameter values in every answer. A write that sends it
 // back (or omits the value) keeps the stored value.
-const TeamSecretMask = "********"
+const TeamSecretMask = secrets.Mask
 
 // TeamParamPassword is the parameter type whose values are secret.
 const TeamParamPassword = "password"

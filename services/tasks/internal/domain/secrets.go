@@ -3,11 +3,13 @@ package domain
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/baton-flow/baton/libs/secrets"
 )
 
 // Mask stands for a password parameter's default or value in every public answer; a write
 // sending it back means "keep the stored value" (API.md §2).
-const Mask = "********"
+const Mask = secrets.Mask
 
 var maskJSON = json.RawMessage(`"` + Mask + `"`)
 
