@@ -146,7 +146,11 @@ func MonthStart(t time.Time) time.Time {
 // initiator it names.
 type SubmitRun struct {
 	// Params are values by parameter name, over the workflow's defaults.
-	Params map[string]any    `json:"params,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
+	// Secret names the params that hold a secret though the workflow does not declare
+	// them password: a schedule's that a run made from its secrets. The run masks and
+	// seals them as it does its password params.
+	Secret []string          `json:"secret,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
 	// Trigger is the run's trigger: schedule, event, webhook, codehost or chat. The
 	// workflow's trigger of that name must be enabled; chat runs are started by hand, so

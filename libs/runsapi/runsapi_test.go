@@ -30,7 +30,7 @@ func goldenCases() []golden.Case {
 		{Name: "activeruns.cancel", Value: runsapi.CancelledRuns{Cancelled: 3}},
 		{Name: "usage", Value: runsapi.Usage{CurrentRuns: 120, CurrentConcurrentRuns: 4, CurrentRunTotalDuration: 3_600_000,
 			CurrentRunMedianDuration: 25_000, MonthlyResetDate: time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)}},
-		{Name: "submitrun", Value: runsapi.SubmitRun{Params: map[string]any{"env": "prod", "count": 3.0},
+		{Name: "submitrun", Value: runsapi.SubmitRun{Params: map[string]any{"env": "prod", "count": 3.0, "key": "s3cret"}, Secret: []string{"key"},
 			Labels: map[string]string{"team": "release"}, Trigger: "schedule", IdempotencyKey: "6650c0ffee00000000000c01@2025-03-14T15:00:00Z",
 			InitiatedBy: runsapi.Initiator{Type: "schedule", ID: "6650c0ffee00000000000c01", Name: "nightly", Person: "6650c0ffee00000000000a01"}}},
 		{Name: "submittedrun", Value: runsapi.SubmittedRun{RunState: runsapi.RunState{ID: "6650c0ffee00000000000b01", Status: "running", Phase: "running"}, Created: true}},

@@ -252,7 +252,7 @@ func runEvents(s *app.Schedules) kafkax.Handler {
 type fireRuns struct{ c *runsapi.Client }
 
 func (r fireRuns) Submit(ctx context.Context, s *domain.Schedule, at time.Time) (string, bool, error) {
-	req := runsapi.SubmitRun{Params: s.Params, Labels: s.Labels, Trigger: "schedule", IdempotencyKey: domain.FireKey(s.ID, at),
+	req := runsapi.SubmitRun{Params: s.Params, Secret: s.Secret, Labels: s.Labels, Trigger: "schedule", IdempotencyKey: domain.FireKey(s.ID, at),
 		InitiatedBy: runsapi.Initiator{Type: "schedule", ID: s.ID, Name: s.Name, Person: s.CreatedBy.Person}}
 	run, err := r.c.SubmitRun(ctx, s.Team, s.Workflow, req)
 	return run.ID, run.Created, err

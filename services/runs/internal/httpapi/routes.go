@@ -94,7 +94,7 @@ func (h *handlers) submitRun(c *fiber.Ctx) error {
 	}
 	v, created, err := h.app.Submit(c.UserContext(), app.Submission{
 		Team: c.Params("team"), Workflow: c.Params("name"), Key: b.IdempotencyKey, Start: true, Trigger: b.Trigger,
-		Request: domain.SubmitRequest{Params: b.Params, Labels: b.Labels},
+		Request: domain.SubmitRequest{Params: b.Params, Secret: b.Secret, Labels: b.Labels},
 		By:      domain.Initiator{Type: b.InitiatedBy.Type, ID: b.InitiatedBy.ID, Name: b.InitiatedBy.Name, Person: b.InitiatedBy.Person},
 	})
 	if err != nil {
