@@ -206,14 +206,10 @@ func (a *App) runContext(r *domain.Run, tc TeamContext) domain.RunContext {
 		} else {
 			v = tc.Team[n]
 		}
-		if s := domain.Text(v); s != "" {
-			rc.Secrets = append(rc.Secrets, s)
-		}
+		rc.Secrets = append(rc.Secrets, domain.SecretTexts(v)...)
 	}
 	for _, name := range r.SecretParams {
-		if s := domain.Text(r.Params[name]); s != "" {
-			rc.Secrets = append(rc.Secrets, s)
-		}
+		rc.Secrets = append(rc.Secrets, domain.SecretTexts(r.Params[name])...)
 	}
 	if a.tokens != nil {
 		rc.CallbackToken = a.tokens.RunToken(r.ID)

@@ -6,6 +6,7 @@ package domain
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -316,6 +317,42 @@ func (r *Run) Scrub(s string) string {
 // ScrubText replaces each of values found in s by secrets.Mask, longest first so that a
 // value holding another is masked whole.
 func ScrubText(s string, values []string) string { return secrets.MaskText(s, values) }
+
+// minSecretLeaf is the shortest string inside a secret object or list that is masked on
+// its own: shorter ones ("id", "eu") would mask ordinary output without protecting anything.
+const minSecretLeaf = 4
+
+// SecretTexts are the texts a secret value may show as: the value as text and, for an
+// object or a list, each string inside it (of minSecretLeaf bytes or more), which a
+// reference such as `$(params.creds.password)` substitutes alone.
+func SecretTexts(v any) []string {
+	var out []string
+	if s := Text(v); s != "" {
+		out = append(out, s)
+	}
+	var leaves func(any)
+	leaves = func(x any) {
+		switch c := x.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(c)) {
+				leaves(c[k])
+			}
+		case []any:
+			for _, e := range c {
+				leaves(e)
+			}
+		case string:
+			if len(c) >= minSecretLeaf && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	switch v.(type) {
+	case map[string]any, []any:
+		leaves(v)
+	}
+	return out
+}
 
 // names is the set of a list of names.
 func names(list []string) map[string]bool {

@@ -245,8 +245,10 @@ func (r *Run) Merge(req SubmitRequest) error {
 		// A secret given at start is masked as those given at submit are.
 		for _, name := range r.SecretParams {
 			if v, ok := req.Params[name]; ok {
-				if s := Text(v); s != "" && !slices.Contains(r.Context.Secrets, s) {
-					r.Context.Secrets = append(r.Context.Secrets, s)
+				for _, s := range SecretTexts(v) {
+					if !slices.Contains(r.Context.Secrets, s) {
+						r.Context.Secrets = append(r.Context.Secrets, s)
+					}
 				}
 			}
 		}
