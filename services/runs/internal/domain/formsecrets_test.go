@@ -46,3 +46,23 @@ func TestFormPasswordIsASecretOfTheRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, s.SecretValues(), again.SecretValues(), "a state loaded again")
 }
+
+// A result that holds a secret the run knows of is secret though whoever made it did not
+// say so: a worker's, a callback's data.
+func TestResultsHoldingASecretAreSecret(t *testing.T) {
+	t.Parallel()
+	const known = "t3am-secret"
+	s, _ := started(t, &Definition{Tasks: []TaskDef{
+		task("start", tasktype.Start, nil),
+		task("work", tasktype.Generic, map[string]any{"queue": "q"}, "start"),
+		task("wait", tasktype.EventWait, map[string]any{"topic": "deployed"}, "start"),
+		task("end", tasktype.End, nil, "work", "wait"),
+	}}, nil)
+	s.Run.Context.Secrets = []string{known}
+	m := NewMachine(s, t0)
+	require.True(t, m.Ended(1, 1, Succeeded, "", map[string]string{"out": "key=" + known, "plain": "ok", "said": "x"}, []string{"said"}))
+	assert.Equal(t, []string{"out", "said"}, s.Tasks[1].SecretResults)
+	require.NoError(t, m.CallbackArrived("deployed", Succeeded, `{"token":"`+known+`"}`))
+	assert.Equal(t, []string{"data"}, s.Tasks[2].SecretResults)
+	assert.Contains(t, s.SecretValues(), "key="+known, "and is masked downstream as a whole")
+}

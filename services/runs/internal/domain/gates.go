@@ -290,7 +290,7 @@ func (m *Machine) ActionDecided(i, attempt int, status ActionStatus, msg string,
 			m.complete(i, Failed, "the form's values: "+err.Error())
 			break
 		}
-		t.Results, t.SecretResults = results, secretNames(results, secret)
+		t.Results, t.SecretResults = results, m.S.secretNames(results, secret)
 		m.complete(i, Succeeded, msg)
 	case ActionRejected:
 		m.complete(i, Failed, msg)
@@ -347,7 +347,7 @@ func (m *Machine) takeCallback(i int, cb Callback) {
 			return
 		}
 	}
-	t.Results = results
+	t.Results, t.SecretResults = results, m.S.secretNames(results, nil)
 	msg := ""
 	if cb.Status != Succeeded {
 		msg = "the callback on topic '" + Text(t.Params["topic"]) + "' said " + string(cb.Status)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/tasktype"
 )
 
@@ -461,7 +462,7 @@ func (m *Machine) Ended(i, attempt int, status Status, msg string, results map[s
 		}
 	}
 	if status == Succeeded {
-		t.Results, t.SecretResults = results, secretNames(results, secret)
+		t.Results, t.SecretResults = results, m.S.secretNames(results, secret)
 		m.complete(i, Succeeded, msg)
 		m.maybeFinish()
 		return true
@@ -654,7 +655,7 @@ func (m *Machine) ChildEnded(i int, child string, status Status, results map[str
 	if err := m.S.fits(size(results)); err != nil {
 		results, status, msg = map[string]string{"workflowRunRef": child}, Failed, "the child run's results: "+err.Error()
 	}
-	t.Results, t.SecretResults = results, secretNames(results, secret)
+	t.Results, t.SecretResults = results, m.S.secretNames(results, secret)
 	if status == Succeeded {
 		m.complete(i, status, msg)
 	} else {
@@ -784,11 +785,25 @@ func (m *Machine) Repair() {
 // MarkRunChanged records a change made to the run document outside the machine's moves.
 func (m *Machine) MarkRunChanged() { m.runChanged = true }
 
-// secretNames is the sorted list of the names in secret that results holds.
-func secretNames(results map[string]string, secret []string) []string {
+// secretNames names, sorted, the results that hold a secret: those named in secret, as
+// whoever made them said, and any other whose text holds one of SecretValues, so that a
+// worker or a caller that did not say so cannot put a secret the run knows of in clear.
+func (s *State) secretNames(results map[string]string, secret []string) []string {
 	var out []string
 	for _, n := range secret {
 		if _, ok := results[n]; ok {
+			out = setName(out, n, true)
+		}
+	}
+	if len(out) == len(results) {
+		return out
+	}
+	mask := secrets.NewMasker(s.SecretValues())
+	if !mask.Hides() {
+		return out
+	}
+	for n, v := range results {
+		if mask.Mask(v) != v {
 			out = setName(out, n, true)
 		}
 	}
