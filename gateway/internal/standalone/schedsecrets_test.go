@@ -9,10 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/baton-flow/baton/libs/embedded"
-	"github.com/baton-flow/baton/libs/events"
-	"github.com/baton-flow/baton/libs/host"
 )
 
 // A secret reaches a scheduled run two ways — a schedule's value for a password param,
@@ -27,16 +23,8 @@ func TestIntegrationScheduledSecretsStaySecret(t *testing.T) {
 		"passed":   "p4ssed-Secret-value-48",
 		"default":  "def4ult-Secret-value-83",
 	}
-	var topics []string
-	for _, topic := range events.AllTopics {
-		topics = append(topics, events.Topic(events.DefaultTopicPrefix, topic), events.DeadLetter(events.Topic(events.DefaultTopicPrefix, topic)))
-	}
-	broker, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics})
-	require.NoError(t, err)
-	t.Cleanup(broker.Close)
-	dataDir := t.TempDir()
-	b := start(t, map[string]string{"BATON_DATA_DIR": dataDir, "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error",
-		"BATON_KAFKA_BROKERS": strings.Join(broker.Brokers(), ",")})
+	o := startObserved(t, nil)
+	b := o.baton
 	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"ops"}`)
 	require.Equal(t, http.StatusCreated, code, out)
 	code, out = b.call(t, http.MethodPost, "/api/v2/token", b.token, `{"type":"team","name":"reader","principal":"ops","permissions":["**/read"]}`)
@@ -116,11 +104,5 @@ h "$(params.note)" > $(results.note.path)`
 	answers.WriteString(readAll(t, b, "/api/v2/team/ops/workflowrun/query", reader))
 	assertNoSecret(t, "the API's answers", []byte(answers.String()), everySecret)
 
-	messages := readTopics(t, broker.Brokers()[0])
-	assert.Contains(t, string(messages), "planned", "the runs' messages were read")
-	assertNoSecret(t, "the broker's messages", messages, everySecret)
-	require.NoError(t, b.stop())
-	files := readFiles(t, dataDir)
-	assert.Contains(t, string(files), "planner", "the database files were read")
-	assertNoSecret(t, "the data directory's files after a stop", files, everySecret)
+	o.assertNoSecretAtRest(t, "planned", "planner", everySecret)
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -46,17 +47,8 @@ func TestIntegrationSecretsNeverInClear(t *testing.T) {
 	for k, v := range secretValues {
 		everySecret[k] = v
 	}
-	// A broker of the test's own, so that every message of the run can be read back.
-	var topics []string
-	for _, topic := range events.AllTopics {
-		topics = append(topics, events.Topic(events.DefaultTopicPrefix, topic), events.DeadLetter(events.Topic(events.DefaultTopicPrefix, topic)))
-	}
-	broker, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics})
-	require.NoError(t, err)
-	t.Cleanup(broker.Close)
-	dataDir := t.TempDir()
-	b := start(t, map[string]string{"BATON_DATA_DIR": dataDir, "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error",
-		"BATON_KAFKA_BROKERS": strings.Join(broker.Brokers(), ",")})
+	o := startObserved(t, nil)
+	b := o.baton
 
 	code, out := b.call(t, http.MethodPost, "/api/v2/parameters", b.token,
 		fmt.Sprintf(`{"name":"gpw","type":"password","value":%q}`, secretValues["global"]))
@@ -172,16 +164,49 @@ printf 'carried %s' "$(params.spw)" > $(results.carried.path)`
 		return code == http.StatusOK && count["status"].(map[string]any)["succeeded"] == float64(1)
 	}, 10*time.Second, 20*time.Millisecond)
 
-	messages := readTopics(t, broker.Brokers()[0])
-	assert.Contains(t, string(messages), id, "the run's messages were read")
-	assertNoSecret(t, "the broker's messages", messages, everySecret)
+	o.assertNoSecretAtRest(t, id, "vaulted", everySecret)
+}
 
-	files := readFiles(t, dataDir)
-	assert.Contains(t, string(files), "vaulted", "the database files were read")
-	assertNoSecret(t, "the data directory's files", files, everySecret)
-	// Stopped, the store has checkpointed its write-ahead log into the database files.
-	require.NoError(t, b.stop())
-	assertNoSecret(t, "the data directory's files after a stop", readFiles(t, dataDir), everySecret)
+// observed is a standalone Baton whose data directory and broker are the test's own, so
+// that every database file and every message can be read back.
+type observed struct {
+	*baton
+	dataDir string
+	broker  *embedded.Kafka
+}
+
+// startObserved starts an observed Baton with vars beside its own.
+func startObserved(t *testing.T, vars map[string]string) *observed {
+	t.Helper()
+	var topics []string
+	for _, topic := range events.AllTopics {
+		topics = append(topics, events.Topic(events.DefaultTopicPrefix, topic), events.DeadLetter(events.Topic(events.DefaultTopicPrefix, topic)))
+	}
+	broker, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics})
+	require.NoError(t, err)
+	t.Cleanup(broker.Close)
+	o := &observed{dataDir: t.TempDir(), broker: broker}
+	all := map[string]string{"BATON_DATA_DIR": o.dataDir, "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error",
+		"BATON_KAFKA_BROKERS": strings.Join(broker.Brokers(), ",")}
+	maps.Copy(all, vars)
+	o.baton = start(t, all)
+	return o
+}
+
+// assertNoSecretAtRest fails for each of values found in a message of the broker or in a
+// file of the data directory, before and after a stop (which checkpoints the store's
+// write-ahead log into its files). The messages must hold inMessages and the files
+// inFiles, to show they were read.
+func (o *observed) assertNoSecretAtRest(t *testing.T, inMessages, inFiles string, values map[string]string) {
+	t.Helper()
+	messages := readTopics(t, o.broker.Brokers()[0])
+	assert.Contains(t, string(messages), inMessages, "the messages were read")
+	assertNoSecret(t, "the broker's messages", messages, values)
+	files := readFiles(t, o.dataDir)
+	assert.Contains(t, string(files), inFiles, "the database files were read")
+	assertNoSecret(t, "the data directory's files", files, values)
+	require.NoError(t, o.stop())
+	assertNoSecret(t, "the data directory's files after a stop", readFiles(t, o.dataDir), values)
 }
 
 // prop is a setwfproperty task setting output to value, after task after.
