@@ -38,13 +38,14 @@ func (m Masker) Mask(s string) string {
 	return m.r.Replace(s)
 }
 
-// Hides reports whether m has any value to mask.
-func (m Masker) Hides() bool { return m.r != nil }
-
-// MaskText returns s with each of values found in it replaced by Mask (see NewMasker).
+// MaskText returns s with each of values found in it replaced by Mask (see NewMasker). A
+// text that holds none of them, the common case, is answered as it is at the cost of a
+// search for each.
 func MaskText(s string, values []string) string {
-	if s == "" || len(values) == 0 {
-		return s
+	for _, v := range values {
+		if v != "" && strings.Contains(s, v) {
+			return NewMasker(values).Mask(s)
+		}
 	}
-	return NewMasker(values).Mask(s)
+	return s
 }

@@ -32,6 +32,4 @@ func TestMasker(t *testing.T) {
 		})
 	}
 	assert.Equal(t, "x", secrets.Masker{}.Mask("x"), "the zero Masker hides nothing")
-	assert.False(t, secrets.NewMasker([]string{""}).Hides())
-	assert.True(t, secrets.NewMasker([]string{"pw"}).Hides())
 }

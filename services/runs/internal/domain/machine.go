@@ -798,12 +798,9 @@ func (s *State) secretNames(results map[string]string, secret []string) []string
 	if len(out) == len(results) {
 		return out
 	}
-	mask := secrets.NewMasker(s.SecretValues())
-	if !mask.Hides() {
-		return out
-	}
+	known := s.SecretValues()
 	for n, v := range results {
-		if mask.Mask(v) != v {
+		if secrets.MaskText(v, known) != v {
 			out = setName(out, n, true)
 		}
 	}
