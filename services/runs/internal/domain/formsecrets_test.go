@@ -66,3 +66,32 @@ func TestResultsHoldingASecretAreSecret(t *testing.T) {
 	assert.Equal(t, []string{"data"}, s.Tasks[2].SecretResults)
 	assert.Contains(t, s.SecretValues(), "key="+known, "and is masked downstream as a whole")
 }
+
+// A manual task's form that gives a password field a default is secret as a whole in the
+// task run, while its action keeps the default to fill the field with.
+func TestFormWithAPasswordDefaultIsSecret(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		form any
+		want []string
+	}{
+		{"a password default", []any{map[string]any{"name": "pw", "type": "password", "default": "d3fault-pw"}}, []string{"params"}},
+		{"a password without one", []any{map[string]any{"name": "pw", "type": "password"}}, nil},
+		{"a text default", []any{map[string]any{"name": "who", "type": "text", "default": "ann"}}, nil},
+		{"as JSON text", `[{"name":"pw","type":"password","value":"d3fault-pw"}]`, []string{"params"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := gated(t, tasktype.Manual, map[string]any{"params": tt.form})
+			require.Equal(t, Waiting, s.Tasks[1].Status, s.Tasks[1].StatusMessage)
+			assert.Equal(t, tt.want, s.Tasks[1].SecretParams)
+			a, err := s.NewAction(1, t0)
+			require.NoError(t, err)
+			if tt.want != nil {
+				assert.Contains(t, string(a.Form[0].Value)+string(a.Form[0].Default), "d3fault-pw", "the action fills the field with it")
+			}
+		})
+	}
+}

@@ -215,6 +215,21 @@ func ActionSettings(typ string, values map[string]any) (ActionConfig, error) {
 	return c, nil
 }
 
+// FormHoldsSecret reports whether v, a manual task's form as its `params` (or `form`)
+// param holds it, gives one of its password fields a default or a value.
+func FormHoldsSecret(v any) bool {
+	c, err := ActionSettings(tasktype.Manual, map[string]any{"params": v})
+	if err != nil {
+		return false
+	}
+	for _, p := range c.Form {
+		if p.Type == "password" && firstPresent(p.Value, p.Default) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func first(values map[string]any, names ...string) any {
 	for _, n := range names {
 		if v, ok := values[n]; ok && v != nil {

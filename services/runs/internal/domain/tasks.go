@@ -244,6 +244,15 @@ func (m *Machine) taskParams(v int) (map[string]any, []string, error) {
 			}
 		}
 	}
+	// A manual task's form that gives a password field a default or a value holds a
+	// secret, which its action keeps sealed and masked: so is the form, as a whole.
+	if def.Type == tasktype.Manual {
+		for _, name := range []string{"params", "form"} {
+			if v, ok := out[name]; ok && FormHoldsSecret(v) {
+				secret[name] = true
+			}
+		}
+	}
 	var names []string
 	for _, n := range slices.Sorted(maps.Keys(secret)) {
 		if secret[n] {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
@@ -199,7 +200,8 @@ func sealTaskSecrets(box Sealer, def *domain.Definition) (*domain.Definition, bo
 	var out *domain.Definition
 	for i, t := range def.Tasks {
 		secret := passwordParams(t.Spec)
-		if len(secret) == 0 {
+		forms := secretForms(t)
+		if len(secret) == 0 && len(forms) == 0 {
 			continue
 		}
 		if out == nil {
@@ -207,15 +209,18 @@ func sealTaskSecrets(box Sealer, def *domain.Definition) (*domain.Definition, bo
 			clone.Tasks = slices.Clone(def.Tasks)
 			out = &clone
 		}
-		spec := *t.Spec
-		spec.Params = slices.Clone(spec.Params)
-		for j, p := range spec.Params {
-			if p.Type == "password" {
-				spec.Params[j].Default, spec.Params[j].Value = sealRaw(box, p.Default), sealRaw(box, p.Value)
-			}
-		}
 		task := t
-		task.Spec = &spec
+		if len(secret) > 0 {
+			spec := *t.Spec
+			spec.Params = slices.Clone(spec.Params)
+			for j, p := range spec.Params {
+				if p.Type == "password" {
+					spec.Params[j].Default, spec.Params[j].Value = sealRaw(box, p.Default), sealRaw(box, p.Value)
+				}
+			}
+			task.Spec = &spec
+		}
+		secret = append(secret, forms...)
 		task.Params = slices.Clone(t.Params)
 		for j, p := range task.Params {
 			if slices.Contains(secret, p.Name) {
@@ -231,13 +236,19 @@ func sealTaskSecrets(box Sealer, def *domain.Definition) (*domain.Definition, bo
 func openTaskSecrets(box Sealer, def *domain.Definition) {
 	for i, t := range def.Tasks {
 		secret := passwordParams(t.Spec)
+		if len(secret) > 0 {
+			for j, p := range t.Spec.Params {
+				if p.Type == "password" {
+					t.Spec.Params[j].Default, t.Spec.Params[j].Value = secrets.OpenJSON(box, p.Default), secrets.OpenJSON(box, p.Value)
+				}
+			}
+		}
+		if t.Type == tasktype.Manual {
+			// A form is sealed when it holds a secret (secretForms); any other reads as it is.
+			secret = append(secret, formParams...)
+		}
 		if len(secret) == 0 {
 			continue
-		}
-		for j, p := range t.Spec.Params {
-			if p.Type == "password" {
-				t.Spec.Params[j].Default, t.Spec.Params[j].Value = secrets.OpenJSON(box, p.Default), secrets.OpenJSON(box, p.Value)
-			}
 		}
 		for j, p := range t.Params {
 			if slices.Contains(secret, p.Name) {
@@ -245,6 +256,28 @@ func openTaskSecrets(box Sealer, def *domain.Definition) {
 			}
 		}
 	}
+}
+
+// formParams are the params a manual task's form may be given in.
+var formParams = []string{"params", "form"}
+
+// secretForms names the params of manual task t that give its form: those whose form gives
+// a password field a default or a value, which are sealed as a whole.
+func secretForms(t domain.TaskDef) []string {
+	if t.Type != tasktype.Manual {
+		return nil
+	}
+	var out []string
+	for _, p := range t.Params {
+		if !slices.Contains(formParams, p.Name) {
+			continue
+		}
+		var v any
+		if json.Unmarshal(p.Value, &v) == nil && domain.FormHoldsSecret(v) {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 // passwordParams names the password parameters of a catalogue task's spec.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -83,31 +82,11 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 	d.Results, d.SecretResults = map[string]string{"r": result, "plain": "shown"}, []string{"r"}
 	require.NoError(t, s.CreateRun(ctx, r, tasks))
 
-	names, err := db.ListCollectionNames(ctx, bson.M{})
-	require.NoError(t, err)
-	var stored strings.Builder
-	unpacked := 0
-	for _, name := range names {
-		cur, err := db.Collection(name).Find(ctx, bson.M{})
-		require.NoError(t, err)
-		var docs []bson.M
-		require.NoError(t, cur.All(ctx, &docs))
-		for _, doc := range docs {
-			// Task runs are stored packed: what is inside is looked at too.
-			if packed, ok := doc["packed"].(bson.Binary); ok {
-				doc["packed"], err = mongostore.Unpacked(packed)
-				require.NoError(t, err)
-				unpacked++
-			}
-		}
-		raw, err := bson.MarshalExtJSON(bson.M{"docs": docs}, false, false)
-		require.NoError(t, err)
-		stored.Write(raw)
-	}
-	require.Contains(t, stored.String(), "shown", "the documents were read")
+	stored, unpacked := storedText(t, db)
+	require.Contains(t, stored, "shown", "the documents were read")
 	require.Positive(t, unpacked, "the task runs were read")
 	for _, secret := range []string{global, team, param, result, decision, catalogue, literal} {
-		assert.NotContains(t, stored.String(), secret)
+		assert.NotContains(t, stored, secret)
 	}
 
 	back, err := s.FindRun(ctx, r.ID)
