@@ -86,6 +86,7 @@ func NewApp(cfg Config) *fiber.App {
 		app.Use(otelfiber.Middleware(
 			otelfiber.WithServerName(cfg.Name),
 			otelfiber.WithNext(func(c *fiber.Ctx) bool { return unobserved[c.Path()] }),
+			otelfiber.WithCustomAttributes(redactedTarget),
 		))
 	}
 	return app

@@ -188,7 +188,7 @@ func (p *Proxy) Forward(c *fiber.Ctx, route *routes.Route, params *routes.Params
 			slog.String("service", route.Service),
 			slog.String("instance", base),
 			slog.String("method", c.Method()),
-			slog.String("uri", RedactedURI(c.Path(), c.Request().URI().QueryString())),
+			slog.String("uri", httpx.RedactedURI(c.Path(), c.Request().URI().QueryString())),
 			slog.String("error", err.Error()),
 			slog.Int("attempt", i+1))
 		if !failure.retry(req) || i == attempts-1 {
