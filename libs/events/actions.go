@@ -12,10 +12,12 @@ const TypeStatusAction = "io.baton.event.status.action"
 // Action is the contract's Action (API.md §3): the data of TypeStatusAction, and what
 // the actions API answers. Secret values of a manual form are masked.
 type Action struct {
-	ID             string `json:"id"`
-	Type           string `json:"type"`
-	Status         string `json:"status"`
-	Team           string `json:"team"`
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Team   string `json:"team"`
+	// TeamName is Team again, under the name v4 clients read.
+	TeamName       string `json:"teamName"`
 	WorkflowRef    string `json:"workflowRef"`
 	WorkflowName   string `json:"workflowName,omitempty"`
 	WorkflowRunRef string `json:"workflowRunRef"`
@@ -25,7 +27,9 @@ type Action struct {
 	// ApproverGroupRef names the approver group whose members alone may vote.
 	ApproverGroupRef string `json:"approverGroupRef,omitempty"`
 	// NumberOfApprovers is how many approvals approve; NumberOfApprovals how many there are.
-	NumberOfApprovers int        `json:"numberOfApprovers"`
+	NumberOfApprovers int `json:"numberOfApprovers"`
+	// ApprovalsRequired is NumberOfApprovers again, under the name v4 clients read.
+	ApprovalsRequired int        `json:"approvalsRequired"`
 	NumberOfApprovals int        `json:"numberOfApprovals"`
 	Actioners         []Actioner `json:"actioners"`
 	// Params is a manual action's form (AbstractParam definitions); Results the values it

@@ -235,14 +235,14 @@ func goldenCases(t *testing.T) []goldenCase {
 		},
 		{
 			service: "runs",
-			id:      "6650c0ffee00000000000b00.2-1/approved",
+			id:      "6650c0ffee00000000000b00-2-1/approved",
 			typ:     events.TypeStatusAction,
-			subject: "/action/6650c0ffee00000000000b00.2-1/status/approved",
+			subject: "/action/6650c0ffee00000000000b00-2-1/status/approved",
 			data: events.Action{
-				ID: "6650c0ffee00000000000b00.2-1", Type: "approval", Status: "approved", Team: "platform",
+				ID: "6650c0ffee00000000000b00-2-1", Type: "approval", Status: "approved", Team: "platform", TeamName: "platform",
 				WorkflowRef: "deploy", WorkflowName: "Deploy", WorkflowRunRef: "6650c0ffee00000000000b00",
 				TaskRunRef: "6650c0ffee00000000000b00.2", TaskName: "approve-prod", Instructions: "Check the **staging** run first.",
-				ApproverGroupRef: "release-managers", NumberOfApprovers: 1, NumberOfApprovals: 1,
+				ApproverGroupRef: "release-managers", NumberOfApprovers: 1, ApprovalsRequired: 1, NumberOfApprovals: 1,
 				Actioners: []events.Actioner{{ApproverID: "6650c0ffee00000000000a01", ApproverName: "Ada Lovelace",
 					ApproverEmail: "ada@example.com", Approved: true, Comments: "ship it", Date: sampleTime.Add(time.Hour).Format(events.TimeFormat)}},
 				CreationDate: sampleTime.Format(events.TimeFormat), DecisionDate: sampleTime.Add(time.Hour).Format(events.TimeFormat),

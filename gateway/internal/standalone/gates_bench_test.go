@@ -146,7 +146,9 @@ func (v gateRun) task(name string) gateTask {
 }
 
 // actionID is the id of the action of task t (runs' domain.ActionID).
-func (t gateTask) actionID() string { return t.ID + "-" + strconv.Itoa(t.Attempt) }
+func (t gateTask) actionID() string {
+	return strings.ReplaceAll(t.ID, ".", "-") + "-" + strconv.Itoa(t.Attempt)
+}
 
 // started answers when t started, to the ms plus half of one (see the top of the file).
 func (t gateTask) started() (time.Time, bool) {

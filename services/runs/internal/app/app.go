@@ -253,15 +253,16 @@ func New(cfg Config, deps Deps) *App {
 		cfg.Logger = slog.Default()
 	}
 	cfg.Engine.Logger = cmp.Or(cfg.Engine.Logger, cfg.Logger)
+	acts := legacyActions{deps.Stores.Actions}
 	a := &App{
 		cfg: cfg, runs: deps.Stores.Runs, quotas: deps.Stores.Quotas, keys: deps.Stores.Keys,
 		beats: deps.Stores.Heartbeats, logs: deps.Stores.Logs, defs: deps.Definitions, cat: deps.Catalogue,
-		acts: deps.Stores.Actions, locks: deps.Stores.Locks, approvers: deps.Approvers, tokens: deps.Tokens,
+		acts: acts, locks: deps.Stores.Locks, approvers: deps.Approvers, tokens: deps.Tokens,
 		ctxs: newContextCache(deps.Contexts, cfg.ContextTTL), box: deps.Sealer, log: cfg.Logger, now: time.Now,
 	}
 	a.engine = engine.New(cfg.Engine, engine.Deps{
 		Runs: deps.Stores.Runs, Slots: deps.Stores.Quotas, Replicas: deps.Stores.Replicas, Heartbeats: deps.Stores.Heartbeats,
-		Actions: deps.Stores.Actions, Locks: deps.Stores.Locks,
+		Actions: acts, Locks: deps.Stores.Locks,
 		Publisher: deps.Publisher, Starter: a, Schedules: deps.Schedules, Limits: a.ctxs, Sealer: deps.Sealer,
 	})
 	return a

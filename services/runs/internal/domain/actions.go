@@ -3,6 +3,7 @@ package domain
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/baton-flow/baton/libs/param"
@@ -93,9 +94,34 @@ type Actioner struct {
 	Date     time.Time
 }
 
-// ActionID is the id of the action of attempt of task run taskRun.
+// ActionID is the id of the action of attempt of task run taskRun: the task run's id with
+// its dot turned into a dash, then the attempt ("<run id>-<n>-<attempt>"). An action id
+// holds no dot: v4's web UI uses it as a form field's path, which a dot splits.
 func ActionID(taskRun string, attempt int) string {
-	return fmt.Sprintf("%s-%d", taskRun, attempt)
+	return fmt.Sprintf("%s-%d", strings.ReplaceAll(taskRun, ".", "-"), attempt)
+}
+
+// PublicActionID is the id action id is answered with. Actions made before ids lost their
+// dot are stored under "<run id>.<n>-<attempt>"; they answer the id they would have now,
+// which every lookup accepts (LegacyActionID).
+func PublicActionID(id string) string { return strings.ReplaceAll(id, ".", "-") }
+
+// LegacyActionID is the id an action of id (as ActionID makes them) was stored under
+// before ids lost their dot; ok is false when id is not of that form.
+func LegacyActionID(id string) (legacy string, ok bool) {
+	j := strings.LastIndexByte(id, '-')
+	if j < 0 || strings.Contains(id, ".") || !digits(id[j+1:]) {
+		return "", false
+	}
+	i := strings.LastIndexByte(id[:j], '-')
+	if i <= 0 || !digits(id[i+1:j]) {
+		return "", false
+	}
+	return id[:i] + "." + id[i+1:], true
+}
+
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // Approvals counts the approving votes.

@@ -153,8 +153,9 @@ func (e *Engine) closeRunActions(ctx context.Context, run string, why domain.Sta
 
 // announce publishes an action's status event.
 func (e *Engine) announce(a *domain.Action) {
-	ev, err := events.New(a.ID+"/"+string(a.Status), events.Source("runs"), events.TypeStatusAction,
-		"/action/"+a.ID+"/status/"+string(a.Status), view.OfAction(a))
+	v := view.OfAction(a)
+	ev, err := events.New(v.ID+"/"+string(a.Status), events.Source("runs"), events.TypeStatusAction,
+		"/action/"+v.ID+"/status/"+string(a.Status), v)
 	if err != nil {
 		e.log.Error("cannot build an action event", "action", a.ID, "error", err)
 		return

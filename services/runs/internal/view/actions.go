@@ -14,10 +14,10 @@ type Action = events.Action
 // OfAction renders an action, the values of password fields masked.
 func OfAction(a *domain.Action) Action {
 	v := Action{
-		ID: a.ID, Type: string(a.Type), Status: string(a.Status), Team: a.Team, WorkflowRef: a.Workflow,
+		ID: domain.PublicActionID(a.ID), Type: string(a.Type), Status: string(a.Status), Team: a.Team, TeamName: a.Team, WorkflowRef: a.Workflow,
 		WorkflowName: a.WorkflowName, WorkflowRunRef: a.RunID, TaskRunRef: a.TaskRunID, TaskName: a.TaskName,
 		Instructions: a.Instructions, ApproverGroupRef: a.ApproverGroup, NumberOfApprovers: a.Required,
-		NumberOfApprovals: a.Approvals(), Actioners: make([]events.Actioner, len(a.Actioners)),
+		ApprovalsRequired: a.Required, NumberOfApprovals: a.Approvals(), Actioners: make([]events.Actioner, len(a.Actioners)),
 		Results:       nameValues(maskValues(a.Values, a.SecretValues, nil)),
 		StatusMessage: a.Reason, CreationDate: fmtTime(a.CreationDate), DecisionDate: fmtTime(a.DecidedAt),
 	}
