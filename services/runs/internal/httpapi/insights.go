@@ -9,6 +9,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/runsapi"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
@@ -34,7 +35,9 @@ type RunSummary struct {
 	CreationDate string        `json:"creationDate"`
 	Duration     int64         `json:"duration"`
 	Status       domain.Status `json:"status"`
-	WorkflowName string        `json:"workflowName"`
+	// WorkflowRef names the run's workflow, as on the run: v4 clients count runs by it.
+	WorkflowRef  string `json:"workflowRef"`
+	WorkflowName string `json:"workflowName"`
 }
 
 // insights aggregates a team's runs created in the window [fromDate, toDate] (default the
@@ -63,7 +66,8 @@ func (h *handlers) insights(c *fiber.Ctx) error {
 	if f.Statuses, err = oneOf(c, "statuses", domain.Statuses); err != nil {
 		return err
 	}
-	f.Workflows = httpx.List(c, "workflows")
+	// v4 clients filter by the workflows' ids.
+	f.Workflows = workflowid.ResolveAll(team, httpx.List(c, "workflows"))
 	if p.Workflow != "" {
 		// A workflow's token sees that workflow's runs only.
 		f.None = len(f.Workflows) > 0 && !slices.Contains(f.Workflows, p.Workflow)
@@ -77,7 +81,7 @@ func (h *handlers) insights(c *fiber.Ctx) error {
 		MedianDuration: in.MedianDuration, Runs: make([]RunSummary, len(in.Runs))}
 	for i, r := range in.Runs {
 		out.Runs[i] = RunSummary{ID: r.ID, CreationDate: r.CreationDate.UTC().Format(app.TimeFormat),
-			Duration: r.Duration, Status: r.Status, WorkflowName: r.Workflow}
+			Duration: r.Duration, Status: r.Status, WorkflowRef: r.Workflow, WorkflowName: r.Workflow}
 	}
 	return c.JSON(out)
 }
