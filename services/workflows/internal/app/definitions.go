@@ -248,6 +248,10 @@ func (d *definitions) view(ns domain.Namespace, e domain.Entry, r domain.Revisio
 	changelog := r.Changelog
 	w.Changelog = &changelog
 	w.MaskSecrets()
+	if ns.Team != "" {
+		// Templates say only what they set: a workflow made from one decides the rest.
+		w.AnswerTriggers()
+	}
 	return w
 }
 

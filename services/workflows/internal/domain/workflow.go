@@ -130,7 +130,19 @@ type Triggers struct {
 // Trigger is one way of starting runs, with conditions on the incoming payload.
 type Trigger struct {
 	Enabled    bool        `json:"enabled"`
-	Conditions []Condition `json:"conditions,omitempty"`
+	Conditions []Condition `json:"conditions"`
+}
+
+// MarshalJSON writes a trigger; its conditions are left out when nil, and written when
+// empty (an answer lists them: see AnswerTriggers).
+func (t Trigger) MarshalJSON() ([]byte, error) {
+	if t.Conditions == nil {
+		return json.Marshal(struct {
+			Enabled bool `json:"enabled"`
+		}{t.Enabled})
+	}
+	type plain Trigger
+	return json.Marshal(plain(t))
 }
 
 // Condition must hold on an incoming payload for its trigger to start a run.
@@ -323,6 +335,35 @@ func (w *Workflow) Normalize() {
 		w.Triggers.Codehost = w.Triggers.Github
 	}
 	w.Triggers.Github = nil
+}
+
+// AnswerTriggers fills in every trigger kind w leaves out, so a workflow is answered with
+// each of them: `manual` enabled (its default), the others disabled, and each with its
+// conditions, an empty list when it has none. v4's web UI reads every kind's `enabled` and
+// `conditions` without checking that they are there.
+func (w *Workflow) AnswerTriggers() {
+	t := Triggers{}
+	if w.Triggers != nil {
+		t = *w.Triggers
+	}
+	if t.Manual == nil {
+		t.Manual = &Trigger{Enabled: true}
+	}
+	if t.Codehost == nil {
+		t.Codehost = t.Github
+	}
+	for _, k := range []**Trigger{&t.Manual, &t.Schedule, &t.Webhook, &t.Event, &t.Codehost} {
+		answered := Trigger{}
+		if *k != nil {
+			answered = **k
+		}
+		if answered.Conditions == nil {
+			answered.Conditions = []Condition{}
+		}
+		*k = &answered
+	}
+	t.Github = nil
+	w.Triggers = &t
 }
 
 // Definition returns w without its read-only fields (team, version, creation date,
