@@ -22,3 +22,25 @@ const (
 	RunWorkflow          = "runworkflow"
 	RunScheduledWorkflow = "runscheduledworkflow"
 )
+
+// catalogueTasks names the global catalogue task of each system type (the tasks service
+// seeds them): the task a workflow task of that type runs when it names none.
+var catalogueTasks = map[string]string{
+	Decision:             "switch",
+	EventWait:            "wait-for-event",
+	Approval:             "manual-approval",
+	Manual:               "manual-task",
+	SetWFProperty:        "set-result-parameter",
+	SetWFStatus:          "set-workflow-result-status",
+	Sleep:                "sleep",
+	AcquireLock:          "acquire-lock",
+	ReleaseLock:          "release-lock",
+	RunWorkflow:          "run-workflow",
+	RunScheduledWorkflow: "run-scheduled-workflow",
+	Custom:               "run-custom-task",
+	Script:               "execute-shell",
+}
+
+// CatalogueTask is the name of the global catalogue task of system type typ, "" for the
+// types that have none (start, end, template, generic).
+func CatalogueTask(typ string) string { return catalogueTasks[typ] }

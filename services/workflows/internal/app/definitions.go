@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 )
@@ -384,6 +386,35 @@ func (d *definitions) resolve(ctx context.Context, def *domain.Workflow, known [
 		t.TaskVersion = &v
 	}
 	return problems, nil
+}
+
+// catalogueRefs answers each task of a system type that names no catalogue task with the
+// catalogue task of its type and that task's latest version, as v4 stored every task: v4's
+// designer looks each node's task up by its taskRef. Nothing is stored. When the catalogue
+// does not answer, the versions are left out; the references are answered all the same.
+func (d *definitions) catalogueRefs(ctx context.Context, w *domain.Workflow) {
+	implied := map[int]bool{}
+	w.Tasks = slices.Clone(w.Tasks) // the read's tasks may be shared
+	for i := range w.Tasks {
+		t := &w.Tasks[i]
+		if name := tasktype.CatalogueTask(t.Type); t.TaskRef == "" && name != "" {
+			t.TaskRef, implied[i] = name, true
+		}
+	}
+	if len(implied) == 0 || d.tasks == nil {
+		return
+	}
+	found, err := d.lookup(ctx, w.Tasks, func(i int) bool { return !implied[i] })
+	if err != nil {
+		return
+	}
+	for i := range implied {
+		t := &w.Tasks[i]
+		if td, ok := found[refKeyOf(*t)]; ok && t.TaskVersion == nil {
+			v := td.Version
+			t.TaskVersion = &v
+		}
+	}
 }
 
 // refKey is a task reference at a version, 0 for the latest.

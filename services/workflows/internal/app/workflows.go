@@ -541,6 +541,7 @@ func (s *Workflows) Canvas(ctx context.Context, team, name string, version int) 
 	if err != nil {
 		return domain.Canvas{}, err
 	}
+	s.defs.catalogueRefs(ctx, &w)
 	return domain.ToCanvas(w)
 }
 
@@ -568,6 +569,7 @@ func (s *Workflows) PutCanvas(ctx context.Context, team, name string, c domain.C
 	if err != nil {
 		return domain.Canvas{}, false, err
 	}
+	s.defs.catalogueRefs(ctx, &saved)
 	out, err := domain.ToCanvas(saved)
 	return out, created, err
 }
