@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
@@ -454,6 +456,9 @@ func (s *Teams) FindTeams(ctx context.Context, f domain.TeamFilter, pr page.Requ
 	if err != nil {
 		return page.Page[TeamDetails]{}, err
 	}
+	if err := s.usages(ctx, details); err != nil {
+		return page.Page[TeamDetails]{}, err
+	}
 	return page.New(details, pr, total), nil
 }
 
@@ -662,26 +667,49 @@ func (s *Teams) details(ctx context.Context, t domain.Team) (TeamDetails, error)
 	if err != nil {
 		return TeamDetails{}, err
 	}
+	if err := s.usage(ctx, &out[0]); err != nil {
+		return TeamDetails{}, err
+	}
+	return out[0], nil
+}
+
+// usageConcurrency bounds the teams whose usage one search asks about at a time.
+const usageConcurrency = 8
+
+// usages asks what each of teams uses, as details does for one: a search answers the same
+// counts as reading each team.
+func (s *Teams) usages(ctx context.Context, teams []TeamDetails) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(usageConcurrency)
+	for i := range teams {
+		g.Go(func() error { return s.usage(ctx, &teams[i]) })
+	}
+	return g.Wait()
+}
+
+// usage asks the services owning the counters what team d uses: workflows the workflow
+// count, runs the run counts.
+func (s *Teams) usage(ctx context.Context, d *TeamDetails) error {
 	if s.WorkflowCount != nil {
-		n, err := s.WorkflowCount(ctx, t.Name)
+		n, err := s.WorkflowCount(ctx, d.Team.Name)
 		if err != nil {
-			return TeamDetails{}, err
+			return err
 		}
-		out[0].Usage.CurrentWorkflowCount = n
+		d.Usage.CurrentWorkflowCount = n
 	}
 	if s.RunUsage != nil {
-		ru, err := s.RunUsage(ctx, t.Name)
+		ru, err := s.RunUsage(ctx, d.Team.Name)
 		if err != nil {
-			return TeamDetails{}, err
+			return err
 		}
-		u := &out[0].Usage
+		u := &d.Usage
 		u.CurrentRuns, u.CurrentConcurrentRuns = ru.CurrentRuns, ru.CurrentConcurrentRuns
 		u.CurrentRunTotalDuration, u.CurrentRunMedianDuration = ru.CurrentRunTotalDuration, ru.CurrentRunMedianDuration
 		if !ru.MonthlyResetDate.IsZero() {
 			u.MonthlyResetDate = ru.MonthlyResetDate
 		}
 	}
-	return out[0], nil
+	return nil
 }
 
 // detailsOf completes teams for showing, loading all their members in one query.
