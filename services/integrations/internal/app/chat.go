@@ -517,7 +517,7 @@ func (c *Chat) Integration(ctx context.Context, team string, mayLink bool) (Inte
 	if err != nil {
 		return Integration{}, err
 	}
-	in := Integration{ID: "chat", Name: "Chat", Icon: "chat", Status: StatusUnlinked,
+	in := Integration{ID: "chat", Name: "Chat", Icon: chatIcon, Status: StatusUnlinked,
 		Description: "Runs workflows from slash commands, posts run status to channels and asks for approvals there.",
 		Instructions: "Install the chat app, then type `/baton help` in a channel; `/baton notify " + team +
 			"` there posts the team's approvals to it."}

@@ -381,7 +381,7 @@ func (c *CodeHost) Integrations(ctx context.Context, team string) ([]Integration
 		return nil, err
 	}
 	may := mayLink(p, team)
-	host := Integration{ID: "codehost", Name: "Code host", Icon: "codehost", Status: StatusUnlinked,
+	host := Integration{ID: "codehost", Name: "Code host", Icon: codehostIcon, Status: StatusUnlinked,
 		Description: "Runs the team's workflows whose codehost trigger is enabled on the events of the repositories the code-host app is installed on (push, pull request, release, …).",
 		Instructions: "Install the code-host app on an account or organisation from this integration's link, as a team owner: the install links it to the team. " +
 			"Then enable the codehost trigger of the workflows to run, with conditions on the event's payload (for example $.ref equals refs/heads/main). " +
@@ -415,7 +415,7 @@ func (c *CodeHost) chat(ctx context.Context, team string, may bool) (Integration
 	if err != nil {
 		return Integration{}, err
 	}
-	in := Integration{ID: "chat", Name: "Chat", Icon: "chat", Status: StatusUnlinked,
+	in := Integration{ID: "chat", Name: "Chat", Icon: chatIcon, Status: StatusUnlinked,
 		Description:  "Runs workflows from slash commands, posts run status to channels and asks for approvals there.",
 		Instructions: "An admin sets the chat app's credentials in the settings (chat.clientId, chat.clientSecret, chat.signingSecret, chat.botToken)."}
 	if st.Chat.BotToken != "" {
@@ -424,11 +424,45 @@ func (c *CodeHost) chat(ctx context.Context, team string, may bool) (Integration
 	return in, nil
 }
 
-// CodeHostLink is an installation and the team it is linked to.
+// CodeHostLink is an installation and the team it is linked to; a team's installation
+// (TeamInstallation) adds what v4's Configure tab reads of it.
 type CodeHostLink struct {
 	InstallationID int64  `json:"installationId"`
 	Team           string `json:"team"`
 	Status         string `json:"status"`
+	// OrgSlug and OrgType are the account the installation was made on and its kind
+	// (User, Organization).
+	OrgSlug string `json:"orgSlug,omitempty"`
+	OrgType string `json:"orgType,omitempty"`
+	// Repositories are their full names; Events the events the code host sends for it.
+	Repositories []string `json:"repositories,omitempty"`
+	Events       []string `json:"events,omitempty"`
+}
+
+// TeamInstallation answers the installation linked to team (the one of lowest id when
+// there are several), for a caller who may read the team's integrations; 404
+// INTEGRATION_NOT_LINKED when none is.
+func (c *CodeHost) TeamInstallation(ctx context.Context, team string) (CodeHostLink, error) {
+	if _, err := principal(ctx); err != nil {
+		return CodeHostLink{}, err
+	}
+	if err := c.Teams.Team(ctx, team); err != nil {
+		return CodeHostLink{}, err
+	}
+	if _, err := auth.Require(ctx, auth.TeamScope(team), "integration", "read"); err != nil {
+		return CodeHostLink{}, err
+	}
+	ins, err := c.Store.FindInstallationsByTeam(ctx, team)
+	if err != nil {
+		return CodeHostLink{}, err
+	}
+	for _, in := range ins {
+		if in.Status != domain.InstallationDeleted {
+			return CodeHostLink{InstallationID: in.ID, Team: team, Status: StatusLinked, OrgSlug: in.AccountLogin,
+				OrgType: in.AccountType, Repositories: in.Repositories, Events: in.Events}, nil
+		}
+	}
+	return CodeHostLink{}, apperr.New(apperr.IntegrationNotLinked, "No code-host installation is linked to team '%s'.", team)
 }
 
 // Land is the install flow's landing: with a valid state it links installation id to the

@@ -26,6 +26,10 @@ const (
 // that is listed in part.
 const MaxRepositories = 1000
 
+// MaxEvents bounds the event names kept of an installation (the code host has under a
+// hundred kinds).
+const MaxEvents = 200
+
 // Errors of the code host's records.
 var (
 	// ErrInstallationNotFound: no record of the installation.
@@ -43,7 +47,10 @@ type Installation struct {
 	// Repositories are the full names of the repositories the installation reaches, as
 	// its events listed them (at most MaxRepositories).
 	Repositories []string
-	Status       string
+	// Events are the names of the events the code host sends for the installation, as its
+	// installation events listed them (at most MaxEvents).
+	Events []string
+	Status string
 	// Known says a verified delivery of the code host named the installation; a landing
 	// of the install flow may link one whose first delivery has not come yet.
 	Known bool
@@ -96,6 +103,7 @@ type InstallationEvent struct {
 			Type  string `json:"type"`
 		} `json:"account"`
 		CreatedAt codeHostTime `json:"created_at"`
+		Events    []string     `json:"events"`
 	} `json:"installation"`
 	Repositories        []repository `json:"repositories"`
 	RepositoriesAdded   []repository `json:"repositories_added"`
@@ -153,6 +161,9 @@ func (in *Installation) Apply(event string, e InstallationEvent, now time.Time) 
 	}
 	if !e.Installation.CreatedAt.IsZero() {
 		in.CreatedAt = e.Installation.CreatedAt.Time
+	}
+	if e.Installation.Events != nil {
+		in.Events = slices.Clone(e.Installation.Events[:min(len(e.Installation.Events), MaxEvents)])
 	}
 	if event == "installation_repositories" {
 		in.addRepositories(e.RepositoriesAdded)

@@ -50,8 +50,17 @@ func (h *handlers) integrations(c *fiber.Ctx) error {
 
 // codehostInstallation is the install flow's landing. The code host names the
 // installation `installation_id` (and adds `setup_action`); v4 links named it `id`.
+// Without an installation id and with a team, it answers the team's linked installation,
+// as v4's Configure tab asks for it.
 func (h *handlers) codehostInstallation(c *fiber.Ctx) error {
 	raw := firstQuery(c, "id", "installation_id")
+	if team := c.Query("team"); raw == "" && team != "" && c.Query("state") == "" {
+		in, err := h.CodeHost.TeamInstallation(c.UserContext(), team)
+		if err != nil {
+			return err
+		}
+		return c.JSON(in)
+	}
 	id, ok := domain.ParseInstallationID(raw)
 	if !ok {
 		return apperr.Invalid(apperr.RequestInvalid, "The installation id (id or installation_id) must be a positive integer.",

@@ -45,6 +45,7 @@ type installationDoc struct {
 	AccountLogin string    `bson:"accountLogin,omitempty"`
 	AccountType  string    `bson:"accountType,omitempty"`
 	Repositories []string  `bson:"repositories,omitempty"`
+	Events       []string  `bson:"events,omitempty"`
 	Status       string    `bson:"status,omitempty"`
 	Known        bool      `bson:"known"`
 	CreatedAt    time.Time `bson:"createdAt,omitempty"`
@@ -57,7 +58,7 @@ type installationDoc struct {
 }
 
 func toInstallationDoc(in domain.Installation) installationDoc {
-	return installationDoc{ID: in.ID, AccountLogin: in.AccountLogin, AccountType: in.AccountType, Repositories: in.Repositories,
+	return installationDoc{ID: in.ID, AccountLogin: in.AccountLogin, AccountType: in.AccountType, Repositories: in.Repositories, Events: in.Events,
 		Status: in.Status, Known: in.Known, CreatedAt: in.CreatedAt, Team: in.Team, LinkedBy: in.LinkedBy, LinkedAt: in.LinkedAt,
 		LinkIssued: in.LinkIssued, Updated: in.Updated, Version: in.Version}
 }
@@ -69,7 +70,7 @@ func (d installationDoc) installation() domain.Installation {
 		}
 		return t.UTC()
 	}
-	return domain.Installation{ID: d.ID, AccountLogin: d.AccountLogin, AccountType: d.AccountType, Repositories: d.Repositories,
+	return domain.Installation{ID: d.ID, AccountLogin: d.AccountLogin, AccountType: d.AccountType, Repositories: d.Repositories, Events: d.Events,
 		Status: d.Status, Known: d.Known, CreatedAt: utc(d.CreatedAt), Team: d.Team, LinkedBy: d.LinkedBy, LinkedAt: utc(d.LinkedAt),
 		LinkIssued: utc(d.LinkIssued), Updated: utc(d.Updated), Version: d.Version}
 }
