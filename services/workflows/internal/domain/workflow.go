@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/jsonextra"
 	"github.com/baton-flow/baton/libs/param"
+	"github.com/baton-flow/baton/libs/tasktype"
 )
 
 // A workflow's body is a document its clients own, fields Baton does not know included, so
@@ -335,6 +336,18 @@ func (w *Workflow) Normalize() {
 		w.Triggers.Codehost = w.Triggers.Github
 	}
 	w.Triggers.Github = nil
+	// A system task naming its type's catalogue task is stored naming none: that is what
+	// the canvas answers for one that names none, so a canvas read and saved again stores
+	// the tasks it read. (The runs service reads the catalogue for template tasks only.)
+	implied := func(t Task) bool { return t.TaskRef != "" && t.TaskRef == tasktype.CatalogueTask(t.Type) }
+	if slices.ContainsFunc(w.Tasks, implied) {
+		w.Tasks = slices.Clone(w.Tasks)
+		for i, t := range w.Tasks {
+			if implied(t) {
+				w.Tasks[i].TaskRef, w.Tasks[i].TaskVersion = "", nil
+			}
+		}
+	}
 }
 
 // AnswerTriggers fills in every trigger kind w leaves out, so a workflow is answered with
