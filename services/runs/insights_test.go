@@ -102,7 +102,7 @@ func TestInsights(t *testing.T) {
 		id := ids[len(ids)-1-i] // newest first
 		r := ended[id]
 		assert.Equal(t, map[string]any{"id": id, "creationDate": r.created, "duration": float64(r.duration),
-			"status": "succeeded", "workflowName": r.workflow}, s)
+			"status": "succeeded", "workflowRef": r.workflow, "workflowName": r.workflow}, s)
 	}
 
 	long := durations(func(r run) bool { return r.workflow == "long" || r.workflow == "held" })

@@ -152,7 +152,7 @@ func TestDuplicate(t *testing.T) {
 	assert.Equal(t, base+"/deploy-copy", first.header.Get("Location"))
 	assert.EqualValues(t, 1, first.body["version"])
 	assert.Len(t, first.body["tasks"], 5, "the latest version is copied")
-	assert.Equal(t, map[string]any{"enabled": true}, first.body["triggers"].(map[string]any)["manual"])
+	assert.Equal(t, map[string]any{"enabled": true, "conditions": []any{}}, first.body["triggers"].(map[string]any)["manual"])
 	second := f.must(t, http.StatusCreated, editor, http.MethodPost, base+"/deploy/duplicate", nil)
 	assert.Equal(t, "deploy-copy-2", second.body["name"])
 	third := f.must(t, http.StatusCreated, editor, http.MethodPost, base+"/deploy-copy/duplicate", nil)

@@ -46,7 +46,7 @@ func testWorkflowLifecycle(t *testing.T, alone bool) {
 	require.NoError(t, err)
 	// The manual trigger is on by default, and every taskRef is pinned to the version
 	// resolved at save.
-	assert.Equal(t, map[string]any{"enabled": true}, w["triggers"].(map[string]any)["manual"])
+	assert.Equal(t, map[string]any{"enabled": true, "conditions": []any{}}, w["triggers"].(map[string]any)["manual"])
 	tasks := w["tasks"].([]any)
 	assert.EqualValues(t, 2, tasks[1].(map[string]any)["taskVersion"])
 

@@ -111,7 +111,7 @@ func TestIntegrationInsightsAndQuotaUsage(t *testing.T) {
 	for i, s := range summaries {
 		r := ended[len(ended)-1-i] // newest first
 		assert.Equal(t, map[string]any{"id": r.id, "creationDate": r.created, "duration": float64(r.duration),
-			"status": "succeeded", "workflowName": r.workflow}, s)
+			"status": "succeeded", "workflowRef": r.workflow, "workflowName": r.workflow}, s)
 	}
 	for _, w := range []string{"short", "long"} {
 		got = insight("?workflows=" + w)
