@@ -39,8 +39,9 @@ var catalogueTasks = map[string]string{
 	RunScheduledWorkflow: "run-scheduled-workflow",
 	Custom:               "run-custom-task",
 	Script:               "execute-shell",
+	Generic:              "send-to-worker",
 }
 
 // CatalogueTask is the name of the global catalogue task of system type typ, "" for the
-// types that have none (start, end, template, generic).
+// types that have none (start, end, template).
 func CatalogueTask(typ string) string { return catalogueTasks[typ] }

@@ -678,7 +678,7 @@ func TestCatalogueSeeding(t *testing.T) {
 		"set-result-parameter": "setwfproperty", "set-workflow-result-status": "setwfstatus", "sleep": "sleep",
 		"acquire-lock": "acquirelock", "release-lock": "releaselock", "run-workflow": "runworkflow",
 		"run-scheduled-workflow": "runscheduledworkflow", "run-custom-task": "custom", "execute-shell": "script",
-		"http-request": "template", "json-transform": "template", "send-chat-message": "template",
+		"send-to-worker": "generic", "http-request": "template", "json-transform": "template", "send-chat-message": "template",
 	}
 	wantParams := map[string][]string{
 		"switch": {"value"}, "wait-for-event": {"topic"},
@@ -690,6 +690,7 @@ func TestCatalogueSeeding(t *testing.T) {
 		"run-scheduled-workflow": {"workflowRef", "futureIn", "futurePeriod", "time", "timezone", "params", "labels"},
 		"run-custom-task":        {"image", "command", "arguments", "script", "envs"},
 		"execute-shell":          {"script", "shell"},
+		"send-to-worker":         {"queue"},
 		"http-request":           {"url", "method", "headers", "body"},
 		"json-transform":         {"input", "filter"},
 		"send-chat-message":      {"webhookUrl", "text"},

@@ -19,14 +19,14 @@ func TestCatalogueHasEachSystemTypesTask(t *testing.T) {
 	}
 	types := []string{tasktype.Decision, tasktype.EventWait, tasktype.Approval, tasktype.Manual,
 		tasktype.SetWFProperty, tasktype.SetWFStatus, tasktype.Sleep, tasktype.AcquireLock, tasktype.ReleaseLock,
-		tasktype.RunWorkflow, tasktype.RunScheduledWorkflow, tasktype.Custom, tasktype.Script}
+		tasktype.RunWorkflow, tasktype.RunScheduledWorkflow, tasktype.Custom, tasktype.Script, tasktype.Generic}
 	for _, typ := range types {
 		name := tasktype.CatalogueTask(typ)
 		if assert.NotEmpty(t, name, typ) {
 			assert.Equal(t, typ, byName[name].Type, "catalogue task %q", name)
 		}
 	}
-	for _, typ := range []string{tasktype.Start, tasktype.End, tasktype.Template, tasktype.Generic} {
+	for _, typ := range []string{tasktype.Start, tasktype.End, tasktype.Template} {
 		assert.Empty(t, tasktype.CatalogueTask(typ), typ)
 	}
 }
