@@ -157,6 +157,14 @@ func TestIntegrationV4ClientPages(t *testing.T) {
 		assert.Equal(t, tc.ref, data["taskRef"], tc.node)
 		assert.Equal(t, float64(1), data["taskVersion"], tc.node)
 	}
+	worker := `{"name":"hand-off","tasks":[{"name":"start","type":"start"},
+		{"name":"work","type":"generic","params":[{"name":"queue","value":"builds"}],"dependencies":[{"taskRef":"start"}]},
+		{"name":"end","type":"end","dependencies":[{"taskRef":"work"}]}]}`
+	code, out := b.call(t, http.MethodPost, "/api/v2/team/v4ui/workflow", bea, worker)
+	require.Equal(t, http.StatusCreated, code, out)
+	code, out = b.call(t, http.MethodGet, "/api/v2/team/v4ui/workflow/hand-off/compose", bea, "")
+	require.Equal(t, http.StatusOK, code, out)
+	assert.Equal(t, "send-to-worker", nodeData(out, "work")["taskRef"])
 	raw, err := json.Marshal(canvas)
 	require.NoError(t, err)
 	code, saved := b.call(t, http.MethodPut, "/api/v2/team/v4ui/workflow/"+id+"/compose", bea, string(raw))
@@ -175,7 +183,7 @@ func TestIntegrationV4ClientPages(t *testing.T) {
 		"codehost": map[string]any{"enabled": false, "conditions": none},
 		"github":   map[string]any{"enabled": false, "conditions": none},
 	}, read["triggers"])
-	code, out := b.call(t, http.MethodGet, "/api/v2/integration/github/installation?team=v4ui", bea, "")
+	code, out = b.call(t, http.MethodGet, "/api/v2/integration/github/installation?team=v4ui", bea, "")
 	assert.Equal(t, http.StatusNotFound, code, "no installation is linked: %v", out)
 	assert.Equal(t, "INTEGRATION_NOT_LINKED", out["reason"])
 
@@ -196,7 +204,7 @@ func TestIntegrationV4ClientPages(t *testing.T) {
 	code, own := b.call(t, http.MethodGet, "/api/v2/team/v4ui", bea, "")
 	require.Equal(t, http.StatusOK, code, own)
 	quotas := own["quotas"].(map[string]any)
-	require.Equal(t, float64(1), quotas["currentWorkflowCount"], quotas)
+	require.Equal(t, float64(2), quotas["currentWorkflowCount"], quotas)
 	require.Equal(t, float64(1), quotas["currentRuns"], quotas)
 	code, found := b.call(t, http.MethodGet, "/api/v2/team/query", bea, "")
 	require.Equal(t, http.StatusOK, code, found)
