@@ -139,6 +139,9 @@ type TeamDetails struct {
 	// Quotas are the limits in force: the team's overrides over the defaults.
 	Quotas domain.TeamQuotas
 	Usage  domain.TeamQuotaUsage
+	// UsageUnknown says the services owning the counters did not answer a search for the
+	// team's usage: it is answered with its limits alone.
+	UsageUnknown bool
 }
 
 func (s *Teams) stamp() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
@@ -677,14 +680,21 @@ func (s *Teams) details(ctx context.Context, t domain.Team) (TeamDetails, error)
 const usageConcurrency = 8
 
 // usages asks what each of teams uses, as details does for one: a search answers the same
-// counts as reading each team.
+// counts as reading each team. A team whose counters cannot be read is marked
+// UsageUnknown rather than failing the whole search.
 func (s *Teams) usages(ctx context.Context, teams []TeamDetails) error {
-	g, ctx := errgroup.WithContext(ctx)
+	var g errgroup.Group
 	g.SetLimit(usageConcurrency)
 	for i := range teams {
-		g.Go(func() error { return s.usage(ctx, &teams[i]) })
+		g.Go(func() error {
+			if err := s.usage(ctx, &teams[i]); err != nil {
+				teams[i].UsageUnknown = true
+			}
+			return nil
+		})
 	}
-	return g.Wait()
+	_ = g.Wait()
+	return ctx.Err()
 }
 
 // usage asks the services owning the counters what team d uses: workflows the workflow

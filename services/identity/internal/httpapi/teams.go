@@ -233,6 +233,9 @@ func teamView(d app.TeamDetails) Team {
 		Members: []TeamMember{}, ApproverGroups: []ApproverGroup{}, Parameters: []TeamParameter{},
 		Quotas: quotasView(d.Quotas, d.Usage),
 	}
+	if d.UsageUnknown {
+		v.Quotas = limitsView(d.Quotas)
+	}
 	for _, m := range t.Members {
 		v.Members = append(v.Members, memberView(d, m.UserID))
 	}
