@@ -16,7 +16,7 @@
 //
 //	GET  /internal/v1/teams/{team}/activeruns[?workflow=<name>]         → 200 ActiveRuns
 //	POST /internal/v1/teams/{team}/activeruns/cancel[?workflow=<name>]  → 200 CancelledRuns
-//	GET  /internal/v1/teams/{team}/usage                                → 200 Usage
+//	GET  /internal/v1/teams/{team}/usage[?counters=true]                → 200 Usage
 //
 // The schedules service submits the runs its fires owe, reads how the previous one is doing
 // and cancels it, as its schedules' overlap policies say; the integrations service submits

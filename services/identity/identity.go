@@ -174,7 +174,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		users.WorkflowCount = teams.WorkflowCount
 		runs := runsapi.New(deps.Resolver, deps.Signer, self)
 		teams.Runs = teamRuns{runs}
-		teams.RunUsage = runUsage(runs)
+		teams.RunUsage = runUsage(runs.Usage)
+		teams.RunCounters = runUsage(runs.Counters)
 	}
 	teams.QuotaDefaults = func(ctx context.Context) (domain.TeamQuotas, error) {
 		settings, err := system.ResolvedSettings(ctx)
@@ -284,10 +285,11 @@ func (r teamRuns) CancelRuns(ctx context.Context, team string) error {
 	return err
 }
 
-// runUsage reads a team's run usage from the runs service, which owns those counters.
-func runUsage(c *runsapi.Client) func(ctx context.Context, team string) (domain.TeamQuotaUsage, error) {
+// runUsage reads a team's run usage from the runs service, which owns those counters,
+// through read (the client's Usage or Counters).
+func runUsage(read func(ctx context.Context, team string) (runsapi.Usage, error)) func(ctx context.Context, team string) (domain.TeamQuotaUsage, error) {
 	return func(ctx context.Context, team string) (domain.TeamQuotaUsage, error) {
-		u, err := c.Usage(ctx, team)
+		u, err := read(ctx, team)
 		if err != nil {
 			return domain.TeamQuotaUsage{}, err
 		}

@@ -71,13 +71,18 @@ type Teams struct {
 	// Secrets seals password parameter values; set it before serving.
 	Secrets TeamSecrets
 	// WorkflowCount asks the workflows service, which owns the count, how many workflows a
-	// team has; nil leaves the usage at 0. Only single-team reads ask, so a search of many
-	// teams costs no call per team.
+	// team has; nil leaves the usage at 0. Reads of a team and searches ask (a search for
+	// each team it answers, a few at a time).
 	WorkflowCount func(ctx context.Context, team string) (int, error)
 	// RunUsage asks the runs service, which owns the run counters, what a team uses of its
 	// run quotas: the Current*Run* fields and MonthlyResetDate of the answer count; nil
-	// leaves them at 0. Like WorkflowCount, only single-team reads ask.
+	// leaves them at 0. Reads of a team ask.
 	RunUsage func(ctx context.Context, team string) (domain.TeamQuotaUsage, error)
+	// RunCounters asks the same of the run counters alone (CurrentRuns,
+	// CurrentConcurrentRuns, MonthlyResetDate), which cost the runs service two lookups
+	// rather than a pass over the month's runs: searches ask it for each team; nil lets
+	// them ask RunUsage.
+	RunCounters func(ctx context.Context, team string) (domain.TeamQuotaUsage, error)
 	// QuotaDefaults returns the instance's default quotas (the settings' values); nil means
 	// domain.DefaultTeamQuotas. Set it before serving.
 	QuotaDefaults func(ctx context.Context) (domain.TeamQuotas, error)
@@ -140,8 +145,9 @@ type TeamDetails struct {
 	Quotas domain.TeamQuotas
 	Usage  domain.TeamQuotaUsage
 	// UsageUnknown says the services owning the counters did not answer a search for the
-	// team's usage: it is answered with its limits alone.
-	UsageUnknown bool
+	// team's usage: it is answered with its limits alone. CountersOnly says a search read
+	// its counters without the month's run durations, which it leaves out.
+	UsageUnknown, CountersOnly bool
 }
 
 func (s *Teams) stamp() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
@@ -670,7 +676,7 @@ func (s *Teams) details(ctx context.Context, t domain.Team) (TeamDetails, error)
 	if err != nil {
 		return TeamDetails{}, err
 	}
-	if err := s.usage(ctx, &out[0]); err != nil {
+	if err := s.usage(ctx, &out[0], s.RunUsage); err != nil {
 		return TeamDetails{}, err
 	}
 	return out[0], nil
@@ -685,9 +691,14 @@ const usageConcurrency = 8
 func (s *Teams) usages(ctx context.Context, teams []TeamDetails) error {
 	var g errgroup.Group
 	g.SetLimit(usageConcurrency)
+	runs := s.RunUsage
+	if s.RunCounters != nil {
+		runs = s.RunCounters
+	}
 	for i := range teams {
+		teams[i].CountersOnly = s.RunCounters != nil
 		g.Go(func() error {
-			if err := s.usage(ctx, &teams[i]); err != nil {
+			if err := s.usage(ctx, &teams[i], runs); err != nil {
 				teams[i].UsageUnknown = true
 			}
 			return nil
@@ -698,8 +709,8 @@ func (s *Teams) usages(ctx context.Context, teams []TeamDetails) error {
 }
 
 // usage asks the services owning the counters what team d uses: workflows the workflow
-// count, runs the run counts.
-func (s *Teams) usage(ctx context.Context, d *TeamDetails) error {
+// count, runs (through runs) the run counts.
+func (s *Teams) usage(ctx context.Context, d *TeamDetails, runs func(ctx context.Context, team string) (domain.TeamQuotaUsage, error)) error {
 	if s.WorkflowCount != nil {
 		n, err := s.WorkflowCount(ctx, d.Team.Name)
 		if err != nil {
@@ -707,8 +718,8 @@ func (s *Teams) usage(ctx context.Context, d *TeamDetails) error {
 		}
 		d.Usage.CurrentWorkflowCount = n
 	}
-	if s.RunUsage != nil {
-		ru, err := s.RunUsage(ctx, d.Team.Name)
+	if runs != nil {
+		ru, err := runs(ctx, d.Team.Name)
 		if err != nil {
 			return err
 		}

@@ -233,8 +233,11 @@ func teamView(d app.TeamDetails) Team {
 		Members: []TeamMember{}, ApproverGroups: []ApproverGroup{}, Parameters: []TeamParameter{},
 		Quotas: quotasView(d.Quotas, d.Usage),
 	}
-	if d.UsageUnknown {
+	switch {
+	case d.UsageUnknown:
 		v.Quotas = limitsView(d.Quotas)
+	case d.CountersOnly:
+		v.Quotas.CurrentRunTotalDuration, v.Quotas.CurrentRunMedianDuration = nil, nil
 	}
 	for _, m := range t.Members {
 		v.Members = append(v.Members, memberView(d, m.UserID))

@@ -79,11 +79,15 @@ type Usage struct {
 }
 
 // Usage tells what team uses of its run quotas in the month starting at monthStart (UTC):
-// the counters the engine enforces, and the durations of the month's runs.
-func (a *App) Usage(ctx context.Context, team string, monthStart time.Time) (Usage, error) {
+// the counters the engine enforces, and, withDurations, the durations of the month's runs
+// (a pass over them).
+func (a *App) Usage(ctx context.Context, team string, monthStart time.Time, withDurations bool) (Usage, error) {
 	u, err := a.quotas.Usage(ctx, team, monthStart.Format("2006-01"))
 	if err != nil {
 		return Usage{}, err
+	}
+	if !withDurations {
+		return Usage{Monthly: u.Monthly, Concurrent: u.Concurrent}, nil
 	}
 	in, err := a.runs.Insight(ctx, domain.RunFilter{Team: team, From: &monthStart}, a.now(), 0)
 	if err != nil {

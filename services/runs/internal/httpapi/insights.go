@@ -87,11 +87,16 @@ func (h *handlers) insights(c *fiber.Ctx) error {
 }
 
 // usage tells identity what the team uses of its run quotas: the counters the engine
-// enforces, and the durations of the month's runs.
+// enforces, and, unless `counters=true` asks for those alone, the durations of the month's
+// runs.
 func (h *handlers) usage(c *fiber.Ctx) error {
 	team := c.Params("team")
 	month := runsapi.MonthStart(time.Now().UTC())
-	u, err := h.app.Usage(c.UserContext(), team, month)
+	counters, err := httpx.Bool(c, "counters", false)
+	if err != nil {
+		return err
+	}
+	u, err := h.app.Usage(c.UserContext(), team, month, !counters)
 	if err != nil {
 		return err
 	}
