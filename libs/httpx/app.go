@@ -4,7 +4,6 @@
 package httpx
 
 import (
-	"encoding/json"
 	"log/slog"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/jsonbody"
 )
 
 // Body size limits from the contract.
@@ -100,7 +100,9 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // DecodeJSON reads the request body into v. A body that is not JSON answers 415; malformed
-// JSON, or JSON nested deeper than MaxDepth, answers 400 with the complaint.
+// JSON, JSON nested deeper than MaxDepth, data after the JSON value (jsonbody) and a body
+// that is null answer 400 with the complaint: a null body would otherwise read as a
+// request that asks for nothing, and be answered as done.
 func DecodeJSON(c *fiber.Ctx, v any) error {
 	body := c.Body()
 	if len(strings.TrimSpace(string(body))) == 0 {
@@ -112,7 +114,10 @@ func DecodeJSON(c *fiber.Ctx, v any) error {
 	if err := CheckDepth(body); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if jsonbody.IsNull(body) {
+		return apperr.New(apperr.RequestInvalid, "The request body is null; send the JSON the operation takes.")
+	}
+	if err := jsonbody.Decode(body, v); err != nil {
 		return apperr.Wrap(apperr.RequestInvalid, err, "The request body is not valid JSON: %s", err.Error())
 	}
 	return nil
