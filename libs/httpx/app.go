@@ -81,7 +81,6 @@ func NewApp(cfg Config) *fiber.App {
 	app.Server().ErrorHandler = readErrorHandler(app, errorHandler, cfg.HeaderLimit)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(requestid.New(requestid.Config{Header: HeaderRequestID}))
-	app.Use(uriLimit(cfg.HeaderLimit / 2))
 	if !cfg.NoTracing {
 		app.Use(otelfiber.Middleware(
 			otelfiber.WithServerName(cfg.Name),
@@ -89,6 +88,8 @@ func NewApp(cfg Config) *fiber.App {
 			otelfiber.WithCustomAttributes(redactedTarget),
 		))
 	}
+	// Inside the trace, so that its 414 carries a trace ID like every other error.
+	app.Use(uriLimit(cfg.HeaderLimit / 2))
 	return app
 }
 
