@@ -44,6 +44,7 @@ func TestErrorsOfUnreadRequestsNameThem(t *testing.T) {
 		{"a request line over the limit", "/runs/7?x=" + strings.Repeat("a", httpx.HeaderLimit), "", 431, "/runs/7"},
 		{"a header over the limit", "/runs/7", "X-Big: " + strings.Repeat("b", httpx.HeaderLimit), 431, "/runs/7"},
 		{"many headers over the limit", "/runs/7", strings.Repeat("X-Many: "+strings.Repeat("m", 100)+"\r\n", 200) + "X-Last: 1", 431, "/runs/7"},
+		{"a body over the limit", "/runs/7", "Content-Length: 2000000", 413, "/runs/7"},
 		{"a path longer than what the error quotes", "/" + strings.Repeat("p", 300) + "?x=" + strings.Repeat("a", httpx.HeaderLimit), "", 431, ""},
 	}
 	for _, tt := range tests {
