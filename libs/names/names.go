@@ -64,8 +64,13 @@ func CheckLabelKey(key string) error {
 	if key == "" {
 		return errors.New("a label key must not be empty")
 	}
-	if len(key) > MaxLabelKeyLength {
+	switch {
+	case len(key) > MaxLabelKeyLength:
 		return fmt.Errorf("label key %.20q… is longer than %d bytes", key, MaxLabelKeyLength)
+	case strings.HasPrefix(key, "$"):
+		return fmt.Errorf("label key %q must not start with '$'", key)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0:
+		return fmt.Errorf("label key %q must not contain control characters", key)
 	}
 	name := key
 	if i := strings.LastIndexByte(key, '/'); i >= 0 {
