@@ -1,13 +1,11 @@
 package httpx_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/assert"
@@ -50,18 +48,7 @@ func TestErrorsOfUnreadRequestsNameThem(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			conn, err := net.Dial("tcp", ln.Addr().String())
-			require.NoError(t, err)
-			defer conn.Close()
-			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
-			head := "GET " + tt.target + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
-			if tt.header != "" {
-				head += tt.header + "\r\n"
-			}
-			go func() { _, _ = conn.Write([]byte(head + "\r\n")) }()
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			require.NoError(t, err)
-			defer resp.Body.Close()
+			resp := rawGet(t, ln.Addr().String(), tt.target, tt.header)
 			require.Equal(t, tt.wantStatus, resp.StatusCode)
 			var body httpx.ErrorBody
 			require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))

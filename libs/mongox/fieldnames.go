@@ -17,26 +17,19 @@ func FieldName(key string) string { return strings.ReplaceAll(key, ".", fullStop
 func FieldKey(name string) string { return strings.ReplaceAll(name, fullStop, ".") }
 
 // FieldNames answers m with its keys made field names (FieldName); nil for an empty m.
-func FieldNames[V any](m map[string]V) map[string]V {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]V, len(m))
-	for k, v := range m {
-		out[FieldName(k)] = v
-	}
-	return out
-}
+func FieldNames[V any](m map[string]V) map[string]V { return rekeyed(m, FieldName) }
 
 // FieldKeys answers m, read from a document, with its field names turned back into keys
 // (FieldKey); nil for an empty m.
-func FieldKeys[V any](m map[string]V) map[string]V {
+func FieldKeys[V any](m map[string]V) map[string]V { return rekeyed(m, FieldKey) }
+
+func rekeyed[V any](m map[string]V, key func(string) string) map[string]V {
 	if len(m) == 0 {
 		return nil
 	}
 	out := make(map[string]V, len(m))
 	for k, v := range m {
-		out[FieldKey(k)] = v
+		out[key(k)] = v
 	}
 	return out
 }
