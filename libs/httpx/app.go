@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
+	"go.opentelemetry.io/otel"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/jsonbody"
@@ -78,7 +79,10 @@ func NewApp(cfg Config) *fiber.App {
 		// run in flight keeps its team's name).
 		Immutable: true,
 	})
-	app.Server().ErrorHandler = readErrorHandler(app, errorHandler, cfg.HeaderLimit)
+	// The tracer is the one the tracing middleware takes now, so that both answer to the
+	// same provider for the app's life.
+	tracer := otel.GetTracerProvider().Tracer(tracerName)
+	app.Server().ErrorHandler = readErrorHandler(app, errorHandler, tracer, cfg.HeaderLimit)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(requestid.New(requestid.Config{Header: HeaderRequestID}))
 	if !cfg.NoTracing {

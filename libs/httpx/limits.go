@@ -9,7 +9,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
@@ -36,7 +35,7 @@ const (
 // turns some of them into statuses the catalogue does not know, which would leave as 500.
 // No middleware ran for them, so the answer's trace is started here, and its path is the
 // one the request line names, when the part of the head fasthttp quotes holds it.
-func readErrorHandler(app *fiber.App, handler fiber.ErrorHandler, headerLimit int) func(*fasthttp.RequestCtx, error) {
+func readErrorHandler(app *fiber.App, handler fiber.ErrorHandler, tracer trace.Tracer, headerLimit int) func(*fasthttp.RequestCtx, error) {
 	return func(fctx *fasthttp.RequestCtx, err error) {
 		method, path, ok := requestLine(err)
 		if ok {
@@ -45,7 +44,7 @@ func readErrorHandler(app *fiber.App, handler fiber.ErrorHandler, headerLimit in
 		}
 		c := app.AcquireCtx(fctx)
 		defer app.ReleaseCtx(c)
-		ctx, span := otel.Tracer(tracerName).Start(context.Background(), "HTTP "+c.Method()+" (unread)",
+		ctx, span := tracer.Start(context.Background(), "HTTP "+c.Method()+" (unread)",
 			trace.WithSpanKind(trace.SpanKindServer))
 		defer span.End()
 		c.SetUserContext(ctx)
