@@ -4,7 +4,6 @@
 package httpx
 
 import (
-	"encoding/json"
 	"log/slog"
 	"strings"
 	"time"
@@ -13,8 +12,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
+	"go.opentelemetry.io/otel"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/jsonbody"
 )
 
 // Body size limits from the contract.
@@ -78,10 +79,12 @@ func NewApp(cfg Config) *fiber.App {
 		// run in flight keeps its team's name).
 		Immutable: true,
 	})
-	app.Server().ErrorHandler = readErrorHandler(app, errorHandler, cfg.HeaderLimit)
+	// The tracer is the one the tracing middleware takes now, so that both answer to the
+	// same provider for the app's life.
+	tracer := otel.GetTracerProvider().Tracer(tracerName)
+	app.Server().ErrorHandler = readErrorHandler(app, errorHandler, tracer, cfg.HeaderLimit)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(requestid.New(requestid.Config{Header: HeaderRequestID}))
-	app.Use(uriLimit(cfg.HeaderLimit / 2))
 	if !cfg.NoTracing {
 		app.Use(otelfiber.Middleware(
 			otelfiber.WithServerName(cfg.Name),
@@ -89,6 +92,8 @@ func NewApp(cfg Config) *fiber.App {
 			otelfiber.WithCustomAttributes(redactedTarget),
 		))
 	}
+	// Inside the trace, so that its 414 carries a trace ID like every other error.
+	app.Use(uriLimit(cfg.HeaderLimit / 2))
 	return app
 }
 
@@ -100,7 +105,9 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // DecodeJSON reads the request body into v. A body that is not JSON answers 415; malformed
-// JSON, or JSON nested deeper than MaxDepth, answers 400 with the complaint.
+// JSON, JSON nested deeper than MaxDepth, data after the JSON value (jsonbody) and a body
+// that is null answer 400 with the complaint: a null body would otherwise read as a
+// request that asks for nothing, and be answered as done.
 func DecodeJSON(c *fiber.Ctx, v any) error {
 	body := c.Body()
 	if len(strings.TrimSpace(string(body))) == 0 {
@@ -112,7 +119,10 @@ func DecodeJSON(c *fiber.Ctx, v any) error {
 	if err := CheckDepth(body); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if jsonbody.IsNull(body) {
+		return apperr.New(apperr.RequestInvalid, "The request body is null; send the JSON the operation takes.")
+	}
+	if err := jsonbody.Decode(body, v); err != nil {
 		return apperr.Wrap(apperr.RequestInvalid, err, "The request body is not valid JSON: %s", err.Error())
 	}
 	return nil

@@ -156,19 +156,7 @@ func TestHeaderLimitsAnswerInTheContractShape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			conn, err := net.Dial("tcp", ln.Addr().String())
-			require.NoError(t, err)
-			defer conn.Close()
-			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
-			head := "GET " + tt.target + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
-			if tt.header != "" {
-				head += tt.header + "\r\n"
-			}
-			// The server answers before it has read everything; writing goes on aside.
-			go func() { _, _ = conn.Write([]byte(head + "\r\n")) }()
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			require.NoError(t, err)
-			defer resp.Body.Close()
+			resp := rawGet(t, ln.Addr().String(), tt.target, tt.header)
 			require.Equal(t, tt.wantStatus, resp.StatusCode)
 			if tt.wantReason == "" {
 				return
@@ -344,4 +332,24 @@ func TestEpochMillis(t *testing.T) {
 	got, err := query(t, "", func(c *fiber.Ctx) (*time.Time, error) { return httpx.EpochMillis(c, "fromDate") })
 	require.NoError(t, err)
 	assert.Nil(t, got)
+}
+
+// rawGet sends GET target with the extra header lines to addr on a connection of its own,
+// written byte for byte, and reads the answer. The server may answer before it has read
+// everything (a head too large): writing goes on aside.
+func rawGet(t *testing.T, addr, target, header string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+	head := "GET " + target + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
+	if header != "" {
+		head += header + "\r\n"
+	}
+	go func() { _, _ = conn.Write([]byte(head + "\r\n")) }()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
 }

@@ -1,12 +1,16 @@
 package httpx
 
 import (
+	"context"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/jsondepth"
@@ -29,12 +33,56 @@ const (
 // readErrorHandler answers the requests fasthttp could not read (too long, malformed, too
 // slow) in the contract's shape, through the app's error handler. Fiber's own translation
 // turns some of them into statuses the catalogue does not know, which would leave as 500.
-func readErrorHandler(app *fiber.App, handler fiber.ErrorHandler, headerLimit int) func(*fasthttp.RequestCtx, error) {
+// No middleware ran for them, so the answer's trace is started here, and its path is the
+// one the request line names, when the part of the head fasthttp quotes holds it.
+func readErrorHandler(app *fiber.App, handler fiber.ErrorHandler, tracer trace.Tracer, headerLimit int) func(*fasthttp.RequestCtx, error) {
 	return func(fctx *fasthttp.RequestCtx, err error) {
+		method, path, ok := requestLine(err)
+		if ok {
+			fctx.Request.Header.SetMethod(method)
+			fctx.Request.SetRequestURI(path)
+		}
 		c := app.AcquireCtx(fctx)
 		defer app.ReleaseCtx(c)
-		_ = handler(c, readError(err, headerLimit))
+		ctx, span := tracer.Start(context.Background(), "HTTP "+c.Method()+" (unread)",
+			trace.WithSpanKind(trace.SpanKindServer))
+		defer span.End()
+		c.SetUserContext(ctx)
+		e := readError(err, headerLimit)
+		span.SetStatus(codes.Error, e.Message)
+		_ = handler(c, e)
 	}
+}
+
+// tracerName names the spans httpx starts itself.
+const tracerName = "github.com/baton-flow/baton/libs/httpx"
+
+// requestLine recovers the method and path of a request fasthttp could not read from the
+// error it gave: fasthttp forgets the request line of a head that does not fit its buffer,
+// but quotes the head's first 200 bytes in its message ("… contents: \"GET /path?…\"…").
+// ok is false when the message quotes nothing, or the path does not end within the quote.
+func requestLine(err error) (method, path string, ok bool) {
+	_, quoted, found := strings.Cut(err.Error(), "contents: ")
+	if !found {
+		return "", "", false
+	}
+	prefix, qerr := strconv.QuotedPrefix(quoted)
+	if qerr != nil {
+		return "", "", false
+	}
+	head, qerr := strconv.Unquote(prefix)
+	if qerr != nil {
+		return "", "", false
+	}
+	method, rest, found := strings.Cut(head, " ")
+	if !found || method == "" || strings.ContainsAny(method, "\r\n") {
+		return "", "", false
+	}
+	end := strings.IndexAny(rest, "? \r\n")
+	if end <= 0 || rest[0] != '/' {
+		return "", "", false
+	}
+	return method, rest[:end], true
 }
 
 // readError classifies an error fasthttp met reading a request.

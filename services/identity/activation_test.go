@@ -73,8 +73,10 @@ func TestActivationWithAGeneratedCode(t *testing.T) {
 	require.Equal(t, http.StatusOK, c)
 	assert.Equal(t, "true", body)
 	c, body = f.do(t, &anonymous, http.MethodPut, "/api/v2/activate", `{"otc": "anything"}`)
-	require.Equal(t, http.StatusOK, c, "an unlocked installation stays unlocked")
-	assert.Equal(t, "true", body)
+	require.Equal(t, http.StatusBadRequest, c, "a wrong code is wrong on an unlocked installation too: %s", body)
+	assert.JSONEq(t, `{"activated": true}`, status(), "and it stays unlocked")
+	c, body = f.do(t, &anonymous, http.MethodPut, "/api/v2/activate", `{"otc": "`+code+`"}`)
+	require.Equal(t, http.StatusBadRequest, c, "the generated code is spent: %s", body)
 
 	// A restart neither locks it again nor hands out another code.
 	other := filepath.Join(t.TempDir(), "activation-code")
@@ -118,6 +120,13 @@ func TestActivationWithAConfiguredCode(t *testing.T) {
 	code, body := f.do(t, &anonymous, http.MethodPut, "/api/v2/activate", `{"otc": "let-me-in"}`)
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "true", body)
+
+	// Unlocked: the configured code still answers true, a wrong one still 400.
+	code, body = f.do(t, &anonymous, http.MethodPut, "/api/v2/activate", `{"otc": "let-me-in"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "true", body)
+	code, body = f.do(t, &anonymous, http.MethodPut, "/api/v2/activate", `{"otc": "let-me-out"}`)
+	assert.Equal(t, http.StatusBadRequest, code, body)
 }
 
 func TestActivationWithoutACodeStaysLocked(t *testing.T) {

@@ -50,13 +50,7 @@ type hostileOutcome struct {
 // answer must be in the contract's error shape.
 func TestIntegrationHostileInput(t *testing.T) {
 	t.Parallel()
-	b := start(t, map[string]string{
-		"BATON_DATA_DIR":      t.TempDir(),
-		"BATON_GATEWAY_ADDR":  "127.0.0.1:0",
-		"BATON_LOG_LEVEL":     "error",
-		"BATON_RATE_LIMIT":    "0",
-		"BATON_AUTO_ACTIVATE": "true",
-	})
+	b := startUnlimited(t)
 	doc, err := openapi3.NewLoader().LoadFromData(openapi.Document())
 	require.NoError(t, err)
 

@@ -133,11 +133,9 @@ func (a *Activation) ActivatedForService(ctx context.Context) (bool, error) {
 }
 
 // Activate unlocks the installation with its one-time code and answers true; a wrong code
-// answers 400. On an installation already unlocked it answers true whatever the code.
+// answers 400, on an installation unlocked already too (API.md §2), and so does a generated
+// code once spent. A configured code answers true whenever it is presented.
 func (a *Activation) Activate(ctx context.Context, otc string) (bool, error) {
-	if ok, err := a.Activated(ctx); err != nil || ok {
-		return ok, err
-	}
 	st, err := a.store.FindActivation(ctx)
 	if err != nil {
 		return false, err
@@ -148,6 +146,10 @@ func (a *Activation) Activate(ctx context.Context, otc string) (bool, error) {
 	configured := want != "" && domain.CodeMatches(otc, domain.HashCode(want))
 	if otc == "" || (!configured && !domain.CodeMatches(otc, st.CodeHash)) {
 		return false, domain.ErrWrongActivationCode
+	}
+	if st.Activated {
+		a.activated.Store(true)
+		return true, nil
 	}
 	if err := a.unlock(ctx); err != nil {
 		return false, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/jsonbody"
 	"github.com/baton-flow/baton/libs/names"
 	"github.com/baton-flow/baton/libs/secrets"
 )
@@ -250,11 +251,9 @@ func (p TeamParam) EffectiveValue() (any, error) {
 	if IsAbsentValue(raw) {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var v any
 	// The value itself stays out of the error: it may be a secret.
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	if err := jsonbody.DecodeNumbers(raw, &v); err != nil {
 		return nil, fmt.Errorf("team parameter %s: the stored value is not valid JSON", p.Name)
 	}
 	return v, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/identityapi"
+	"github.com/baton-flow/baton/libs/jsonbody"
 	"github.com/baton-flow/baton/libs/param"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
@@ -74,10 +75,8 @@ func jsonValue(field string, raw json.RawMessage) (any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := jsonbody.DecodeNumbers(raw, &v); err != nil {
 		return nil, apperr.Invalid(apperr.RequestInvalid, "The "+field+" is not valid JSON.",
 			apperr.FieldError{Field: field, Message: "not valid JSON"})
 	}

@@ -1,7 +1,6 @@
 package mongostore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/baton-flow/baton/libs/apperr"
+	"github.com/baton-flow/baton/libs/jsonbody"
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 )
@@ -86,10 +86,8 @@ func fromJSONText(s string) (any, error) {
 	if s == "" {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.UseNumber()
 	var v any
-	err := dec.Decode(&v)
+	err := jsonbody.DecodeNumbers([]byte(s), &v)
 	return v, err
 }
 

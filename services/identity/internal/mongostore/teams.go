@@ -154,7 +154,7 @@ func toDoc(t domain.Team) (teamDoc, error) {
 	}
 	return teamDoc{
 		ID: id, Key: t.Name, Name: t.Name, DisplayName: t.DisplayName, Status: string(t.Status),
-		Labels: t.Labels, ExternalRef: t.ExternalRef, CreationDate: t.CreationDate, Version: t.Version,
+		Labels: mongox.FieldNames(t.Labels), ExternalRef: t.ExternalRef, CreationDate: t.CreationDate, Version: t.Version,
 		Members: toMemberDocs(t), ApproverGroups: toApproverGroupDocs(t), Parameters: toTeamParamDocs(t),
 		Quotas: quotaOverridesDoc(t.QuotaOverrides), Outbox: []outbox.Entry{},
 	}, nil
@@ -163,7 +163,7 @@ func toDoc(t domain.Team) (teamDoc, error) {
 func (d teamDoc) team() domain.Team {
 	t := domain.Team{
 		ID: d.ID.Hex(), Name: d.Name, DisplayName: d.DisplayName, Status: domain.TeamStatus(d.Status),
-		Labels: d.Labels, ExternalRef: d.ExternalRef, CreationDate: d.CreationDate.UTC(), Version: d.Version,
+		Labels: mongox.FieldKeys(d.Labels), ExternalRef: d.ExternalRef, CreationDate: d.CreationDate.UTC(), Version: d.Version,
 		QuotaOverrides: domain.TeamQuotaOverrides(d.Quotas),
 	}
 	for _, m := range d.Members {
@@ -246,7 +246,7 @@ func (s *Teams) UpdateTeam(ctx context.Context, name string, fn func(*domain.Tea
 			return domain.Team{}, err
 		}
 		set := bson.M{
-			"displayName": t.DisplayName, "status": string(t.Status), "labels": t.Labels, "externalRef": t.ExternalRef,
+			"displayName": t.DisplayName, "status": string(t.Status), "labels": mongox.FieldNames(t.Labels), "externalRef": t.ExternalRef,
 			"members": toMemberDocs(t), "approverGroups": toApproverGroupDocs(t), "parameters": toTeamParamDocs(t),
 			"quotas": quotaOverridesDoc(t.QuotaOverrides),
 		}
@@ -302,7 +302,7 @@ func (s *Teams) FindTeams(ctx context.Context, f domain.TeamFilter, p page.Reque
 		filter["status"] = bson.M{"$in": f.Statuses}
 	}
 	for k, v := range f.Labels {
-		filter["labels."+k] = v
+		filter["labels."+mongox.FieldName(k)] = v
 	}
 	if f.MemberID != "" {
 		// FerretDB v1 answers $elemMatch with nothing; a dotted path into the array works on both.

@@ -40,7 +40,7 @@ func toUserDoc(u domain.User) (userDoc, error) {
 	}
 	return userDoc{
 		ID: id, Email: u.Email, Name: u.Name, DisplayName: u.DisplayName, Type: string(u.Type),
-		Status: string(u.Status), Labels: u.Labels, CreationDate: u.CreationDate, LastLoginDate: u.LastLoginDate,
+		Status: string(u.Status), Labels: mongox.FieldNames(u.Labels), CreationDate: u.CreationDate, LastLoginDate: u.LastLoginDate,
 		Version: u.Version,
 	}, nil
 }
@@ -48,7 +48,7 @@ func toUserDoc(u domain.User) (userDoc, error) {
 func (d userDoc) user() domain.User {
 	u := domain.User{
 		ID: d.ID.Hex(), Email: d.Email, Name: d.Name, DisplayName: d.DisplayName, Type: domain.UserType(d.Type),
-		Status: domain.UserStatus(d.Status), Labels: d.Labels, CreationDate: d.CreationDate.UTC(), Version: d.Version,
+		Status: domain.UserStatus(d.Status), Labels: mongox.FieldKeys(d.Labels), CreationDate: d.CreationDate.UTC(), Version: d.Version,
 	}
 	if d.LastLoginDate != nil {
 		t := d.LastLoginDate.UTC()
@@ -177,7 +177,7 @@ func (s *Users) UpdateUser(ctx context.Context, id string, fn func(*domain.User)
 		}
 		set := bson.M{
 			"email": u.Email, "name": u.Name, "displayName": u.DisplayName, "type": string(u.Type),
-			"status": string(u.Status), "labels": u.Labels, "lastLoginDate": u.LastLoginDate,
+			"status": string(u.Status), "labels": mongox.FieldNames(u.Labels), "lastLoginDate": u.LastLoginDate,
 		}
 		err = mongox.UpdateVersioned(ctx, s.coll, bson.M{"_id": oid}, u.Version, bson.M{"$set": set})
 		switch {
@@ -206,7 +206,7 @@ func (s *Users) FindUsers(ctx context.Context, f domain.UserFilter, p page.Reque
 		filter["status"] = bson.M{"$in": f.Statuses}
 	}
 	for k, v := range f.Labels {
-		filter["labels."+k] = v
+		filter["labels."+mongox.FieldName(k)] = v
 	}
 	sortKey, ok := userSortKeys[p.Sort]
 	if !ok {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/jsonbody"
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/integrations/internal/domain"
@@ -202,14 +202,11 @@ func (c *CodeHost) Deliver(ctx context.Context, d Delivery) (DeliveryResult, err
 
 // decodePayload reads a delivery's JSON object, numbers kept as written.
 func decodePayload(body []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
 	var payload map[string]any
-	if err := dec.Decode(&payload); err != nil || payload == nil {
-		return nil, apperr.New(apperr.RequestInvalid, "The delivery's body is not a JSON object.")
-	}
-	if dec.More() {
+	if err := jsonbody.DecodeNumbers(body, &payload); errors.Is(err, jsonbody.ErrTrailing) {
 		return nil, apperr.New(apperr.RequestInvalid, "The delivery's body has data after its JSON object.")
+	} else if err != nil || payload == nil {
+		return nil, apperr.New(apperr.RequestInvalid, "The delivery's body is not a JSON object.")
 	}
 	return payload, nil
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -24,6 +23,7 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/jsonbody"
 	"github.com/baton-flow/baton/libs/jsondepth"
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/workflowsapi"
@@ -527,14 +527,9 @@ func DecodeJSON(raw []byte) (any, error) {
 	if jsondepth.Exceeds(raw, maxDepth) {
 		return nil, apperr.Wrap(apperr.RequestInvalid, errTooDeep, "The JSON nests arrays and objects deeper than %d levels.", maxDepth)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := jsonbody.DecodeNumbers(raw, &v); err != nil {
 		return nil, apperr.Wrap(apperr.RequestInvalid, err, "The JSON is not valid: %s", err.Error())
-	}
-	if dec.More() {
-		return nil, apperr.New(apperr.RequestInvalid, "The JSON holds more than one value.")
 	}
 	return v, nil
 }

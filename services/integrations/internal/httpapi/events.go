@@ -17,6 +17,7 @@ import (
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/jsonbody"
 	"github.com/baton-flow/baton/services/integrations/internal/app"
 )
 
@@ -158,5 +159,12 @@ func jsonBody(body []byte) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apperr.New(apperr.RequestInvalid, "A CloudEvent is required in the body.")
 	}
-	return httpx.CheckDepth(body)
+	if err := httpx.CheckDepth(body); err != nil {
+		return err
+	}
+	// The SDK reads the first JSON value of a body and drops the rest; the rest is refused.
+	if err := jsonbody.Check(body); err != nil {
+		return apperr.Wrap(apperr.RequestInvalid, err, "The body is not one JSON value: %s.", err.Error())
+	}
+	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/baton-flow/baton/libs/jsonbody"
 )
 
 // step is one element of a path after the name: `.key`, `["key"]`, `['key']` or `[0]`.
@@ -162,13 +164,8 @@ func parseJSONText(s string) (any, bool) {
 	if t == "" || (t[0] != '{' && t[0] != '[') {
 		return nil, false
 	}
-	dec := json.NewDecoder(strings.NewReader(t))
-	dec.UseNumber()
 	var v any
-	if dec.Decode(&v) != nil {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if jsonbody.DecodeNumbers([]byte(t), &v) != nil {
 		return nil, false
 	}
 	return v, true

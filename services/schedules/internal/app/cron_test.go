@@ -46,3 +46,15 @@ func TestCheckCron(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckCronNeverFires: an expression of the dialect that no date matches is not valid,
+// with a message saying it never fires; a valid one's dates are the zone's instants.
+func TestCheckCronNeverFires(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	got, err := CheckCron("0 0 30 2 *", "Europe/Paris", now)
+	require.NoError(t, err)
+	assert.False(t, got.Valid)
+	assert.Contains(t, got.Message, "never fires")
+	assert.Empty(t, got.NextDates)
+}

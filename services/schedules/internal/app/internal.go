@@ -6,11 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/baton-flow/baton/libs/apperr"
-	"github.com/baton-flow/baton/libs/names"
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
 )
 
@@ -38,12 +35,6 @@ func (s *Schedules) CreateRunOnce(ctx context.Context, team string, req RunOnce)
 	if req.Key == "" || len(req.Key) > maxKey {
 		return nil, false, apperr.Invalid(apperr.ScheduleInvalidReq, fmt.Sprintf("key is required, at most %d characters.", maxKey),
 			apperr.FieldError{Field: "key", Message: fmt.Sprintf("is required, at most %d characters", maxKey)})
-	}
-	for _, k := range slices.Sorted(maps.Keys(req.Schedule.Labels)) {
-		if err := names.CheckLabelKey(k); err != nil {
-			return nil, false, apperr.Invalid(apperr.ScheduleInvalidReq, "A label key is not allowed: "+err.Error()+".",
-				apperr.FieldError{Field: "labels", Message: err.Error()})
-		}
 	}
 	// The key decides the schedule's id, so the store's unique id makes one schedule per key
 	// even for two requests at once, and a request sent again finds it by id alone.

@@ -114,10 +114,13 @@ func invalid(err error) error {
 		return err
 	}
 	reason := apperr.ScheduleInvalidReq
-	switch fe.Field {
-	case "cronSchedule":
+	switch {
+	case errors.Is(err, domain.ErrNeverFires):
+		// API.md §6: an expression of the dialect that never fires is a request that
+		// cannot be, not a malformed expression.
+	case fe.Field == "cronSchedule":
 		reason = apperr.ScheduleInvalidCron
-	case "dateSchedule":
+	case fe.Field == "dateSchedule":
 		reason = apperr.ScheduleInvalidRunOnce
 	}
 	return apperr.Invalid(reason, fe.Field+" "+fe.Message+".", apperr.FieldError{Field: fe.Field, Message: fe.Message})

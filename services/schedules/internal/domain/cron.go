@@ -35,6 +35,15 @@ const MinEvery = time.Second
 // ErrInvalidCron marks an expression outside the dialect.
 var ErrInvalidCron = errors.New("invalid cron expression")
 
+// ErrNeverFires marks an expression of the dialect that no date matches, such as
+// `0 0 30 2 *` (February 30th): it parses, but a schedule of it would never fire.
+var ErrNeverFires = errors.New("the expression never fires: no date matches it")
+
+// neverFiresFrom is where ParseCron looks for a first fire. The dialect has no year field,
+// so an expression that fires at all fires within any four years, inside the five the
+// parser searches; the answer does not depend on the day it is asked.
+var neverFiresFrom = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // ErrInvalidZone marks a zone that is not an IANA time zone.
 var ErrInvalidZone = errors.New("invalid time zone")
 
@@ -93,6 +102,9 @@ func ParseCron(expr string, loc *time.Location) (Cron, error) {
 	case *cron.SpecSchedule:
 		c.spec = s
 		c.all = s.Hour&(1<<24-1) == 1<<24-1
+		if s.Next(neverFiresFrom).IsZero() {
+			return Cron{}, fmt.Errorf("%w: %w", ErrInvalidCron, ErrNeverFires)
+		}
 	case cron.ConstantDelaySchedule:
 		if d, ok := strings.CutPrefix(expr, "@every "); ok {
 			if every, err := time.ParseDuration(strings.TrimSpace(d)); err != nil || every < MinEvery {
@@ -110,7 +122,7 @@ func ParseCron(expr string, loc *time.Location) (Cron, error) {
 func (c Cron) String() string { return c.expr }
 
 // Next answers the first fire strictly after t, in c's zone; zero when there is none
-// (a date that never comes, such as February 30th).
+// within the parser's five years (ParseCron refuses expressions that never fire).
 func (c Cron) Next(t time.Time) time.Time {
 	if c.each != nil {
 		return c.each.Next(t).In(c.loc)

@@ -3,9 +3,12 @@ package domain
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/baton-flow/baton/libs/names"
 )
 
 // Type is how a schedule says when it fires.
@@ -189,6 +192,9 @@ func (s *Schedule) Normalize() error {
 	default:
 		return &FieldError{"misfirePolicy", fmt.Sprintf("%q is not one of fireOnce, skip, fireAll", s.Misfire)}
 	}
+	if err := s.checkLabels(); err != nil {
+		return err
+	}
 	if s.CatchupWindow < 0 || s.CatchupWindow > 366*24*time.Hour {
 		return &FieldError{"catchupWindow", "must be between 0 and 366 days"}
 	}
@@ -202,7 +208,22 @@ func (s *Schedule) Normalize() error {
 		return nil
 	}
 	if _, err := s.When(); err != nil {
+		if errors.Is(err, ErrNeverFires) {
+			// The expression is of the dialect; the request asks for what cannot be.
+			return fmt.Errorf("%w: %w", &FieldError{"cronSchedule", err.Error()}, ErrNeverFires)
+		}
 		return &FieldError{"cronSchedule", err.Error()}
+	}
+	return nil
+}
+
+// checkLabels refuses the first label key, in name order, that names.CheckLabelKey
+// refuses.
+func (s *Schedule) checkLabels() error {
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+		if err := names.CheckLabelKey(k); err != nil {
+			return &FieldError{"labels", err.Error()}
+		}
 	}
 	return nil
 }

@@ -33,9 +33,9 @@ func Routes(r fiber.Router, schedules *app.Schedules, now func() time.Time) {
 
 // cronCheck is the contract's CronValidationResponse.
 type cronCheck struct {
-	Valid     bool        `json:"valid"`
-	Message   string      `json:"message,omitempty"`
-	NextDates []time.Time `json:"nextDates,omitempty"`
+	Valid     bool     `json:"valid"`
+	Message   string   `json:"message,omitempty"`
+	NextDates []string `json:"nextDates,omitempty"`
 }
 
 func (h *handlers) validateCron(c *fiber.Ctx) error {
@@ -43,5 +43,11 @@ func (h *handlers) validateCron(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(cronCheck{Valid: check.Valid, Message: check.Message, NextDates: check.NextDates})
+	out := cronCheck{Valid: check.Valid, Message: check.Message}
+	// In UTC with milliseconds, as every time in a body: the zone decides which instants,
+	// not how they are written.
+	for _, t := range check.NextDates {
+		out.NextDates = append(out.NextDates, date(t))
+	}
+	return c.JSON(out)
 }

@@ -106,7 +106,7 @@ func (s *Store) toDoc(sch *domain.Schedule) (scheduleDoc, error) {
 	b := sch.CreatedBy
 	return scheduleDoc{ID: sch.ID, Team: sch.Team, Name: sch.Name, Description: sch.Description, Workflow: sch.Workflow,
 		Type: string(sch.Type), Status: string(sch.Status), TriggerDisabled: sch.TriggerDisabled, Cron: sch.Cron,
-		Date: sch.Date, Timezone: sch.Timezone, Params: params, Labels: sch.Labels, Overlap: string(sch.Overlap),
+		Date: sch.Date, Timezone: sch.Timezone, Params: params, Labels: mongox.FieldNames(sch.Labels), Overlap: string(sch.Overlap),
 		Misfire: string(sch.Misfire), CatchupWindow: sch.CatchupWindow, Next: sch.Next, Last: sch.Last,
 		Secret: sch.Secret, CreatedBy: initiatorDoc{Type: b.Type, ID: b.ID, Name: b.Name, Person: b.Person},
 		LastRun: sch.LastRun, Pending: sch.Pending, Buffered: sch.Buffered, Recheck: sch.Recheck,
@@ -132,7 +132,7 @@ func (s *Store) schedule(d scheduleDoc) (*domain.Schedule, error) {
 	b := d.CreatedBy
 	return &domain.Schedule{ID: d.ID, Team: d.Team, Name: d.Name, Description: d.Description, Workflow: d.Workflow,
 		Type: domain.Type(d.Type), Status: domain.Status(d.Status), TriggerDisabled: d.TriggerDisabled, Cron: d.Cron,
-		Date: utc(d.Date), Timezone: d.Timezone, Params: params, Labels: d.Labels, Overlap: domain.OverlapPolicy(d.Overlap),
+		Date: utc(d.Date), Timezone: d.Timezone, Params: params, Labels: mongox.FieldKeys(d.Labels), Overlap: domain.OverlapPolicy(d.Overlap),
 		Misfire: domain.MisfirePolicy(d.Misfire), CatchupWindow: d.CatchupWindow, Next: utc(d.Next), Last: utc(d.Last),
 		Secret: d.Secret, CreatedBy: domain.Initiator{Type: b.Type, ID: b.ID, Name: b.Name, Person: b.Person},
 		LastRun: d.LastRun, Pending: pending, Buffered: utc(d.Buffered), Recheck: utc(d.Recheck),

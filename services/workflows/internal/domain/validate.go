@@ -223,6 +223,11 @@ func (v *validator) task(field string, t Task) {
 	if t.TaskVersion != nil && *t.TaskVersion < 1 {
 		v.add(ProblemGeneral, field+".taskVersion", "must be 1 or more")
 	}
+	for _, k := range slices.Sorted(maps.Keys(t.Labels)) {
+		if err := names.CheckLabelKey(k); err != nil {
+			v.add(ProblemGeneral, field+".labels", "%s", err.Error())
+		}
+	}
 	if t.TaskRef != "" {
 		if owner, _, ok := strings.Cut(t.TaskRef, "/"); ok && owner != v.opts.Team {
 			msg := "may name a global task or a task of team '" + v.opts.Team + "' only"
