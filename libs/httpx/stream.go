@@ -26,13 +26,15 @@ const StreamWriteIdle = time.Minute
 // write's context ends when the client closes the connection or the server begins shutting
 // down; the connection then closes at once. When write returns nil the body ends properly;
 // when it returns an error the body is cut short, so that a client can tell an answer that
-// stopped from one that is complete. The connection closes when write returns.
+// stopped from one that is complete. The connection closes when write returns. A HEAD
+// request gets the head alone; write is not called.
 func Stream(c *fiber.Ctx, write func(ctx context.Context, w io.Writer) error) {
 	fctx := c.Context()
 	// Closed when the server begins shutting down; the hijacked connection is no longer
 	// the server's to wait for.
 	shutdown := fctx.Done()
 	chunked := fctx.Request.Header.IsHTTP11()
+	head := fctx.IsHead() // the head alone, without the body's end
 	// The tracing middleware ends its context when the handler returns; the stream goes on
 	// with the context's values.
 	base := context.WithoutCancel(c.UserContext())
@@ -74,7 +76,7 @@ func Stream(c *fiber.Ctx, write func(ctx context.Context, w io.Writer) error) {
 		}
 		h.SetConnectionClose()
 		w := &streamWriter{conn: conn, chunked: chunked}
-		if err := w.send(h.Header()); err != nil {
+		if err := w.send(h.Header()); err != nil || head {
 			return
 		}
 		if err := write(ctx, w); err != nil || !chunked {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,4 +135,23 @@ func TestStreamEndsWithItsClientOrTheServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A HEAD request gets the head alone, and the connection closes after it.
+func TestStreamAnswersHeadWithTheHeadAlone(t *testing.T) {
+	t.Parallel()
+	url, _ := streamApp(t, func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, "body\n")
+		return err
+	})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	_, err = io.WriteString(conn, "HEAD /stream HTTP/1.1\r\nHost: baton\r\n\r\n")
+	require.NoError(t, err)
+	raw, err := io.ReadAll(conn)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(raw), "HTTP/1.1 200 OK\r\n"), string(raw))
+	assert.True(t, strings.HasSuffix(string(raw), "\r\n\r\n"), string(raw))
+	assert.NotContains(t, string(raw), "body")
 }
