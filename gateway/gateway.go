@@ -383,15 +383,14 @@ func (g *Gateway) serveDocs(serve fiber.Handler) fiber.Handler {
 }
 
 // Run drops idle rate-limit buckets, upstream clients and expired authentication answers
-// until ctx ends, then closes the log streams still open (the app's graceful shutdown does
-// not wait for them).
+// until ctx ends. Followed logs end by themselves when the server begins shutting down
+// (httpx.Stream).
 func (g *Gateway) Run(ctx context.Context) error {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			g.proxy.CloseStreams()
 			return nil
 		case now := <-t.C:
 			if g.limiter != nil {

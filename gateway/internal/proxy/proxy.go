@@ -5,11 +5,13 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -40,9 +42,8 @@ const (
 	// idleClientAfter is how long an instance's client may go unused before Sweep closes it;
 	// instances come and go with deployments.
 	idleClientAfter = 10 * time.Minute
-	// streamWriteIdle bounds each write of a streamed response to the client; a followed log
-	// as a whole has no time limit.
-	streamWriteIdle = time.Minute
+	// maxErrorBody bounds an error answered to a followed log.
+	maxErrorBody = 1 << 20
 )
 
 // Config shapes a Proxy.
@@ -52,7 +53,7 @@ type Config struct {
 	// Signer signs the principal headers sent upstream.
 	Signer *auth.Signer
 	// Timeout bounds a request from the first attempt to the last response byte;
-	// DefaultTimeout when zero. A followed stream has none.
+	// DefaultTimeout when zero. A followed stream has none once its head has come.
 	Timeout time.Duration
 	// MaxConnsPerInstance bounds the connections to one instance;
 	// DefaultMaxConnsPerInstance when zero.
@@ -72,7 +73,8 @@ type Proxy struct {
 	mu        sync.RWMutex
 	upstreams map[string]*upstream      // by base URL
 	next      map[string]*atomic.Uint64 // round-robin position by service
-	streams   sync.Map                  // client connections of open log streams
+	// streamer reads followed logs.
+	streamer *http.Client
 }
 
 // upstream is one instance and its connection pool.
@@ -107,6 +109,18 @@ func New(cfg Config) (*Proxy, error) {
 		log:        cfg.Logger,
 		upstreams:  map[string]*upstream{},
 		next:       map[string]*atomic.Uint64{},
+		streamer: &http.Client{
+			Transport: &http.Transport{
+				DialContext: (&net.Dialer{Timeout: 3 * time.Second}).DialContext,
+				// A stream holds its connection to its end.
+				DisableKeepAlives:      true,
+				DisableCompression:     true,
+				ResponseHeaderTimeout:  cfg.Timeout,
+				MaxResponseHeaderBytes: 16 << 10,
+			},
+			// Answers pass as they are, redirects included.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
 	}, nil
 }
 
@@ -125,27 +139,17 @@ func (p *Proxy) Forward(c *fiber.Ctx, route *routes.Route, params *routes.Params
 		return err
 	}
 
-	// A followed log stays open as long as the task runs, so it has no total timeout.
-	follow := route.Streaming && c.Method() == fiber.MethodGet &&
-		string(c.Request().URI().QueryArgs().Peek("follow")) == "true"
-	now := time.Now()
-	var deadline time.Time
-	if follow {
-		// A stream the client abandons leaves unread bytes on the connection, so it must not
-		// go back to the pool.
-		req.SetConnectionClose()
-	} else {
-		deadline = now.Add(p.timeout)
+	// A followed log stays open as long as the task runs: it is read as it comes. The
+	// service reads follow as strconv.ParseBool does.
+	if follow, _ := strconv.ParseBool(string(c.Request().URI().QueryArgs().Peek("follow"))); follow &&
+		route.Streaming && c.Method() == fiber.MethodGet {
+		return p.follow(c, req, route, params, instances)
 	}
+	now := time.Now()
+	deadline := now.Add(p.timeout)
 
 	resp := fasthttp.AcquireResponse()
-	handedOff := false
-	defer func() {
-		// A stream owns the response once handed off and releases it when done.
-		if !handedOff {
-			fasthttp.ReleaseResponse(resp)
-		}
-	}()
+	defer fasthttp.ReleaseResponse(resp)
 
 	buf := uriPool.Get().(*[]byte)
 	defer uriPool.Put(buf)
@@ -158,42 +162,121 @@ func (p *Proxy) Forward(c *fiber.Ctx, route *routes.Route, params *routes.Params
 		if err != nil {
 			return apperr.Wrap(apperr.UpstreamUnavailable, err, "No instance of the %s service is available.", route.Service)
 		}
-		*buf = append((*buf)[:0], up.origin...)
-		*buf = route.AppendUpstreamPath(*buf, c.Path(), params)
-		if q := c.Request().URI().QueryString(); len(q) > 0 {
-			*buf = append(*buf, '?')
-			*buf = append(*buf, q...)
-		}
+		*buf = appendUpstreamURI((*buf)[:0], up, c, route, params)
 		req.SetRequestURIBytes(*buf)
 		req.URI().DisablePathNormalizing = true
-		resp.StreamBody = follow
 
-		if deadline.IsZero() {
-			err = up.client.Do(req, resp)
-		} else {
-			err = up.client.DoDeadline(req, resp, deadline)
-		}
+		err = up.client.DoDeadline(req, resp, deadline)
 		if err == nil {
-			if follow && resp.IsBodyStream() && resp.StatusCode() < 300 {
-				handedOff = true
-				p.stream(c, resp)
-				return nil
-			}
 			respond(c, resp)
 			return nil
 		}
-
-		failure := classify(err)
-		p.log.LogAttrs(c.UserContext(), slog.LevelWarn, "upstream request failed",
-			slog.String("service", route.Service),
-			slog.String("instance", base),
-			slog.String("method", c.Method()),
-			slog.String("uri", httpx.RedactedURI(c.Path(), c.Request().URI().QueryString())),
-			slog.String("error", err.Error()),
-			slog.Int("attempt", i+1))
-		if !failure.retry(req) || i == attempts-1 {
-			return apperr.Wrap(failure.reason, err, failure.message, route.Service)
+		if err := p.failed(c, route, base, i, attempts, err, req); err != nil {
+			return err
 		}
+	}
+	// Unreachable: the loop runs at least once and returns on its last attempt.
+	return apperr.New(apperr.UpstreamUnavailable, "No instance of the %s service is available.", route.Service)
+}
+
+// appendUpstreamURI appends to dst the URI of c's request at instance up.
+func appendUpstreamURI(dst []byte, up *upstream, c *fiber.Ctx, route *routes.Route, params *routes.Params) []byte {
+	dst = append(dst, up.origin...)
+	dst = route.AppendUpstreamPath(dst, c.Path(), params)
+	if q := c.Request().URI().QueryString(); len(q) > 0 {
+		dst = append(dst, '?')
+		dst = append(dst, q...)
+	}
+	return dst
+}
+
+// failed logs attempt i of attempts at instance base, which failed with err, and answers
+// the error to return, or nil when another instance may be tried.
+func (p *Proxy) failed(c *fiber.Ctx, route *routes.Route, base string, i, attempts int, err error, req *fasthttp.Request) error {
+	failure := classify(err)
+	p.log.LogAttrs(c.UserContext(), slog.LevelWarn, "upstream request failed",
+		slog.String("service", route.Service),
+		slog.String("instance", base),
+		slog.String("method", c.Method()),
+		slog.String("uri", httpx.RedactedURI(c.Path(), c.Request().URI().QueryString())),
+		slog.String("error", err.Error()),
+		slog.Int("attempt", i+1))
+	if !failure.retry(req) || i == attempts-1 {
+		return apperr.Wrap(failure.reason, err, failure.message, route.Service)
+	}
+	return nil
+}
+
+// follow forwards a followed log, prepared in req, and passes the answer on as it comes
+// (httpx.Stream). It is read with net/http, whose body read ends when the request's
+// context does and tells a body cut short from one that ended: the upstream request ends
+// when the client leaves or the gateway shuts down, and a stream the instance cut short
+// reaches the client cut short. The answer's head must come within the timeout; the stream
+// has none.
+func (p *Proxy) follow(c *fiber.Ctx, req *fasthttp.Request, route *routes.Route, params *routes.Params, instances []string) error {
+	start := int(p.counter(route.Service).Add(1))
+	attempts := min(len(instances), maxAttempts)
+	var uri []byte
+	for i := range attempts {
+		base := instances[(start+i)%len(instances)]
+		up, err := p.upstream(base, time.Now())
+		if err != nil {
+			return apperr.Wrap(apperr.UpstreamUnavailable, err, "No instance of the %s service is available.", route.Service)
+		}
+		uri = appendUpstreamURI(uri[:0], up, c, route, params)
+		ctx, cancel := context.WithCancel(context.WithoutCancel(c.UserContext()))
+		hreq, err := http.NewRequestWithContext(ctx, c.Method(), string(uri), nil)
+		if err != nil {
+			cancel()
+			return apperr.Wrap(apperr.Internal, err, "An internal error occurred.")
+		}
+		req.Header.VisitAll(func(k, v []byte) {
+			switch string(k) {
+			case fiber.HeaderHost, fiber.HeaderContentLength:
+			default:
+				hreq.Header.Add(string(k), string(v))
+			}
+		})
+		res, err := p.streamer.Do(hreq)
+		if err != nil {
+			cancel()
+			if err := p.failed(c, route, base, i, attempts, err, req); err != nil {
+				return err
+			}
+			continue
+		}
+		out := c.Response()
+		out.SetStatusCode(res.StatusCode)
+		for k, vs := range res.Header {
+			if !skipResponseHeader([]byte(k)) {
+				for _, v := range vs {
+					out.Header.Add(k, v)
+				}
+			}
+		}
+		if res.StatusCode >= 300 {
+			// Errors are whole answers, bounded like any other.
+			body, err := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+			_ = res.Body.Close()
+			cancel()
+			if err != nil {
+				return apperr.Wrap(apperr.UpstreamUnreachable, err, "The connection to the %s service failed.", route.Service)
+			}
+			out.SetBody(body)
+			return nil
+		}
+		httpx.Stream(c, func(sctx context.Context, w io.Writer) error {
+			stop := context.AfterFunc(sctx, cancel)
+			defer stop()
+			defer cancel()
+			defer res.Body.Close()
+			if _, err := io.Copy(w, res.Body); err != nil {
+				p.log.Debug("log stream ended early", "error", err.Error())
+				return err
+			}
+			return nil
+		})
+		return nil
 	}
 	// Unreachable: the loop runs at least once and returns on its last attempt.
 	return apperr.New(apperr.UpstreamUnavailable, "No instance of the %s service is available.", route.Service)
@@ -244,102 +327,6 @@ func respond(c *fiber.Ctx, resp *fasthttp.Response) {
 		}
 	})
 	out.SetBody(resp.Body())
-}
-
-// stream passes a streamed upstream answer to the client as it arrives, on the hijacked
-// client connection. A response body stream handed to Fiber would not do: the tracing
-// middleware of every httpx app reads a response body whole to measure it. The connection
-// closes when the stream ends; resp is released then.
-func (p *Proxy) stream(c *fiber.Ctx, resp *fasthttp.Response) {
-	chunked := c.Request().Header.IsHTTP11()
-	head := make([]byte, 0, 512)
-	head = fmt.Appendf(head, "HTTP/1.1 %d %s\r\n", resp.StatusCode(), fasthttp.StatusMessage(resp.StatusCode()))
-	if id := c.Response().Header.Peek(httpx.HeaderRequestID); len(id) > 0 {
-		head = appendHeader(head, []byte(httpx.HeaderRequestID), id)
-	}
-	resp.Header.VisitAll(func(k, v []byte) {
-		if !skipResponseHeader(k) {
-			head = appendHeader(head, k, v)
-		}
-	})
-	if chunked {
-		head = append(head, "Transfer-Encoding: chunked\r\n"...)
-	}
-	head = append(head, "Connection: close\r\n\r\n"...)
-
-	// Status for the app's logs and metrics; the response itself is written below.
-	c.Status(resp.StatusCode())
-	c.Context().HijackSetNoResponse(true)
-	c.Context().Hijack(func(conn net.Conn) {
-		p.streams.Store(conn, struct{}{})
-		defer p.streams.Delete(conn)
-		defer func() {
-			_ = resp.CloseBodyStream()
-			fasthttp.ReleaseResponse(resp)
-		}()
-		if err := copyStream(conn, head, resp.BodyStream(), chunked); err != nil {
-			p.log.Debug("log stream ended early", "error", err.Error())
-		}
-	})
-}
-
-// copyStream writes head, then body as it arrives, each write with its own deadline: a
-// follow has no total one.
-func copyStream(conn net.Conn, head []byte, body io.Reader, chunked bool) error {
-	write := func(b []byte) error {
-		if err := conn.SetWriteDeadline(time.Now().Add(streamWriteIdle)); err != nil {
-			return err
-		}
-		_, err := conn.Write(b)
-		return err
-	}
-	if err := write(head); err != nil {
-		return err
-	}
-	buf := make([]byte, 32<<10)
-	// Room for a chunk's size line ahead of the data and its CRLF after it.
-	const prefix = 10
-	for {
-		n, rerr := body.Read(buf[prefix : len(buf)-2])
-		if n > 0 {
-			out := buf[prefix : prefix+n]
-			if chunked {
-				size := strconv.AppendInt(nil, int64(n), 16)
-				size = append(size, '\r', '\n')
-				start := prefix - len(size)
-				copy(buf[start:], size)
-				out = append(buf[start:prefix+n], '\r', '\n')
-			}
-			if err := write(out); err != nil {
-				return err
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
-			if chunked {
-				return write([]byte("0\r\n\r\n"))
-			}
-			return nil
-		}
-		if rerr != nil {
-			return rerr
-		}
-	}
-}
-
-func appendHeader(dst, k, v []byte) []byte {
-	dst = append(dst, k...)
-	dst = append(dst, ':', ' ')
-	dst = append(dst, v...)
-	return append(dst, '\r', '\n')
-}
-
-// CloseStreams ends the log streams still open, for shutdown: the server's graceful drain
-// does not see hijacked connections.
-func (p *Proxy) CloseStreams() {
-	p.streams.Range(func(conn, _ any) bool {
-		_ = conn.(net.Conn).Close()
-		return true
-	})
 }
 
 var uriPool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}

@@ -3,16 +3,15 @@
 package httpapi
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
@@ -448,42 +447,48 @@ func (h *handlers) log(c *fiber.Ctx) error {
 		}
 		return c.SendString(text)
 	}
-	ctx := context.WithoutCancel(c.UserContext())
-	c.Context().SetBodyStreamWriter(fasthttp.StreamWriter(func(w *bufio.Writer) {
-		var after domain.LogCursor
-		attempts := src.Attempts
-		deadline := time.Now().Add(24 * time.Hour)
-		for time.Now().Before(deadline) {
-			text, next, err := h.app.ReadLog(ctx, id, attempts, after)
-			if err != nil {
-				return
-			}
-			after = next
-			if text != "" {
-				if _, err := w.WriteString(text); err != nil {
-					return
-				}
-			}
-			if err := w.Flush(); err != nil {
-				return // the client left
-			}
-			n, ended, err := h.app.TaskProgress(ctx, id)
-			if err != nil {
-				return
-			}
-			attempts = n
-			if ended {
-				// One last read: chunks stored before the end was.
-				if text, _, err := h.app.ReadLog(ctx, id, attempts, after); err == nil && text != "" {
-					_, _ = w.WriteString(text)
-					_ = w.Flush()
-				}
-				return
-			}
-			time.Sleep(h.poll)
-		}
-	}))
+	httpx.Stream(c, func(ctx context.Context, w io.Writer) error {
+		return h.follow(ctx, w, id, src.Attempts)
+	})
 	return nil
+}
+
+// follow writes task run id's log to w as it is stored, through its attempts (attempts
+// so far), until the task ends; it stops with ctx (the client left or the service is
+// shutting down) with ctx's error.
+func (h *handlers) follow(ctx context.Context, w io.Writer, id string, attempts int) error {
+	var after domain.LogCursor
+	tick := time.NewTicker(h.poll)
+	defer tick.Stop()
+	for {
+		text, next, err := h.app.ReadLog(ctx, id, attempts, after)
+		if err != nil {
+			return err
+		}
+		after = next
+		if _, err := io.WriteString(w, text); err != nil {
+			return err
+		}
+		n, ended, err := h.app.TaskProgress(ctx, id)
+		if err != nil {
+			return err
+		}
+		if ended {
+			// One last read: chunks stored before the end was.
+			text, _, err := h.app.ReadLog(ctx, id, n, after)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(w, text)
+			return err
+		}
+		attempts = n
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 func (h *handlers) claim(c *fiber.Ctx) error {
