@@ -93,7 +93,7 @@ func TestSubmitRules(t *testing.T) {
 
 	tests := []struct {
 		name, path string
-		body       map[string]any
+		body       any // nil: no body
 		code       int
 		reason     string
 	}{
