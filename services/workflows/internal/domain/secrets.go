@@ -15,8 +15,10 @@ var maskJSON = json.RawMessage(`"` + Mask + `"`)
 
 func secret(p Param) bool { return p.Type == "password" }
 
-// MaskSecrets hides the default and value of w's password parameters.
+// MaskSecrets hides the default and value of w's password parameters, and those of the
+// password fields of its manual tasks' forms.
 func (w *Workflow) MaskSecrets() {
+	w.maskFormSecrets()
 	if !hasSecrets(w.Params) {
 		return
 	}
@@ -34,8 +36,12 @@ func (w *Workflow) MaskSecrets() {
 	}
 }
 
-// HasMaskedSecrets reports whether a write sent the mask for a password parameter.
+// HasMaskedSecrets reports whether a write sent the mask for a password parameter or a
+// form's password field.
 func (w *Workflow) HasMaskedSecrets() bool {
+	if w.HasMaskedFormSecrets() {
+		return true
+	}
 	for _, p := range w.Params {
 		if secret(p) && (isMask(p.Default) || isMask(p.Value)) {
 			return true

@@ -52,3 +52,24 @@ func openParams(box Sealer, params []domain.Param) {
 		}
 	}
 }
+
+// sealFormSecrets returns tasks with the default and value of their forms' password fields
+// sealed, each as sealParams stores a password parameter's.
+func sealFormSecrets(box Sealer, tasks []domain.Task) ([]domain.Task, error) {
+	out, _, err := domain.MapFormSecrets(tasks, func(s domain.FormSecret, v json.RawMessage) (json.RawMessage, error) {
+		sealed, err := secrets.SealJSON(box, v)
+		if err != nil {
+			return nil, fmt.Errorf("seal field %s of task %s: %w", s.Field, s.Task, err)
+		}
+		return sealed, nil
+	})
+	return out, err
+}
+
+// openFormSecrets reverses sealFormSecrets.
+func openFormSecrets(box Sealer, tasks []domain.Task) []domain.Task {
+	out, _, _ := domain.MapFormSecrets(tasks, func(_ domain.FormSecret, v json.RawMessage) (json.RawMessage, error) {
+		return secrets.OpenJSON(box, v), nil
+	})
+	return out
+}
