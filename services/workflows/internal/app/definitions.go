@@ -168,8 +168,8 @@ func (d *definitions) commit(ctx context.Context, req saveRequest, mayCreate boo
 	return out, err
 }
 
-// keepSecrets puts back password values sent as the mask, those of forms' password fields
-// too, from the latest version.
+// keepSecrets puts back password values sent as the mask, those of tasks' password params
+// and forms' password fields too, from the latest version.
 func (d *definitions) keepSecrets(ctx context.Context, ns domain.Namespace, def *domain.Workflow, cat *domain.Catalog) error {
 	if !def.HasMaskedSecrets() {
 		return nil
@@ -178,11 +178,11 @@ func (d *definitions) keepSecrets(ctx context.Context, ns domain.Namespace, def 
 	if !ok {
 		// nothing to keep: the mask is no value
 		def.KeepSecrets(nil)
-		def.KeepFormSecrets(nil)
+		def.KeepTaskSecrets(nil)
 		return nil
 	}
 	load := domain.LoadSummary
-	if def.HasMaskedFormSecrets() {
+	if def.HasMaskedTaskSecrets() {
 		load = domain.LoadTasks
 	}
 	prev, err := d.store.FindRevision(ctx, ns, e.Name, e.Latest, e.RevOf(e.Latest), load)
@@ -190,7 +190,7 @@ func (d *definitions) keepSecrets(ctx context.Context, ns domain.Namespace, def 
 		return err
 	}
 	def.KeepSecrets(prev.Workflow.Params)
-	def.KeepFormSecrets(prev.Workflow.Tasks)
+	def.KeepTaskSecrets(prev.Workflow.Tasks)
 	return nil
 }
 
@@ -390,6 +390,7 @@ func (d *definitions) resolve(ctx context.Context, def *domain.Workflow, known [
 			continue
 		}
 		problems = append(problems, domain.CheckTask(i, *t, td)...)
+		domain.MarkSecretParams(t, td)
 		v := td.Version
 		t.TaskVersion = &v
 	}

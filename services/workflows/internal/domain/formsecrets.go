@@ -25,10 +25,10 @@ type FormSecret struct {
 	Member string
 }
 
-// MayHoldFormSecret reports whether tasks as stored JSON may give a form's password field
-// a default or a value: false for most workflows, found with one search of the bytes, so
+// mayHoldPasswordField reports whether tasks as JSON may give a form's password field a
+// default or a value: false for most workflows, found with one search of the bytes, so
 // that they are rendered as stored without decoding.
-func MayHoldFormSecret(rawTasks []byte) bool {
+func mayHoldPasswordField(rawTasks []byte) bool {
 	return bytes.Contains(rawTasks, []byte("password"))
 }
 
@@ -80,16 +80,8 @@ func FormSecrets(tasks []Task) map[FormSecret]json.RawMessage {
 	return out
 }
 
-// maskFormSecrets hides the secrets of w's forms, decoding tasks read as stored only when
-// they may hold one.
+// maskFormSecrets hides the secrets of the forms of w's tasks.
 func (w *Workflow) maskFormSecrets() {
-	if w.Tasks == nil && MayHoldFormSecret(w.RawTasks) {
-		var tasks []Task
-		if json.Unmarshal(w.RawTasks, &tasks) != nil {
-			return
-		}
-		w.Tasks, w.RawTasks = tasks, nil
-	}
 	tasks, changed, _ := MapFormSecrets(w.Tasks, func(_ FormSecret, _ json.RawMessage) (json.RawMessage, error) {
 		return maskJSON, nil
 	})
@@ -98,8 +90,8 @@ func (w *Workflow) maskFormSecrets() {
 	}
 }
 
-// HasMaskedFormSecrets reports whether a write sent the mask for a secret of a form.
-func (w *Workflow) HasMaskedFormSecrets() bool {
+// hasMaskedFormSecrets reports whether a write sent the mask for a secret of a form.
+func (w *Workflow) hasMaskedFormSecrets() bool {
 	for _, v := range FormSecrets(w.Tasks) {
 		if isMask(v) {
 			return true
@@ -108,10 +100,10 @@ func (w *Workflow) HasMaskedFormSecrets() bool {
 	return false
 }
 
-// KeepFormSecrets puts back the stored secrets of forms that a write sent as the mask,
+// keepFormSecrets puts back the stored secrets of forms that a write sent as the mask,
 // from prev, the tasks of the version it replaces or follows: those of the same field of
 // the same task. A mask with nothing to keep is no value.
-func (w *Workflow) KeepFormSecrets(prev []Task) {
+func (w *Workflow) keepFormSecrets(prev []Task) {
 	old := map[FormSecret]json.RawMessage{}
 	for s, v := range FormSecrets(prev) {
 		s.Param = "" // `params` and `form` give the same form
@@ -137,7 +129,7 @@ func (w *Workflow) KeepFormSecrets(prev []Task) {
 // Anything that is no form is left as it is: validating it is the runs service's part.
 func mapForm(raw json.RawMessage, fn func(field, member string, v json.RawMessage) (json.RawMessage, error)) (json.RawMessage, bool, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || !MayHoldFormSecret(raw) {
+	if len(raw) == 0 || !mayHoldPasswordField(raw) {
 		return raw, false, nil
 	}
 	if raw[0] == '"' {

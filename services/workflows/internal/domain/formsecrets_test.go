@@ -92,7 +92,7 @@ func TestFormSecretsKept(t *testing.T) {
 			t.Parallel()
 			w := domain.Workflow{Name: "w", Tasks: []domain.Task{tt.give}}
 			if w.HasMaskedSecrets() {
-				w.KeepFormSecrets(tt.prev)
+				w.KeepTaskSecrets(tt.prev)
 			}
 			assert.False(t, w.HasMaskedSecrets())
 			got := domain.FormSecrets(w.Tasks)

@@ -15,10 +15,11 @@ var maskJSON = json.RawMessage(`"` + Mask + `"`)
 
 func secret(p Param) bool { return p.Type == "password" }
 
-// MaskSecrets hides the default and value of w's password parameters, and those of the
-// password fields of its manual tasks' forms.
+// MaskSecrets hides the default and value of w's password parameters, the values its
+// tasks give to password params, and the defaults and values of the password fields of its
+// manual tasks' forms.
 func (w *Workflow) MaskSecrets() {
-	w.maskFormSecrets()
+	w.maskTaskSecrets()
 	if !hasSecrets(w.Params) {
 		return
 	}
@@ -36,10 +37,10 @@ func (w *Workflow) MaskSecrets() {
 	}
 }
 
-// HasMaskedSecrets reports whether a write sent the mask for a password parameter or a
-// form's password field.
+// HasMaskedSecrets reports whether a write sent the mask for a password parameter, a
+// task's password param or a form's password field.
 func (w *Workflow) HasMaskedSecrets() bool {
-	if w.HasMaskedFormSecrets() {
+	if w.HasMaskedTaskSecrets() {
 		return true
 	}
 	for _, p := range w.Params {
