@@ -80,16 +80,6 @@ func FormSecrets(tasks []Task) map[FormSecret]json.RawMessage {
 	return out
 }
 
-// maskFormSecrets hides the secrets of the forms of w's tasks.
-func (w *Workflow) maskFormSecrets() {
-	tasks, changed, _ := MapFormSecrets(w.Tasks, func(_ FormSecret, _ json.RawMessage) (json.RawMessage, error) {
-		return maskJSON, nil
-	})
-	if changed {
-		w.Tasks = tasks
-	}
-}
-
 // hasMaskedFormSecrets reports whether a write sent the mask for a secret of a form.
 func (w *Workflow) hasMaskedFormSecrets() bool {
 	for _, v := range FormSecrets(w.Tasks) {

@@ -65,21 +65,65 @@ func MapSecretParams(tasks []Task, fn func(task, param string, v json.RawMessage
 	return out, found, nil
 }
 
-// maskTaskSecrets hides the secrets of w's tasks, its forms' included, decoding tasks read
-// as stored only when they may hold one.
+// maskTaskSecrets hides the secrets of w's tasks, its forms' included. Of tasks read as
+// stored, only those that may hold one are decoded and written again: a workflow holding
+// none costs a search of its bytes, one holding some a split of its tasks besides.
 func (w *Workflow) maskTaskSecrets() {
-	if w.Tasks == nil && (mayHoldPasswordField(w.RawTasks) || secrets.HoldsSealed(w.RawTasks)) {
-		var tasks []Task
-		if json.Unmarshal(w.RawTasks, &tasks) != nil {
-			return
+	if w.Tasks != nil || len(w.RawTasks) == 0 {
+		if tasks, changed := maskTasks(w.Tasks); changed {
+			w.Tasks = tasks
 		}
-		w.Tasks, w.RawTasks = tasks, nil
+		return
 	}
+	if !mayHoldSecret(w.RawTasks) {
+		return
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(w.RawTasks, &items) != nil {
+		return
+	}
+	changed := false
+	for i, item := range items {
+		if !mayHoldSecret(item) {
+			continue
+		}
+		var t Task
+		if json.Unmarshal(item, &t) != nil {
+			continue
+		}
+		masked, ok := maskTasks([]Task{t})
+		if !ok {
+			continue
+		}
+		raw, err := json.Marshal(masked[0])
+		if err != nil {
+			continue
+		}
+		items[i], changed = raw, true
+	}
+	if !changed {
+		return
+	}
+	out := append(make([]byte, 0, len(w.RawTasks)+len(items)*8), '[')
+	for i, item := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, item...)
+	}
+	w.RawTasks = append(out, ']')
+}
+
+// mayHoldSecret reports whether tasks as JSON may hold a secret: a value sealed as stored,
+// or a form's password field.
+func mayHoldSecret(raw []byte) bool { return secrets.HoldsSealed(raw) || mayHoldPasswordField(raw) }
+
+// maskTasks returns tasks with their secrets masked, and whether there were any.
+func maskTasks(tasks []Task) ([]Task, bool) {
 	mask := func(string, string, json.RawMessage) (json.RawMessage, error) { return maskJSON, nil }
-	if tasks, changed, _ := MapSecretParams(w.Tasks, mask); changed {
-		w.Tasks = tasks
-	}
-	w.maskFormSecrets()
+	tasks, params, _ := MapSecretParams(tasks, mask)
+	tasks, forms, _ := MapFormSecrets(tasks, func(FormSecret, json.RawMessage) (json.RawMessage, error) { return maskJSON, nil })
+	return tasks, params || forms
 }
 
 // HasMaskedTaskSecrets reports whether a write sent the mask for a secret param of a task

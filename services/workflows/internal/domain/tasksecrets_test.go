@@ -69,7 +69,15 @@ func TestSealedTaskParamIsMasked(t *testing.T) {
 	assert.Contains(t, string(out), `{"name":"user","value":"ann"}`)
 	assert.NotContains(t, string(out), "enc:v1:")
 
-	plain := domain.Workflow{Name: "w", RawTasks: json.RawMessage(`[{"name":"call","type":"script","params":[{"name":"script","value":"echo"}]}]`)}
+	assert.Nil(t, w.Tasks, "rendered as stored, but the task holding the secret")
+
+	const other = `{"name":"other", "type":"script","params":[{"name":"script","value":"echo"}]}`
+	mixed := domain.Workflow{Name: "w", RawTasks: json.RawMessage(`[` + other + `,` + raw[1:])}
+	mixed.MaskSecrets()
+	assert.Contains(t, string(mixed.RawTasks), other, "a task holding no secret is kept as stored")
+	assert.NotContains(t, string(mixed.RawTasks), "enc:v1:")
+
+	plain := domain.Workflow{Name: "w", RawTasks: json.RawMessage(`[` + other + `]`)}
 	plain.MaskSecrets()
-	assert.Nil(t, plain.Tasks, "tasks that hold no secret are rendered as stored")
+	assert.Equal(t, `[`+other+`]`, string(plain.RawTasks), "tasks that hold no secret are rendered as stored")
 }
