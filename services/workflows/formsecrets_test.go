@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
 )
@@ -86,25 +88,40 @@ func TestFormPasswordDefaultIsSecret(t *testing.T) {
 		assert.Equal(t, "n3w-default", formField(t, snap["tasks"], "pw")["default"])
 
 		// At rest every version holds it sealed.
-		names, err := f.db.ListCollectionNames(context.Background(), bson.M{})
-		require.NoError(t, err)
 		sealed := 0
-		for _, name := range names {
-			cur, err := f.db.Collection(name).Find(context.Background(), bson.M{})
-			require.NoError(t, err)
-			var docs []bson.M
-			require.NoError(t, cur.All(context.Background(), &docs))
-			for _, d := range docs {
-				raw, err := bson.MarshalExtJSON(d, false, false)
-				require.NoError(t, err)
-				assert.NotContains(t, string(raw), formDefault, name)
-				assert.NotContains(t, string(raw), "n3w-default", name)
-				if tasks, ok := d["tasks"].(bson.Binary); ok && strings.Contains(string(unzstd(t, tasks.Data)), `"pw"`) {
-					assert.Contains(t, string(unzstd(t, tasks.Data)), `"default":"enc:v1:`, name)
-					sealed++
-				}
+		for where, doc := range storedDocs(t, f.db) {
+			assert.NotContains(t, doc, formDefault, where)
+			assert.NotContains(t, doc, "n3w-default", where)
+			if strings.Contains(doc, `"pw"`) {
+				assert.Contains(t, doc, `"default":"enc:v1:`, where)
+				sealed++
 			}
 		}
 		assert.Equal(t, 5, sealed, "four versions of the workflow and its copy")
 	})
+}
+
+// storedDocs returns every document of db as extended JSON, its compressed tasks (of a
+// version) decompressed after it, by collection and id.
+func storedDocs(t *testing.T, db *mongo.Database) map[string]string {
+	t.Helper()
+	names, err := db.ListCollectionNames(context.Background(), bson.M{})
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, name := range names {
+		cur, err := db.Collection(name).Find(context.Background(), bson.M{})
+		require.NoError(t, err)
+		var docs []bson.M
+		require.NoError(t, cur.All(context.Background(), &docs))
+		for _, d := range docs {
+			raw, err := bson.MarshalExtJSON(d, false, false)
+			require.NoError(t, err)
+			doc := string(raw)
+			if tasks, ok := d["tasks"].(bson.Binary); ok {
+				doc += string(unzstd(t, tasks.Data))
+			}
+			out[fmt.Sprintf("%s %v", name, d["_id"])] = doc
+		}
+	}
+	return out
 }
