@@ -8,6 +8,7 @@
 package secrets
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -221,3 +222,7 @@ func KeyFromEnv(getenv func(string) string, what string) (string, error) {
 	}
 	return key, nil
 }
+
+// HoldsSealed reports whether b, a JSON document say, may hold a sealed value: one search,
+// so that a document holding none is used as it is.
+func HoldsSealed(b []byte) bool { return bytes.Contains(b, []byte(prefix)) }

@@ -168,21 +168,29 @@ func (d *definitions) commit(ctx context.Context, req saveRequest, mayCreate boo
 	return out, err
 }
 
-// keepSecrets puts back password values sent as the mask, from the latest version.
+// keepSecrets puts back password values sent as the mask, those of tasks' password params
+// and forms' password fields too, from the latest version.
 func (d *definitions) keepSecrets(ctx context.Context, ns domain.Namespace, def *domain.Workflow, cat *domain.Catalog) error {
 	if !def.HasMaskedSecrets() {
 		return nil
 	}
 	e, ok := cat.Entry(def.Name)
 	if !ok {
-		def.KeepSecrets(nil) // nothing to keep: the mask is no value
+		// nothing to keep: the mask is no value
+		def.KeepSecrets(nil)
+		def.KeepTaskSecrets(nil)
 		return nil
 	}
-	prev, err := d.store.FindRevision(ctx, ns, e.Name, e.Latest, e.RevOf(e.Latest), domain.LoadSummary)
+	load := domain.LoadSummary
+	if def.HasMaskedTaskSecrets() {
+		load = domain.LoadTasks
+	}
+	prev, err := d.store.FindRevision(ctx, ns, e.Name, e.Latest, e.RevOf(e.Latest), load)
 	if err != nil {
 		return err
 	}
 	def.KeepSecrets(prev.Workflow.Params)
+	def.KeepTaskSecrets(prev.Workflow.Tasks)
 	return nil
 }
 
@@ -382,6 +390,7 @@ func (d *definitions) resolve(ctx context.Context, def *domain.Workflow, known [
 			continue
 		}
 		problems = append(problems, domain.CheckTask(i, *t, td)...)
+		domain.MarkSecretParams(t, td)
 		v := td.Version
 		t.TaskVersion = &v
 	}

@@ -15,8 +15,11 @@ var maskJSON = json.RawMessage(`"` + Mask + `"`)
 
 func secret(p Param) bool { return p.Type == "password" }
 
-// MaskSecrets hides the default and value of w's password parameters.
+// MaskSecrets hides the default and value of w's password parameters, the values its
+// tasks give to password params, and the defaults and values of the password fields of its
+// manual tasks' forms.
 func (w *Workflow) MaskSecrets() {
+	w.maskTaskSecrets()
 	if !hasSecrets(w.Params) {
 		return
 	}
@@ -34,8 +37,12 @@ func (w *Workflow) MaskSecrets() {
 	}
 }
 
-// HasMaskedSecrets reports whether a write sent the mask for a password parameter.
+// HasMaskedSecrets reports whether a write sent the mask for a password parameter, a
+// task's password param or a form's password field.
 func (w *Workflow) HasMaskedSecrets() bool {
+	if w.HasMaskedTaskSecrets() {
+		return true
+	}
 	for _, p := range w.Params {
 		if secret(p) && (isMask(p.Default) || isMask(p.Value)) {
 			return true

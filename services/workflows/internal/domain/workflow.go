@@ -184,6 +184,9 @@ type Task struct {
 type TaskParam struct {
 	Name  string          `json:"name"`
 	Value json.RawMessage `json:"value,omitempty"`
+	// Secret: the catalogue task declares the param `password`. Saves mark it (see
+	// MarkSecretParams); stored, its value is sealed, which marks it again when read.
+	Secret bool `json:"-"`
 }
 
 // Dependency is an edge of the DAG: the task runs after TaskRef, if the edge holds.

@@ -344,6 +344,9 @@ func (s *Definitions) InsertRevision(ctx context.Context, ns domain.Namespace, r
 		return 0, fmt.Errorf("encode %s version %d: %w", r.Name, r.Version, err)
 	}
 	def.Params = params
+	if tasks, err = sealTaskSecrets(s.box, tasks); err != nil {
+		return 0, fmt.Errorf("encode tasks of %s version %d: %w", r.Name, r.Version, err)
+	}
 	packedDef, err := pack(def)
 	if err != nil {
 		return 0, fmt.Errorf("encode %s version %d: %w", r.Name, r.Version, err)
@@ -411,6 +414,7 @@ func (s *Definitions) FindRevision(ctx context.Context, ns domain.Namespace, nam
 		if err := unpack(doc.Tasks, &r.Workflow.Tasks); err != nil {
 			return domain.Revision{}, fmt.Errorf("decode tasks of %s: %w", id, err)
 		}
+		r.Workflow.Tasks = openTaskSecrets(s.box, r.Workflow.Tasks)
 	}
 	return r, nil
 }

@@ -52,3 +52,38 @@ func openParams(box Sealer, params []domain.Param) {
 		}
 	}
 }
+
+// sealTaskSecrets returns tasks with the values of their secret params, and the default and
+// value of their forms' password fields, sealed, each as sealParams stores a password
+// parameter's. A sealed value marks its param secret when read (domain.TaskParam).
+func sealTaskSecrets(box Sealer, tasks []domain.Task) ([]domain.Task, error) {
+	tasks, _, err := domain.MapSecretParams(tasks, func(task, param string, v json.RawMessage) (json.RawMessage, error) {
+		sealed, err := secrets.SealJSON(box, v)
+		if err != nil {
+			return nil, fmt.Errorf("seal param %s of task %s: %w", param, task, err)
+		}
+		return sealed, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tasks, _, err = domain.MapFormSecrets(tasks, func(s domain.FormSecret, v json.RawMessage) (json.RawMessage, error) {
+		sealed, err := secrets.SealJSON(box, v)
+		if err != nil {
+			return nil, fmt.Errorf("seal field %s of task %s: %w", s.Field, s.Task, err)
+		}
+		return sealed, nil
+	})
+	return tasks, err
+}
+
+// openTaskSecrets reverses sealTaskSecrets; the params it opens stay marked secret.
+func openTaskSecrets(box Sealer, tasks []domain.Task) []domain.Task {
+	tasks, _, _ = domain.MapSecretParams(tasks, func(_, _ string, v json.RawMessage) (json.RawMessage, error) {
+		return secrets.OpenJSON(box, v), nil
+	})
+	tasks, _, _ = domain.MapFormSecrets(tasks, func(_ domain.FormSecret, v json.RawMessage) (json.RawMessage, error) {
+		return secrets.OpenJSON(box, v), nil
+	})
+	return tasks
+}
