@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -321,7 +322,8 @@ func (g *gates) checkGates(ctx context.Context, ids []string, runs map[string]ma
 		if approve == nil {
 			continue
 		}
-		act := fmt.Sprintf("%v-1", approve["id"])
+		// The first attempt's action: the task run's id with its dot a dash, and the attempt.
+		act := strings.ReplaceAll(fmt.Sprintf("%v-1", approve["id"]), ".", "-")
 		a, ok := g.c.call(ctx, "/api/v2/team/crash/action/"+act)
 		if !assert.True(t, ok, "action %s of run %s", act, id) {
 			continue
