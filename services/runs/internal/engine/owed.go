@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// Status events are owed until their consumer says it recorded them: a step numbers the
+// events it makes (events.SeqExtension) and stores them with the change they report, in
+// the Owed of the run or task run it writes anyway (domain.OwedEvent). Integrations says
+// which of a run's events it recorded, up to a number (events.TypeStatusRecorded), and
+// Recorded takes it in. What a run owes is sent again:
+//
+//   - when its owner loads it to settle it (a restart, a takeover, a step stored in part):
+//     every event it holds not known to be recorded, in order, before anything new;
+//   - once it is put away, from the archive: its events not known to be recorded then
+//     stay in its archived copy, which the reconciler sends again every Config.ResendOwed
+//     until they are said to be recorded, and once as soon as a replica starts.
+//
+// Each event keeps its id and number, so consumers and sinks drop what they had.
+
+// recordedEvents is what this replica has heard of the recording of runs' events.
+type recordedEvents struct {
+	mu sync.Mutex
+	// upTo is, for the runs in memory here, the number up to which their events were
+	// recorded: a step drops those from what it writes.
+	upTo map[string]int64
+	// owing are the runs put away here, or sent again from the archive here, whose events
+	// were not all recorded then, with the number of their last event.
+	owing map[string]int64
+	// clear is what to drop from the archive next (ClearOwed).
+	clear map[string]int64
+	wake  chan struct{}
+}
+
+func newRecordedEvents() *recordedEvents {
+	return &recordedEvents{upTo: map[string]int64{}, owing: map[string]int64{}, clear: map[string]int64{},
+		wake: make(chan struct{}, 1)}
+}
+
+// maxRecordedRuns bounds what a replica remembers of runs' recorded events; past it, it
+// forgets, which only costs events sent again.
+const maxRecordedRuns = 100_000
+
+// Recorded takes in that run's status events numbered seq or below are recorded
+// downstream.
+func (e *Engine) Recorded(run string, seq int64) {
+	inMemory := e.held.holds(run) || e.parked.has(run)
+	r := e.recorded
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if inMemory {
+		if len(r.upTo) >= maxRecordedRuns {
+			clear(r.upTo)
+		}
+		r.upTo[run] = max(r.upTo[run], seq)
+	}
+	last, owing := r.owing[run]
+	if !owing {
+		return
+	}
+	r.clear[run] = max(r.clear[run], seq)
+	if seq >= last {
+		delete(r.owing, run)
+	}
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// recordedUpTo answers the number up to which run's events are known to be recorded.
+func (e *Engine) recordedUpTo(run string) int64 {
+	e.recorded.mu.Lock()
+	defer e.recorded.mu.Unlock()
+	return e.recorded.upTo[run]
+}
+
+// owing marks run, put away or sent again from the archive, as owing events up to last.
+func (e *Engine) owing(run string, last int64) {
+	r := e.recorded
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.upTo, run)
+	if len(r.owing) >= maxRecordedRuns {
+		clear(r.owing)
+	}
+	r.owing[run] = last
+}
+
+// forgetRecorded drops what is known of run's events once it has left memory for good.
+func (e *Engine) forgetRecorded(run string) {
+	e.recorded.mu.Lock()
+	defer e.recorded.mu.Unlock()
+	delete(e.recorded.upTo, run)
+}
+
+// clearLoop drops from the archive the events said to be recorded, those heard of
+// meanwhile together, until ctx ends.
+func (e *Engine) clearLoop(ctx context.Context) {
+	r := e.recorded
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		}
+		r.mu.Lock()
+		batch := r.clear
+		r.clear = map[string]int64{}
+		r.mu.Unlock()
+		if err := e.runs.ClearOwed(ctx, batch); err != nil && ctx.Err() == nil {
+			// What stays is sent again (resendOwed), and said to be recorded again.
+			e.log.Warn("cannot drop the recorded events of runs put away", "runs", len(batch), "error", err)
+		}
+	}
+}
+
+// statusEvents builds the status events of a step of st, numbers them and adds them to
+// the Owed of the run and task runs the step writes, dropping from those what is known to
+// be recorded. The step's write stores them; the caller publishes them once it is stored.
+func (e *Engine) statusEvents(st *domain.State, m *domain.Machine) []Message {
+	changed := m.Changed()
+	runChanged, prevRun, prevPhase := m.RunChanged()
+	recorded := e.recordedUpTo(st.Run.ID)
+	idx := make([]int, 0, len(changed))
+	for i := range changed {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	var msgs []Message
+	for _, i := range idx {
+		t := st.Tasks[i]
+		t.Owed = domain.Unrecorded(t.Owed, recorded)
+		if t.Status == changed[i] {
+			continue
+		}
+		if msg, ok := e.built(taskEvent(st, t, e.now())); ok {
+			if o, ok := e.number(st.Run, &msg); ok {
+				t.Owed, t.EventSeq = append(t.Owed, o), o.Seq
+				msgs = append(msgs, msg)
+			}
+		}
+	}
+	st.Run.Owed = domain.Unrecorded(st.Run.Owed, recorded)
+	if runChanged && (st.Run.Status != prevRun || st.Run.Phase != prevPhase) {
+		if msg, ok := e.built(runEvent(st, e.now())); ok {
+			if o, ok := e.number(st.Run, &msg); ok {
+				st.Run.Owed = append(st.Run.Owed, o)
+				msgs = append(msgs, msg)
+			}
+		}
+	}
+	return msgs
+}
+
+// number gives msg the run's next number and answers what is stored of it.
+func (e *Engine) number(r *domain.Run, msg *Message) (domain.OwedEvent, bool) {
+	seq := r.EventSeq + 1
+	events.SetSeq(&msg.Event, seq)
+	body, err := events.Marshal(msg.Event)
+	if err != nil {
+		e.log.Error("cannot keep a status event", "run", r.ID, "event", msg.Event.ID(), "error", err)
+		return domain.OwedEvent{}, false
+	}
+	r.EventSeq = seq
+	return domain.OwedEvent{Seq: seq, Body: body}, true
+}
+
+// unrecorded answers every event st holds that is not known to be recorded, in order.
+func (e *Engine) unrecorded(st *domain.State) []domain.OwedEvent {
+	recorded := e.recordedUpTo(st.Run.ID)
+	owed := domain.Unrecorded(st.Run.Owed, recorded)
+	for _, t := range st.Tasks {
+		owed = append(owed, domain.Unrecorded(t.Owed, recorded)...)
+	}
+	slices.SortFunc(owed, func(a, b domain.OwedEvent) int { return int(a.Seq - b.Seq) })
+	return owed
+}
+
+// putAwayOwed makes r, about to be put away with tasks, carry every event they owe
+// (tasks no longer do), and marks it as owing when it does.
+func (e *Engine) putAwayOwed(st *domain.State, r *domain.Run, tasks []*domain.TaskRun) {
+	r.Owed = e.unrecorded(st)
+	for _, t := range tasks {
+		t.Owed = nil
+	}
+	if len(r.Owed) > 0 {
+		e.owing(r.ID, r.Owed[len(r.Owed)-1].Seq)
+	}
+}
+
+// resend publishes owed, run's events, again, in order.
+func (e *Engine) resend(run string, owed []domain.OwedEvent) {
+	msgs := make([]Message, 0, len(owed))
+	for _, o := range owed {
+		ev, err := events.Unmarshal(o.Body)
+		if err != nil {
+			e.log.Error("cannot read an event a run owes", "run", run, "seq", o.Seq, "error", err)
+			continue
+		}
+		msgs = append(msgs, Message{Topic: events.RunEvents, Key: run, Event: ev})
+	}
+	e.pub.enqueue(msgs, nil)
+}
+
+// resendOwedLimit bounds the runs put away whose events one look sends again.
+const resendOwedLimit = 500
+
+// resendOwed sends again the events of the runs put away that were not said to be
+// recorded within ResendOwed (all of them on this replica's first look), and marks them
+// as owing here, so that what is said recorded is dropped.
+func (e *Engine) resendOwed(ctx context.Context, now time.Time) {
+	before := now.Add(-e.cfg.ResendOwed)
+	if e.lastResend.IsZero() {
+		before = now
+	} else if now.Sub(e.lastResend) < min(e.cfg.ResendOwed, sweepEvery) {
+		return
+	}
+	e.lastResend = now
+	owed, err := e.runs.FindOwed(ctx, before, resendOwedLimit)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot list the runs put away that owe events", "error", err)
+		}
+		return
+	}
+	for _, o := range owed {
+		e.owing(o.Run, o.Owed[len(o.Owed)-1].Seq)
+		e.resend(o.Run, o.Owed)
+		if err := e.runs.DelayOwed(ctx, o.Run, now); err != nil && ctx.Err() == nil {
+			e.log.Warn("cannot record events sent again", "run", o.Run, "error", err)
+		}
+	}
+	if len(owed) > 0 {
+		e.log.Info("sent again the events of runs put away", "runs", len(owed))
+	}
+}
