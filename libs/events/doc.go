@@ -42,8 +42,8 @@
 //     an attempt's log in chunks (UpdateLog) and its end (UpdateEnded) with status, exit
 //     code and results.
 //   - run.events.recorded: every runs replica, each in a consumer group of its own. The
-//     runs service keeps a run's status events (numbered by SeqExtension) with the run
-//     until integrations says they are recorded, and sends them again when it does not.
+//     runs service keeps each of a run's status events (numbered by SeqExtension) with
+//     the run until integrations says it is recorded, and sends it again until then.
 //   - <topic>.dlq (DeadLetter): nobody; they are for operators to inspect. A kafkax
 //     consumer copies there, with its key, value and headers plus the dlq_* headers of
 //     kafkax, a message its handler still failed after its retries. Every topic of

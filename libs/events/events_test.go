@@ -251,9 +251,9 @@ func goldenCases(t *testing.T) []goldenCase {
 		},
 		{
 			service: "integrations",
-			id:      "6650c0ffee00000000000b00/recorded/7",
+			id:      "6650c0ffee00000000000b00/recorded/6,7,9",
 			typ:     events.TypeStatusRecorded,
-			data:    events.StatusRecorded{Run: "6650c0ffee00000000000b00", Seq: 7},
+			data:    events.StatusRecorded{Run: "6650c0ffee00000000000b00", Seqs: []int64{6, 7, 9}},
 			decode:  decodeAs[events.StatusRecorded],
 		},
 		{

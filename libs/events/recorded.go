@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 )
@@ -30,22 +31,29 @@ func SeqOf(e event.Event) (int64, bool) {
 	return seq, true
 }
 
-// TypeStatusRecorded says that a run's status events, up to a number (SeqExtension), are
-// recorded for delivery: published by the integrations service on RunEventsRecorded keyed
-// by run id, once the events are in its delivery queues (or there was no sink to queue
-// them for). The runs service keeps what a run's events owe until it hears so, and sends
-// them again otherwise. Data is StatusRecorded; id "<runId>/recorded/<seq>".
+// TypeStatusRecorded says which of a run's status events are recorded for delivery, by
+// their numbers (SeqExtension): published by the integrations service on
+// RunEventsRecorded keyed by run id, once the events are in its delivery queues (or there
+// was no sink to queue them for). The runs service keeps a run's events until it hears
+// so of each, and sends them again otherwise. Each event is named by its own number: a
+// run's events may reach the broker out of their order (two replicas each publish what
+// they stored), so a number says nothing of the ones before it. Data is StatusRecorded;
+// id "<runId>/recorded/<seq>,<seq>…".
 const TypeStatusRecorded = "io.baton.event.status.recorded"
 
-// StatusRecorded is the data of TypeStatusRecorded: every status event of run Run
-// numbered Seq or below was recorded.
+// StatusRecorded is the data of TypeStatusRecorded: the status events of run Run numbered
+// Seqs are recorded.
 type StatusRecorded struct {
-	Run string `json:"run"`
-	Seq int64  `json:"seq"`
+	Run  string  `json:"run"`
+	Seqs []int64 `json:"seqs"`
 }
 
-// NewStatusRecorded builds the TypeStatusRecorded event of run's events up to seq.
-func NewStatusRecorded(run string, seq int64) (event.Event, error) {
-	return New(run+"/recorded/"+strconv.FormatInt(seq, 10), Source("integrations"), TypeStatusRecorded, "",
-		StatusRecorded{Run: run, Seq: seq})
+// NewStatusRecorded builds the TypeStatusRecorded event of run's events numbered seqs.
+func NewStatusRecorded(run string, seqs []int64) (event.Event, error) {
+	parts := make([]string, len(seqs))
+	for i, s := range seqs {
+		parts[i] = strconv.FormatInt(s, 10)
+	}
+	return New(run+"/recorded/"+strings.Join(parts, ","), Source("integrations"), TypeStatusRecorded, "",
+		StatusRecorded{Run: run, Seqs: seqs})
 }
