@@ -219,8 +219,8 @@ func (a *App) openResults(in map[string]string) (map[string]string, []string, er
 	return out, secret, nil
 }
 
-// Recorded takes in that run's status events numbered seq or below are recorded for
-// delivery: what the run keeps of them can go.
-func (a *App) Recorded(run string, seq int64) {
-	a.engine.Recorded(run, seq)
+// Recorded takes in that run's status events numbered seqs are recorded for delivery:
+// what the run keeps of them can go.
+func (a *App) Recorded(run string, seqs []int64) {
+	a.engine.Recorded(run, seqs)
 }

@@ -178,14 +178,14 @@ type OwedRun struct {
 	At   time.Time
 }
 
-// Unrecorded answers the events of owed numbered above recorded, in the order of owed.
-func Unrecorded(owed []OwedEvent, recorded int64) []OwedEvent {
-	if len(owed) == 0 || owed[len(owed)-1].Seq <= recorded {
-		return nil
+// Unrecorded answers the events of owed that recorded does not hold, in the order of owed.
+func Unrecorded(owed []OwedEvent, recorded map[int64]bool) []OwedEvent {
+	if len(recorded) == 0 {
+		return owed
 	}
 	var out []OwedEvent
 	for _, o := range owed {
-		if o.Seq > recorded {
+		if !recorded[o.Seq] {
 			out = append(out, o)
 		}
 	}

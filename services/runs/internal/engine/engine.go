@@ -284,9 +284,11 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 			// there is nothing to settle.
 			return nil
 		}
-		// What it owes downstream first, in order: its own events may not have left the
-		// replica that stored them, or the broker may have lost them.
-		if owed := e.unrecorded(st); len(owed) > 0 {
+		// Loaded here for the first time (a restart, a takeover): what it owes downstream
+		// first, in order, since its events may not have left the replica that stored
+		// them, or the broker may have lost them. Later loads (another replica's step
+		// moved it) find the events of those steps sent by whoever stored them.
+		if owed := e.unrecorded(st); len(owed) > 0 && e.firstLoad(id) {
 			e.resend(id, owed)
 		}
 		m := domain.NewMachine(st, e.now())
@@ -386,13 +388,12 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			save = e.runs.SaveTasks
 		}
 		ends := a.st.Run.Phase.Ended() && !prevPhase.Ended()
-		if a.st.Run.Owner != e.cfg.Replica && a.st.Run.Owner != "" && (owesOwner(m.Effects()) || ends || len(status) > 0) {
+		if a.st.Run.Owner != e.cfg.Replica && a.st.Run.Owner != "" && (owesOwner(m.Effects()) || ends) {
 			// This replica does what the step owes, and nothing else would come back to it
 			// if this replica died first: the owner loads the run by the time it would
 			// know, and loading derives again what is still owed (Recover), then stores
 			// the run's true next move. A run that ends here owes its end (its slot, its
-			// locks, its parent, the archive), which the owner's load carries out again;
-			// status events stored here are sent again by that load.
+			// locks, its parent, the archive), which the owner's load carries out again.
 			if check := e.now().Add(e.cfg.ReplicaTimeout); a.st.Run.WakeAt.IsZero() || check.Before(a.st.Run.WakeAt) {
 				a.st.Run.WakeAt = check
 			}
@@ -401,6 +402,9 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			// The store moves the versions of what it wrote (RunStore.SaveStep).
 			for k, i := range idx {
 				if a.st.Tasks[i].Version != versions[k] {
+					// The task runs were stored, with their status events: those go out now,
+					// before any later step's, as a stored step's would.
+					e.pub.enqueue(taskEvents(status), nil)
 					return fmt.Errorf("%w: %w", errStoredInPart, err)
 				}
 			}

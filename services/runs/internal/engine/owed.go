@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -13,7 +14,7 @@ import (
 // Status events are owed until their consumer says it recorded them: a step numbers the
 // events it makes (events.SeqExtension) and stores them with the change they report, in
 // the Owed of the run or task run it writes anyway (domain.OwedEvent). Integrations says
-// which of a run's events it recorded, up to a number (events.TypeStatusRecorded), and
+// which of a run's events it recorded, by number (events.TypeStatusRecorded), and
 // Recorded takes it in. What a run owes is sent again:
 //
 //   - when its owner loads it to settle it (a restart, a takeover, a step stored in part):
@@ -27,45 +28,62 @@ import (
 // recordedEvents is what this replica has heard of the recording of runs' events.
 type recordedEvents struct {
 	mu sync.Mutex
-	// upTo is, for the runs in memory here, the number up to which their events were
+	// seen are, for the runs in memory here, the numbers of their events said to be
 	// recorded: a step drops those from what it writes.
-	upTo map[string]int64
-	// owing are the runs put away here, or sent again from the archive here, whose events
-	// were not all recorded then, with the number of their last event.
-	owing map[string]int64
+	seen map[string]map[int64]bool
+	// owing are the runs put away here, or sent again from the archive here, with the
+	// numbers of their events not said to be recorded then.
+	owing map[string]map[int64]bool
 	// clear is what to drop from the archive next (ClearOwed).
-	clear map[string]int64
-	wake  chan struct{}
+	clear map[string]map[int64]bool
+	// loaded are the runs in flight this replica created or has loaded as their owner
+	// since it started.
+	loaded map[string]bool
+	wake   chan struct{}
 }
 
 func newRecordedEvents() *recordedEvents {
-	return &recordedEvents{upTo: map[string]int64{}, owing: map[string]int64{}, clear: map[string]int64{},
-		wake: make(chan struct{}, 1)}
+	return &recordedEvents{seen: map[string]map[int64]bool{}, owing: map[string]map[int64]bool{},
+		clear: map[string]map[int64]bool{}, loaded: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
-// maxRecordedRuns bounds what a replica remembers of runs' recorded events; past it, it
+// maxRecordedRuns bounds the runs a replica remembers recorded events of; past it, it
 // forgets, which only costs events sent again.
 const maxRecordedRuns = 100_000
 
-// Recorded takes in that run's status events numbered seq or below are recorded
-// downstream.
-func (e *Engine) Recorded(run string, seq int64) {
+// add puts seqs in m's set of run, bounding m.
+func add(m map[string]map[int64]bool, run string, seqs []int64) {
+	set, ok := m[run]
+	if !ok {
+		if len(m) >= maxRecordedRuns {
+			clear(m)
+		}
+		set = map[int64]bool{}
+		m[run] = set
+	}
+	for _, s := range seqs {
+		set[s] = true
+	}
+}
+
+// Recorded takes in that run's status events numbered seqs are recorded downstream.
+func (e *Engine) Recorded(run string, seqs []int64) {
 	inMemory := e.held.holds(run) || e.parked.has(run)
 	r := e.recorded
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if inMemory {
-		if len(r.upTo) >= maxRecordedRuns {
-			clear(r.upTo)
-		}
-		r.upTo[run] = max(r.upTo[run], seq)
+		add(r.seen, run, seqs)
 	}
-	last, owing := r.owing[run]
+	owed, owing := r.owing[run]
 	if !owing {
 		return
 	}
-	r.clear[run] = max(r.clear[run], seq)
-	if seq >= last {
+	add(r.clear, run, seqs)
+	for _, s := range seqs {
+		delete(owed, s)
+	}
+	if len(owed) == 0 {
 		delete(r.owing, run)
 	}
 	select {
@@ -74,30 +92,45 @@ func (e *Engine) Recorded(run string, seq int64) {
 	}
 }
 
-// recordedUpTo answers the number up to which run's events are known to be recorded.
-func (e *Engine) recordedUpTo(run string) int64 {
+// recordedOf answers the numbers of run's events known to be recorded; the caller must not
+// change them.
+func (e *Engine) recordedOf(run string) map[int64]bool {
 	e.recorded.mu.Lock()
 	defer e.recorded.mu.Unlock()
-	return e.recorded.upTo[run]
+	return maps.Clone(e.recorded.seen[run])
 }
 
-// owing marks run, put away or sent again from the archive, as owing events up to last.
-func (e *Engine) owing(run string, last int64) {
+// owing marks run, put away or sent again from the archive, as owing owed.
+func (e *Engine) owing(run string, owed []domain.OwedEvent) {
 	r := e.recorded
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.upTo, run)
-	if len(r.owing) >= maxRecordedRuns {
-		clear(r.owing)
+	delete(r.seen, run)
+	seqs := make([]int64, len(owed))
+	for i, o := range owed {
+		seqs[i] = o.Seq
 	}
-	r.owing[run] = last
+	delete(r.owing, run)
+	add(r.owing, run, seqs)
 }
 
 // forgetRecorded drops what is known of run's events once it has left memory for good.
 func (e *Engine) forgetRecorded(run string) {
 	e.recorded.mu.Lock()
 	defer e.recorded.mu.Unlock()
-	delete(e.recorded.upTo, run)
+	delete(e.recorded.seen, run)
+	delete(e.recorded.loaded, run)
+}
+
+// firstLoad marks run as loaded by its owner here, and reports whether it was not before.
+func (e *Engine) firstLoad(run string) bool {
+	e.recorded.mu.Lock()
+	defer e.recorded.mu.Unlock()
+	if e.recorded.loaded[run] {
+		return false
+	}
+	e.recorded.loaded[run] = true
+	return true
 }
 
 // clearLoop drops from the archive the events said to be recorded, those heard of
@@ -112,7 +145,7 @@ func (e *Engine) clearLoop(ctx context.Context) {
 		}
 		r.mu.Lock()
 		batch := r.clear
-		r.clear = map[string]int64{}
+		r.clear = map[string]map[int64]bool{}
 		r.mu.Unlock()
 		if err := e.runs.ClearOwed(ctx, batch); err != nil && ctx.Err() == nil {
 			// What stays is sent again (resendOwed), and said to be recorded again.
@@ -127,7 +160,7 @@ func (e *Engine) clearLoop(ctx context.Context) {
 func (e *Engine) statusEvents(st *domain.State, m *domain.Machine) []Message {
 	changed := m.Changed()
 	runChanged, prevRun, prevPhase := m.RunChanged()
-	recorded := e.recordedUpTo(st.Run.ID)
+	recorded := e.recordedOf(st.Run.ID)
 	idx := make([]int, 0, len(changed))
 	for i := range changed {
 		idx = append(idx, i)
@@ -159,6 +192,17 @@ func (e *Engine) statusEvents(st *domain.State, m *domain.Machine) []Message {
 	return msgs
 }
 
+// taskEvents answers the task runs' events among msgs.
+func taskEvents(msgs []Message) []Message {
+	var out []Message
+	for _, m := range msgs {
+		if m.Event.Type() == events.TypeStatusTaskRun {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // number gives msg the run's next number and answers what is stored of it.
 func (e *Engine) number(r *domain.Run, msg *Message) (domain.OwedEvent, bool) {
 	seq := r.EventSeq + 1
@@ -174,7 +218,7 @@ func (e *Engine) number(r *domain.Run, msg *Message) (domain.OwedEvent, bool) {
 
 // unrecorded answers every event st holds that is not known to be recorded, in order.
 func (e *Engine) unrecorded(st *domain.State) []domain.OwedEvent {
-	recorded := e.recordedUpTo(st.Run.ID)
+	recorded := e.recordedOf(st.Run.ID)
 	owed := domain.Unrecorded(st.Run.Owed, recorded)
 	for _, t := range st.Tasks {
 		owed = append(owed, domain.Unrecorded(t.Owed, recorded)...)
@@ -191,7 +235,7 @@ func (e *Engine) putAwayOwed(st *domain.State, r *domain.Run, tasks []*domain.Ta
 		t.Owed = nil
 	}
 	if len(r.Owed) > 0 {
-		e.owing(r.ID, r.Owed[len(r.Owed)-1].Seq)
+		e.owing(r.ID, r.Owed)
 	}
 }
 
@@ -231,7 +275,7 @@ func (e *Engine) resendOwed(ctx context.Context, now time.Time) {
 		return
 	}
 	for _, o := range owed {
-		e.owing(o.Run, o.Owed[len(o.Owed)-1].Seq)
+		e.owing(o.Run, o.Owed)
 		e.resend(o.Run, o.Owed)
 		if err := e.runs.DelayOwed(ctx, o.Run, now); err != nil && ctx.Err() == nil {
 			e.log.Warn("cannot record events sent again", "run", o.Run, "error", err)

@@ -130,7 +130,7 @@ func TestEngineSendsAgainTheEventsARunPutAwayOwes(t *testing.T) {
 	assert.Equal(t, run+"/succeeded/completed", ids[len(ids)-1], "the run's end last")
 
 	// Said to be recorded, they are dropped from the archive and not sent again.
-	e.Recorded(run, last)
+	e.Recorded(run, upTo(last))
 	require.Eventually(t, func() bool {
 		owed, err := h.store.FindOwed(context.Background(), h.clock.Now().Add(time.Hour), 10)
 		return err == nil && len(owed) == 0
@@ -168,7 +168,7 @@ func TestEngineSendsAgainWhatARunInFlightOwesOnRestart(t *testing.T) {
 	seqs, _ := statusSeqs(t, again, run)
 	assert.Equal(t, upTo(owed), seqs[:owed], "what the run owed, sent again in order first")
 
-	e.Recorded(run, owed)
+	e.Recorded(run, upTo(owed))
 	h.finish(e, run, "work", 1, domain.Succeeded, nil)
 	h.ends(run, domain.Succeeded)
 	seqs, ids := statusSeqs(t, again, run)

@@ -42,9 +42,9 @@ type (
 		FindOwed(ctx context.Context, before time.Time, limit int) ([]domain.OwedRun, error)
 		// DelayOwed records that run, put away, sent the events it owes again at.
 		DelayOwed(ctx context.Context, run string, at time.Time) error
-		// ClearOwed drops, from each run put away in recorded, the Owed events numbered
-		// at or below its number there; a run with none left owes nothing.
-		ClearOwed(ctx context.Context, recorded map[string]int64) error
+		// ClearOwed drops, from each run put away in recorded, the Owed events of the
+		// numbers it holds there; a run with none left owes nothing.
+		ClearOwed(ctx context.Context, recorded map[string]map[int64]bool) error
 
 		// ListInFlight lists the runs in flight f selects.
 		ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]domain.InFlight, error)

@@ -28,17 +28,17 @@ type Teams interface {
 
 // Recorder takes in which of a run's status events are recorded downstream.
 type Recorder interface {
-	Recorded(run string, seq int64)
+	Recorded(run string, seqs []int64)
 }
 
 // StatusRecorded handles the topic of recorded status events.
 func StatusRecorded(r Recorder) kafkax.Handler {
 	return func(_ context.Context, e event.Event) error {
 		d, err := events.Decode[events.StatusRecorded](e)
-		if err != nil || d.Run == "" || d.Seq <= 0 {
-			return kafkax.Permanent(fmt.Errorf("recorded status events: %w", cmp.Or(err, errors.New("no run or number"))))
+		if err != nil || d.Run == "" {
+			return kafkax.Permanent(fmt.Errorf("recorded status events: %w", cmp.Or(err, errors.New("no run"))))
 		}
-		r.Recorded(d.Run, d.Seq)
+		r.Recorded(d.Run, d.Seqs)
 		return nil
 	}
 }

@@ -8,17 +8,17 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
-// ClearOwed drops, from each run put away in recorded, the events numbered at or below
-// its number there, and what marks it as owing when none is left.
-func (s *Store) ClearOwed(_ context.Context, recorded map[string]int64) error {
+// ClearOwed drops, from each run put away in recorded, the events of the numbers it holds
+// there, and what marks it as owing when none is left.
+func (s *Store) ClearOwed(_ context.Context, recorded map[string]map[int64]bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, seq := range recorded {
+	for id, seqs := range recorded {
 		rec, ok := s.archive[id]
 		if !ok || len(rec.run.Owed) == 0 {
 			continue
 		}
-		if rec.run.Owed = domain.Unrecorded(rec.run.Owed, seq); len(rec.run.Owed) == 0 {
+		if rec.run.Owed = domain.Unrecorded(rec.run.Owed, seqs); len(rec.run.Owed) == 0 {
 			delete(s.owedAt, id)
 		}
 	}

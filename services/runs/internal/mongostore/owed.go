@@ -25,9 +25,9 @@ type owedRunDoc struct {
 	OwedAt time.Time `bson:"owedAt"`
 }
 
-// ClearOwed drops, from each run put away in recorded, the events numbered at or below
-// its number there, and what marks it as owing when none is left.
-func (s *Store) ClearOwed(ctx context.Context, recorded map[string]int64) error {
+// ClearOwed drops, from each run put away in recorded, the events of the numbers it holds
+// there, and what marks it as owing when none is left.
+func (s *Store) ClearOwed(ctx context.Context, recorded map[string]map[int64]bool) error {
 	if len(recorded) == 0 {
 		return nil
 	}
