@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -92,17 +93,15 @@ func recordStatus(d *app.Deliveries, said *recordedSayer) kafkax.Handler {
 }
 
 // recordedSayer tells the runs service which of each run's status events are recorded
-// (events.TypeStatusRecorded): the highest number of each run recorded since it last
-// spoke, in one publish. The consumer hands a run's events over in order, so a number
-// says that every event of the run before it was recorded too. A publish that fails is
-// not tried again: the runs service sends what it was not told of again, and its
-// recording here says so then.
+// (events.TypeStatusRecorded): the numbers recorded since it last spoke, every run's in
+// one publish. A publish that fails is not tried again: the runs service sends what it
+// was not told of again, and its recording here says so then.
 type recordedSayer struct {
 	pub Producer
 	log *slog.Logger
 
 	mu   sync.Mutex
-	upTo map[string]int64
+	seqs map[string][]int64
 	wake chan struct{}
 }
 
@@ -112,7 +111,7 @@ type Producer interface {
 }
 
 func newRecordedSayer(pub Producer, log *slog.Logger) *recordedSayer {
-	return &recordedSayer{pub: pub, log: log, upTo: map[string]int64{}, wake: make(chan struct{}, 1)}
+	return &recordedSayer{pub: pub, log: log, seqs: map[string][]int64{}, wake: make(chan struct{}, 1)}
 }
 
 // recorded notes that status event e is recorded.
@@ -126,7 +125,9 @@ func (s *recordedSayer) recorded(e event.Event) {
 		return
 	}
 	s.mu.Lock()
-	s.upTo[run] = max(s.upTo[run], seq)
+	if !slices.Contains(s.seqs[run], seq) {
+		s.seqs[run] = append(s.seqs[run], seq)
+	}
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -162,12 +163,13 @@ func (s *recordedSayer) run(ctx context.Context) error {
 		case <-time.After(sayEvery):
 		}
 		s.mu.Lock()
-		upTo := s.upTo
-		s.upTo = map[string]int64{}
+		said := s.seqs
+		s.seqs = map[string][]int64{}
 		s.mu.Unlock()
-		msgs := make([]kafkax.Message, 0, len(upTo))
-		for run, seq := range upTo {
-			e, err := events.NewStatusRecorded(run, seq)
+		msgs := make([]kafkax.Message, 0, len(said))
+		for run, seqs := range said {
+			slices.Sort(seqs)
+			e, err := events.NewStatusRecorded(run, seqs)
 			if err != nil {
 				s.log.Error("cannot say status events are recorded", "run", run, "error", err)
 				continue

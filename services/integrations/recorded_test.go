@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -31,22 +32,26 @@ func (s *saidTo) PublishMany(_ context.Context, topic string, msgs ...kafkax.Mes
 	return nil
 }
 
-func (s *saidTo) said() map[string]int64 {
+func (s *saidTo) said() map[string][]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]int64{}
+	out := map[string][]int64{}
 	for _, m := range s.msgs {
 		d, err := events.Decode[events.StatusRecorded](m.Event)
 		if err == nil && m.Topic == events.RunEventsRecorded && m.Key == d.Run {
-			out[d.Run] = max(out[d.Run], d.Seq)
+			out[d.Run] = append(out[d.Run], d.Seqs...)
 		}
+	}
+	for run, seqs := range out {
+		slices.Sort(seqs)
+		out[run] = slices.Compact(seqs)
 	}
 	return out
 }
 
-// The runs service hears, per run, the highest number of its status events recorded; an
-// event without a number (an action's) says nothing.
-func TestRecordedSayerSaysTheHighestNumberPerRun(t *testing.T) {
+// The runs service hears the number of every status event recorded, of each run; an event
+// without a number (an action's) says nothing.
+func TestRecordedSayerSaysEveryNumberRecorded(t *testing.T) {
 	t.Parallel()
 	pub := &saidTo{}
 	s := newRecordedSayer(pub, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -67,7 +72,8 @@ func TestRecordedSayerSaysTheHighestNumberPerRun(t *testing.T) {
 		{"/workflowrun/r1/status/running", 1},
 		{"/workflowrun/r1/taskrun/r1.0/status/succeeded", 2},
 		{"/workflowrun/r2/taskrun/r2.1/status/running", 4},
-		{"/workflowrun/r1/status/succeeded", 3},
+		{"/workflowrun/r1/status/succeeded", 5},
+		{"/workflowrun/r1/taskrun/r1.0/status/succeeded", 2},
 		{"/action/r2.1-1/status/approved", 0},
 	}
 	for _, tt := range tests {
@@ -78,7 +84,7 @@ func TestRecordedSayerSaysTheHighestNumberPerRun(t *testing.T) {
 		}
 		s.recorded(e)
 	}
-	want := map[string]int64{"r1": 3, "r2": 4}
+	want := map[string][]int64{"r1": {1, 2, 5}, "r2": {4}}
 	assert.Eventually(t, func() bool { return assert.ObjectsAreEqual(want, pub.said()) }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, want, pub.said())
 }
