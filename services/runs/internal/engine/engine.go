@@ -276,7 +276,12 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 		if r.Owner != e.cfg.Replica {
 			// Ended and put away (no owner), or another replica's run, loaded to apply a
 			// claim or a report: what the run still owes is its owner's to settle, and a
-			// replica settling it too would only send its dispatches twice.
+			// replica settling it too would only send its dispatches twice. Its status
+			// events not yet said recorded go out again before this step's, so that a
+			// step taken here while its owner is dead keeps them in order.
+			if owed := e.unrecorded(st); len(owed) > 0 && r.Owner != "" {
+				e.resend(id, owed)
+			}
 			return nil
 		}
 		if e.parked.take(id, r, tasks) {

@@ -190,3 +190,31 @@ func seqsOf(owed []domain.OwedEvent) []int64 {
 	}
 	return out
 }
+
+// A step another replica takes on a run whose owner died before sending its events sends
+// them first, in order, before its own.
+func TestEngineAStepOfAnotherReplicaSendsWhatTheRunOwesFirst(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	broker := &lossy{pub: h.pub, lose: true}
+	a := startOwing(h, "a", broker, time.Minute)
+	run := h.submit(a, oneScript())
+	h.dispatched(run, "work", 1)
+	h.stop("a")
+	r, _ := h.stored(run)
+	require.Equal(t, "a", r.Owner)
+
+	broker.setLose(false)
+	b := startOwing(h, "b", broker, time.Minute)
+	require.NoError(t, b.Step(context.Background(), run, func(m *domain.Machine) error {
+		if !m.Claim(m.S.G.Index["work"], 1, "runner-1") {
+			return assert.AnError
+		}
+		return nil
+	}))
+	require.Eventually(t, func() bool { s, _ := statusSeqs(t, h.pub, run); return len(s) > 0 }, within, time.Millisecond)
+	seqs, ids := statusSeqs(t, h.pub, run)
+	last := seqs[len(seqs)-1]
+	assert.Equal(t, upTo(last), seqs, "what the run owed, then the claim's event, in order")
+	assert.Equal(t, run+".1/1/running", ids[len(ids)-1])
+}
