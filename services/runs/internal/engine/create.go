@@ -78,7 +78,6 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	slotted := !ended && !r.SharesSlot
 	r.WakeAt, a.idle = m.Wake(e.cfg.Lease)
 	status := e.statusEvents(st, m)
-	e.firstLoad(r.ID)
 	if ended {
 		// Stored in the archive at once, with every event it owes (owed.go).
 		e.putAwayOwed(st, r, tasks)

@@ -289,11 +289,12 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 			// there is nothing to settle.
 			return nil
 		}
-		// Loaded here for the first time (a restart, a takeover): what it owes downstream
-		// first, in order, since its events may not have left the replica that stored
-		// them, or the broker may have lost them. Later loads (another replica's step
-		// moved it) find the events of those steps sent by whoever stored them.
-		if owed := e.unrecorded(st); len(owed) > 0 && e.firstLoad(id) {
+		// Loaded from the store (a restart, a takeover, another replica's step moved it):
+		// what it owes downstream first, in order, before anything this load and later
+		// steps send, since its events may not have left the replica that stored them
+		// (which may have died since), or the broker may have lost them. Consumers drop
+		// what they had.
+		if owed := e.unrecorded(st); len(owed) > 0 {
 			e.resend(id, owed)
 		}
 		m := domain.NewMachine(st, e.now())

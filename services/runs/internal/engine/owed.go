@@ -17,8 +17,9 @@ import (
 // which of a run's events it recorded, by number (events.TypeStatusRecorded), and
 // Recorded takes it in. What a run owes is sent again:
 //
-//   - when its owner loads it to settle it (a restart, a takeover, a step stored in part):
-//     every event it holds not known to be recorded, in order, before anything new;
+//   - when its owner loads it from the store to settle it (a restart, a takeover, another
+//     replica's step, a step stored in part): every event it holds not known to be
+//     recorded, in order, before anything new;
 //   - once it is put away, from the archive: its events not known to be recorded then
 //     stay in its archived copy, which the reconciler sends again every Config.ResendOwed
 //     until they are said to be recorded, and once as soon as a replica starts.
@@ -36,15 +37,12 @@ type recordedEvents struct {
 	owing map[string]map[int64]bool
 	// clear is what to drop from the archive next (ClearOwed).
 	clear map[string]map[int64]bool
-	// loaded are the runs in flight this replica created or has loaded as their owner
-	// since it started.
-	loaded map[string]bool
-	wake   chan struct{}
+	wake  chan struct{}
 }
 
 func newRecordedEvents() *recordedEvents {
 	return &recordedEvents{seen: map[string]map[int64]bool{}, owing: map[string]map[int64]bool{},
-		clear: map[string]map[int64]bool{}, loaded: map[string]bool{}, wake: make(chan struct{}, 1)}
+		clear: map[string]map[int64]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // maxRecordedRuns bounds the runs a replica remembers recorded events of; past it, it
@@ -119,18 +117,6 @@ func (e *Engine) forgetRecorded(run string) {
 	e.recorded.mu.Lock()
 	defer e.recorded.mu.Unlock()
 	delete(e.recorded.seen, run)
-	delete(e.recorded.loaded, run)
-}
-
-// firstLoad marks run as loaded by its owner here, and reports whether it was not before.
-func (e *Engine) firstLoad(run string) bool {
-	e.recorded.mu.Lock()
-	defer e.recorded.mu.Unlock()
-	if e.recorded.loaded[run] {
-		return false
-	}
-	e.recorded.loaded[run] = true
-	return true
 }
 
 // clearLoop drops from the archive the events said to be recorded, those heard of
