@@ -32,6 +32,10 @@ type recordedEvents struct {
 	// seen are, for the runs in memory here, the numbers of their events said to be
 	// recorded: a step drops those from what it writes.
 	seen map[string]map[int64]bool
+	// elsewhere are the same for runs not in memory here when heard of (another replica's,
+	// which a step here may load), fewer (maxElsewhere): a step here sends again only
+	// what is not known to be recorded.
+	elsewhere map[string]map[int64]bool
 	// owing are the runs put away here, or sent again from the archive here, with the
 	// numbers of their events not said to be recorded then.
 	owing map[string]map[int64]bool
@@ -41,13 +45,16 @@ type recordedEvents struct {
 }
 
 func newRecordedEvents() *recordedEvents {
-	return &recordedEvents{seen: map[string]map[int64]bool{}, owing: map[string]map[int64]bool{},
+	return &recordedEvents{seen: map[string]map[int64]bool{}, elsewhere: map[string]map[int64]bool{}, owing: map[string]map[int64]bool{},
 		clear: map[string]map[int64]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // maxRecordedRuns bounds the runs a replica remembers recorded events of; past it, it
 // forgets, which only costs events sent again.
 const maxRecordedRuns = 100_000
+
+// maxElsewhere bounds the runs not in memory here a replica remembers recorded events of.
+const maxElsewhere = 10_000
 
 // add puts seqs in m's set of run, bounding m.
 func add(m map[string]map[int64]bool, run string, seqs []int64) {
@@ -72,6 +79,11 @@ func (e *Engine) Recorded(run string, seqs []int64) {
 	defer r.mu.Unlock()
 	if inMemory {
 		add(r.seen, run, seqs)
+	} else if _, ok := r.owing[run]; !ok {
+		if len(r.elsewhere) >= maxElsewhere {
+			clear(r.elsewhere)
+		}
+		add(r.elsewhere, run, seqs)
 	}
 	owed, owing := r.owing[run]
 	if !owing {
@@ -95,7 +107,14 @@ func (e *Engine) Recorded(run string, seqs []int64) {
 func (e *Engine) recordedOf(run string) map[int64]bool {
 	e.recorded.mu.Lock()
 	defer e.recorded.mu.Unlock()
-	return maps.Clone(e.recorded.seen[run])
+	seen := maps.Clone(e.recorded.seen[run])
+	if other := e.recorded.elsewhere[run]; len(other) > 0 {
+		if seen == nil {
+			seen = map[int64]bool{}
+		}
+		maps.Copy(seen, other)
+	}
+	return seen
 }
 
 // owing marks run, put away or sent again from the archive, as owing owed.
@@ -104,6 +123,7 @@ func (e *Engine) owing(run string, owed []domain.OwedEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.seen, run)
+	delete(r.elsewhere, run)
 	seqs := make([]int64, len(owed))
 	for i, o := range owed {
 		seqs[i] = o.Seq
@@ -117,6 +137,7 @@ func (e *Engine) forgetRecorded(run string) {
 	e.recorded.mu.Lock()
 	defer e.recorded.mu.Unlock()
 	delete(e.recorded.seen, run)
+	delete(e.recorded.elsewhere, run)
 }
 
 // clearLoop drops from the archive the events said to be recorded, those heard of

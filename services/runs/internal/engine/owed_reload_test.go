@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,4 +58,33 @@ func TestEngineOwnerSendsWhatAnotherReplicasStepOwesFirst(t *testing.T) {
 	require.NotEmpty(t, first)
 	assert.Equal(t, upTo(first[len(first)-1]), first, "every event, first sent in order: %v", ids)
 	assert.Contains(t, ids, run+".1/1/running", "the claim's event, stored by b, sent by a")
+}
+
+// A replica that heard which of another replica's run's events are recorded sends, when a
+// step of its own loads that run, only those not known to be recorded, and its own.
+func TestEngineAStepOfAnotherReplicaSendsOnlyWhatIsNotKnownRecorded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := startOwing(h, "a", h.pub, 0)
+	run := h.submit(a, oneScript())
+	h.dispatched(run, "work", 1)
+	before, _ := statusSeqs(t, h.pub, run)
+	require.NotEmpty(t, before)
+
+	mine := &published{}
+	b := startOwing(h, "b", mine, 0)
+	b.Recorded(run, before)
+	require.NoError(t, b.Step(context.Background(), run, func(m *domain.Machine) error {
+		if !m.Claim(m.S.G.Index["work"], 1, "runner-1") {
+			return assert.AnError
+		}
+		return nil
+	}))
+	require.Eventually(t, func() bool { s, _ := statusSeqs(t, mine, run); return len(s) > 0 }, within, time.Millisecond)
+	seqs, ids := statusSeqs(t, mine, run)
+	assert.Equal(t, []string{run + ".1/1/running"}, ids, "the claim's event alone: %v", seqs)
+	r, _ := h.stored(run)
+	for _, o := range r.Owed {
+		assert.NotContains(t, before, o.Seq, "an event known to be recorded is not kept")
+	}
 }
