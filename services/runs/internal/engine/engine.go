@@ -475,6 +475,13 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status 
 		e.ended(st)
 		return
 	}
+	if st.Run.Phase.Ended() {
+		// Ended before this step (a timer of another replica's, or one set before the end,
+		// that fired once the run was put away): nothing of it is due, and the wake it was
+		// stored with, long past, would fire again at once, for ever.
+		e.timers.set(id, time.Time{})
+		return
+	}
 	e.timers.set(id, st.Run.WakeAt)
 }
 
