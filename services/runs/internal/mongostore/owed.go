@@ -2,13 +2,17 @@ package mongostore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
@@ -25,23 +29,38 @@ type owedRunDoc struct {
 	OwedAt time.Time `bson:"owedAt"`
 }
 
+// clearReads bounds the runs ClearOwed reads at once.
+const clearReads = 8
+
 // ClearOwed drops, from each run put away in recorded, the events of the numbers it holds
 // there, and what marks it as owing when none is left.
 func (s *Store) ClearOwed(ctx context.Context, recorded map[string]map[int64]bool) error {
 	if len(recorded) == 0 {
 		return nil
 	}
-	ids := make([]string, 0, len(recorded))
+	// One lookup by _id per run, not a find of them all by $in: a store that serves only
+	// {_id} from an index (the embedded one) would read every run to answer it.
+	docs := make([]owedRunDoc, 0, len(recorded))
+	var mu sync.Mutex
+	var g errgroup.Group
+	g.SetLimit(clearReads)
 	for id := range recorded {
-		ids = append(ids, id)
+		g.Go(func() error {
+			d, err := mongox.FindOne[owedRunDoc](ctx, s.runs, bson.M{"_id": id}, options.FindOne().SetProjection(owedProjection))
+			if errors.Is(err, mongox.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("read the events run %s owes: %w", id, err)
+			}
+			mu.Lock()
+			docs = append(docs, d)
+			mu.Unlock()
+			return nil
+		})
 	}
-	cur, err := s.runs.Find(ctx, bson.M{"_id": bson.M{"$in": ids}}, options.Find().SetProjection(owedProjection))
-	if err != nil {
-		return fmt.Errorf("read the events runs owe: %w", err)
-	}
-	var docs []owedRunDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return fmt.Errorf("read the events runs owe: %w", err)
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	var models []mongo.WriteModel
 	for _, d := range docs {
