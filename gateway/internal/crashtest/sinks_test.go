@@ -118,6 +118,38 @@ func (s *sinks) checkSinks(t *testing.T, ids []string) {
 		}
 		return n, example
 	}
+	// What the sinks got so far, now and then: a slow delivery shows as such.
+	progress := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var total, unique int
+		for _, p := range sinkPaths {
+			for _, evs := range s.got[p] {
+				seen := map[string]bool{}
+				for _, e := range evs {
+					total++
+					if !seen[e.id] {
+						seen[e.id] = true
+						unique++
+					}
+				}
+			}
+		}
+		t.Logf("sinks: %d events received, %d distinct", total, unique)
+	}
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Second):
+				progress()
+			}
+		}
+	}()
+	defer close(stop)
+	progress()
 	// A bound on delivery, far above what it takes, not a speed goal.
 	if !assert.Eventually(t, func() bool { n, _ := missing(); return n == 0 }, 4*time.Minute, 200*time.Millisecond) {
 		n, example := missing()
