@@ -31,7 +31,7 @@ CONTRACT_LOG := $(CURDIR)/.tools/contract.log
 test: tools lint
 	@mkdir -p $(dir $(CONTRACT_LOG)) && rm -f $(CONTRACT_LOG)
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
-	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestCrashSafety(Alone)?$$' -v ./gateway/internal/crashtest/
+	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -timeout 40m -run '^TestCrashSafety(Alone)?$$' -v ./gateway/internal/crashtest/
 	BATON_SCHEDULE_KILL_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestSchedulesUnderKills$$' -v ./services/schedules/internal/killtest/
 	@awk '{r += $$2; s += $$3; q += $$4} END {printf "contract: %d responses validated against openapi.yaml (%d streams by status and content type; %d requests) by %d test binaries\n", r, s, q, NR}' $(CONTRACT_LOG)
 

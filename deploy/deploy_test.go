@@ -71,12 +71,13 @@ func requiredEnv(service string) []string {
 // topicPartitions are Baton's Kafka topics (without the prefix) and their partition counts:
 // the keyed, busy topics get 6, the others and every dead-letter twin 3.
 var topicPartitions = map[string]int{
-	"team.events":     3,
-	"workflow.events": 3,
-	"run.requests":    6,
-	"run.events":      6,
-	"task.dispatch":   6,
-	"task.updates":    6,
+	"team.events":         3,
+	"workflow.events":     3,
+	"run.requests":        6,
+	"run.events":          6,
+	"task.dispatch":       6,
+	"task.updates":        6,
+	"run.events.recorded": 6,
 }
 
 // ---------------------------------------------------------------- compose

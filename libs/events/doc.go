@@ -22,6 +22,7 @@
 //	task.dispatch    TypeTaskDispatch       TaskAttempt      run id             runs
 //	queue.<q>        TypeTaskDispatch       TaskAttempt      run id             runs
 //	task.updates     TypeTaskUpdate         TaskUpdate       run id             runner, workers
+//	run.events.recorded TypeStatusRecorded  StatusRecorded   run id             integrations
 //	<topic>.dlq      as on <topic>          as on <topic>    as on <topic>      kafkax.Consumer
 //
 // Who consumes them:
@@ -40,6 +41,9 @@
 //   - task.updates: the runs service. Runners, and the workers of `generic` tasks, report
 //     an attempt's log in chunks (UpdateLog) and its end (UpdateEnded) with status, exit
 //     code and results.
+//   - run.events.recorded: every runs replica, each in a consumer group of its own. The
+//     runs service keeps each of a run's status events (numbered by SeqExtension) with
+//     the run until integrations says it is recorded, and sends it again until then.
 //   - <topic>.dlq (DeadLetter): nobody; they are for operators to inspect. A kafkax
 //     consumer copies there, with its key, value and headers plus the dlq_* headers of
 //     kafkax, a message its handler still failed after its retries. Every topic of

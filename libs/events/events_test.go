@@ -250,6 +250,13 @@ func goldenCases(t *testing.T) []goldenCase {
 			decode: decodeAs[events.Action],
 		},
 		{
+			service: "integrations",
+			id:      "6650c0ffee00000000000b00/recorded/6,7,9",
+			typ:     events.TypeStatusRecorded,
+			data:    events.StatusRecorded{Run: "6650c0ffee00000000000b00", Seqs: []int64{6, 7, 9}},
+			decode:  decodeAs[events.StatusRecorded],
+		},
+		{
 			service: "runs",
 			id:      "6650c0ffee00000000000b01/1",
 			typ:     events.TypeTaskDispatch,
@@ -472,7 +479,7 @@ func TestTopic(t *testing.T) {
 func TestAllTopics(t *testing.T) {
 	t.Parallel()
 	assert.ElementsMatch(t, []string{
-		"team.events", "workflow.events", "run.requests", "run.events", "task.dispatch", "task.updates",
+		"team.events", "workflow.events", "run.requests", "run.events", "task.dispatch", "task.updates", "run.events.recorded",
 	}, events.AllTopics)
 }
 

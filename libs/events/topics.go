@@ -25,12 +25,15 @@ const (
 	// chunks, then the end with results), keyed by run id. Claims and heartbeats are not
 	// on it: they are HTTP calls on the runs service.
 	TaskUpdates = "task.updates"
+	// RunEventsRecorded carries TypeStatusRecorded from integrations to runs, keyed by run
+	// id: which of a run's status events are recorded for delivery.
+	RunEventsRecorded = "run.events.recorded"
 )
 
 // AllTopics lists every topic name (without prefix), for bootstrapping a cluster; each
 // also has a dead-letter topic (DeadLetter). Queue topics (QueueTopic) are not listed: a
 // queue's topic is created when an attempt is first published on it.
-var AllTopics = []string{TeamEvents, WorkflowEvents, RunRequests, RunEvents, TaskDispatch, TaskUpdates}
+var AllTopics = []string{TeamEvents, WorkflowEvents, RunRequests, RunEvents, TaskDispatch, TaskUpdates, RunEventsRecorded}
 
 // deadLetterSuffix is what DeadLetter appends to a topic name.
 const deadLetterSuffix = ".dlq"

@@ -16,7 +16,7 @@ const (
 var AllTypes = []string{
 	TypeTeamCreated, TypeTeamDeleted,
 	TypeWorkflowSaved, TypeWorkflowDeleted,
-	TypeRunRequested, TypeStatusWorkflowRun, TypeStatusTaskRun, TypeStatusAction,
+	TypeRunRequested, TypeStatusWorkflowRun, TypeStatusTaskRun, TypeStatusAction, TypeStatusRecorded,
 	TypeTaskDispatch, TypeTaskUpdate,
 }
 

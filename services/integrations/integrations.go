@@ -129,9 +129,12 @@ type (
 
 // Deps are what the service needs from its process.
 type Deps struct {
-	DB     *mongo.Database
-	Kafka  kafkax.Config
-	Signer *auth.Signer
+	DB    *mongo.Database
+	Kafka kafkax.Config
+	// Publisher tells the runs service which status events are recorded; default a
+	// producer of its own on Kafka.
+	Publisher Producer
+	Signer    *auth.Signer
 	// Resolver finds the runs, workflows and identity services.
 	Resolver registry.Resolver
 	Logger   *slog.Logger
@@ -226,7 +229,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	evs := app.NewEvents(deps.Runs, app.NewTriggerCache(deps.Workflows, triggerTTL, deps.Now), receipts, deps.Now, deps.Logger)
-	deliveries, err := newDeliveries(ctx, cfg, deps.DB, deps.Kafka, deps.Settings, deps.Logger, deps.Now)
+	if deps.Publisher == nil {
+		deps.Publisher = kafkax.NewProducer(deps.Kafka)
+	}
+	deliveries, err := newDeliveries(ctx, cfg, deps.DB, deps.Kafka, deps.Publisher, deps.Settings, deps.Logger, deps.Now)
 	if err != nil {
 		return nil, fmt.Errorf("integrations: %w", err)
 	}
@@ -345,7 +351,7 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger})
+	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Publisher: p.Producer, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger})
 	if err != nil {
 		return host.Unit{}, err
 	}

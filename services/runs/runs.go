@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
@@ -149,10 +150,11 @@ const updateConcurrency = 64
 
 // Service is the runs service.
 type Service struct {
-	app     *app.App
-	updates *kafkax.Consumer
-	teams   *kafkax.Consumer
-	signer  *auth.Signer
+	app      *app.App
+	updates  *kafkax.Consumer
+	teams    *kafkax.Consumer
+	recorded *kafkax.Consumer
+	signer   *auth.Signer
 }
 
 // New wires the service.
@@ -184,6 +186,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}
 	if cfg.GroupID == "" {
 		cfg.GroupID = "baton-" + Name
+	}
+	if cfg.Replica == "" {
+		cfg.Replica = "runs-" + uuid.NewString()[:8]
 	}
 	box, err := secrets.FromString(cfg.SecretKey)
 	if err != nil {
@@ -218,6 +223,12 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		GroupID: cfg.GroupID + "-teams", Topic: events.TeamEvents, Handler: eventsub.TeamEvents(a), Logger: deps.Logger,
 		// A deleted team's cancelled runs take a moment to be put away.
 		MaxAttempts: 10, MaxBackoff: 5 * time.Second,
+	})
+	s.recorded = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+		// Each replica in a group of its own: every replica hears of every run, the one
+		// holding it or that put it away among them.
+		GroupID: cfg.GroupID + "-recorded-" + cfg.Replica, Topic: events.RunEventsRecorded,
+		Handler: eventsub.StatusRecorded(a), Logger: deps.Logger, DisableDeadLetter: true,
 	})
 	return s, nil
 }
@@ -259,12 +270,13 @@ func (s *Service) Routes(r fiber.Router) {
 // Run moves runs, follows runners' reports and removes deleted teams' runs until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	var errEngine, errUpdates, errTeams error
+	var errEngine, errUpdates, errTeams, errRecorded error
 	wg.Go(func() { errEngine = s.app.Run(ctx) })
 	wg.Go(func() { errUpdates = s.updates.Run(ctx) })
 	wg.Go(func() { errTeams = s.teams.Run(ctx) })
+	wg.Go(func() { errRecorded = s.recorded.Run(ctx) })
 	wg.Wait()
-	return errors.Join(errEngine, errUpdates, errTeams)
+	return errors.Join(errEngine, errUpdates, errTeams, errRecorded)
 }
 
 // Build makes the service's unit from a connected platform.

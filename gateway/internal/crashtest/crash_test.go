@@ -303,7 +303,7 @@ func crashSafety(t *testing.T, alone bool) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
 	kcfg := kafkax.Config{Brokers: testkit.KafkaBrokers(t), TopicPrefix: testkit.TopicPrefix(t)}
-	require.NoError(t, kafkax.EnsureTopics(ctx, kcfg, 4, events.TaskDispatch, events.TaskUpdates, events.RunEvents))
+	require.NoError(t, kafkax.EnsureTopics(ctx, kcfg, 4, events.TaskDispatch, events.TaskUpdates, events.RunEvents, events.RunEventsRecorded))
 	producer := kafkax.NewProducer(kcfg)
 	t.Cleanup(func() { _ = producer.Close() })
 	signer, err := auth.NewSigner([]byte(key))
@@ -361,6 +361,8 @@ func crashSafety(t *testing.T, alone bool) {
 		static: registry.NewStatic(nil), defs: workflows, workDirs: []string{t.TempDir(), t.TempDir()},
 		logs: &memLog{}, client: contract.Client(t, httpClient, contract.BehindGateway())}
 	c.log = testLogger(c.logs)
+	sinks := newSinks(t)
+	c.startIntegrations(sinks)
 	c.runs = []*process{c.startRuns(0)}
 	if !alone {
 		c.runs = append(c.runs, c.startRuns(1))
@@ -531,6 +533,8 @@ func crashSafety(t *testing.T, alone bool) {
 	}
 
 	g.checkGates(ctx, ids, runs)
+	// Every status change stored reached every sink, in order per run.
+	sinks.checkSinks(t, ids)
 
 	// Nothing is left owed: no run in flight, no concurrency slot held.
 	settled := assert.Eventually(t, func() bool {

@@ -191,7 +191,16 @@ type Deliveries struct {
 	// their leases: a queue woken while its lease has long to run is worked from here,
 	// without a claim. What a recorder of another replica added shows at the next claim.
 	holding map[string]heldQueue
+	// done are the events this replica recorded for every sink, by id, with the sinks they
+	// were recorded for (sinksKey): an event sent again (the runs service sends what it
+	// was not told is recorded, a whole run at times) is recorded once, without a read,
+	// instead of in a new queue once its first one was delivered. Bounded by maxDone.
+	done map[string]string
 }
+
+// maxDone bounds the events a replica remembers recording; past it, it forgets, which
+// only costs recording again what comes again.
+const maxDone = 100_000
 
 type heldQueue struct {
 	q     domain.Queue
@@ -224,7 +233,7 @@ func NewDeliveries(cfg DeliveryConfig, deps DeliveryDeps) *Deliveries {
 		wake: make(chan string, 4096), workers: make(chan struct{}, cfg.Workers), deletes: make(chan string, 4096),
 		active: map[string]*activeQueue{}, perSink: map[string]chan struct{}{}, timers: map[string]*time.Timer{},
 		missing: map[string]time.Time{}, known: map[string]domain.Queue{}, bodies: map[string]recorded{},
-		holding: map[string]heldQueue{}}
+		holding: map[string]heldQueue{}, done: map[string]string{}}
 }
 
 // RunOf answers the run a status event is about: the run itself, a task run's run or an
@@ -271,6 +280,10 @@ func (d *Deliveries) Record(ctx context.Context, e event.Event) error {
 	if len(st.Sinks) == 0 {
 		return nil
 	}
+	sinks := sinksKey(st.Sinks)
+	if d.recordedBefore(e.ID(), sinks) {
+		return nil
+	}
 	run, err := RunOf(e)
 	if err != nil || run == "" {
 		return err
@@ -297,7 +310,27 @@ func (d *Deliveries) Record(ctx context.Context, e event.Event) error {
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if len(d.done) >= maxDone {
+		clear(d.done)
+	}
+	d.done[e.ID()] = sinks
+	d.mu.Unlock()
+	return nil
+}
+
+// sinksKey names a set of sinks, as settings list them.
+func sinksKey(sinks []string) string { return strings.Join(sinks, "\n") }
+
+// recordedBefore reports whether this replica recorded event id for sinks already.
+func (d *Deliveries) recordedBefore(id, sinks string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	got, ok := d.done[id]
+	return ok && got == sinks
 }
 
 // record queues event id in sink's queue of run and answers the queue's id.

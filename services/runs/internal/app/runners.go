@@ -218,3 +218,9 @@ func (a *App) openResults(in map[string]string) (map[string]string, []string, er
 	}
 	return out, secret, nil
 }
+
+// Recorded takes in that run's status events numbered seqs are recorded for delivery:
+// what the run keeps of them can go.
+func (a *App) Recorded(run string, seqs []int64) {
+	a.engine.Recorded(run, seqs)
+}

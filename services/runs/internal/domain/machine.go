@@ -49,6 +49,8 @@ func NewState(run *Run, tasks []*TaskRun) (*State, error) {
 		results: map[string]map[string]string{}, secretResults: map[string]map[string]bool{}}
 	s.values = size(run.Params) + size(run.Results)
 	for i, t := range tasks {
+		// A step that stored its task runs and not its run numbered their events.
+		run.EventSeq = max(run.EventSeq, t.EventSeq)
 		if !t.Status.Terminal() {
 			s.left++
 			if t.Status == Waiting && t.Type == tasktype.Approval {

@@ -152,6 +152,44 @@ type Run struct {
 	// ended and been put away; Queued marks it waiting for a concurrency slot.
 	Owner  string
 	Queued bool
+	// EventSeq numbers the run's status events: the last one made, as of this write (its
+	// task runs' EventSeq may be later, see OwedEvent). Owed are the run's own status
+	// events not yet known to be recorded downstream.
+	EventSeq int64
+	Owed     []OwedEvent
+}
+
+// OwedEvent is a status event a stored change owes, written in the same write as the
+// change (the run's, or its task run's) and kept until the events' consumer says it
+// recorded it: a crash, or a broker that loses it, loses nothing the store does not still
+// hold, and it is sent again, with its id and number, until then. Seq orders a run's
+// events across the run and its task runs; Body is the CloudEvent as sent (structured
+// JSON, secrets masked).
+type OwedEvent struct {
+	Seq  int64
+	Body []byte
+}
+
+// OwedRun is what a run put away still owes: its status events not yet known to be
+// recorded downstream, kept apart from it, and when they were last sent.
+type OwedRun struct {
+	Run  string
+	Owed []OwedEvent
+	At   time.Time
+}
+
+// Unrecorded answers the events of owed that recorded does not hold, in the order of owed.
+func Unrecorded(owed []OwedEvent, recorded map[int64]bool) []OwedEvent {
+	if len(recorded) == 0 {
+		return owed
+	}
+	var out []OwedEvent
+	for _, o := range owed {
+		if !recorded[o.Seq] {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // RunContext is what a run's references resolve against beyond its own params.
@@ -253,6 +291,10 @@ type TaskRun struct {
 	SecretResults []string
 	Labels        map[string]string
 	Version       int64
+	// EventSeq is the number of the task run's last status event (Run.EventSeq); Owed
+	// are its status events not yet known to be recorded downstream.
+	EventSeq int64
+	Owed     []OwedEvent
 }
 
 // RunsAttempt reports whether t is running attempt on runner: whether that runner's

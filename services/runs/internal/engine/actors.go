@@ -236,6 +236,14 @@ func (p *parkedRuns) take(id string, run *domain.Run, tasks []*domain.TaskRun) b
 	return true
 }
 
+// has reports whether run id is parked here.
+func (p *parkedRuns) has(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.m[id]
+	return ok
+}
+
 // takeState forgets run id and answers its state when it was kept.
 func (p *parkedRuns) takeState(id string) *domain.State {
 	p.mu.Lock()

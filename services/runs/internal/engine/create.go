@@ -77,6 +77,11 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	ended := r.Phase.Ended()
 	slotted := !ended && !r.SharesSlot
 	r.WakeAt, a.idle = m.Wake(e.cfg.Lease)
+	status := e.statusEvents(st, m)
+	if ended {
+		// Stored in the archive at once, with every event it owes (owed.go).
+		e.putAwayOwed(st, r, tasks)
+	}
 	if slotted {
 		slot, err := e.slots.AcquireSlot(ctx, r.Team, r.ID, maxConcurrent)
 		if err != nil || !slot {
@@ -92,7 +97,7 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		return false, err
 	}
 	a.st = st
-	e.effects(r.ID, st, m)
+	e.effects(r.ID, st, m, status)
 	// Seen under the run's lock, before its next step can move it.
 	seen(r, tasks)
 	if ended {

@@ -43,6 +43,9 @@ type Config struct {
 	Beat           time.Duration
 	// Reconcile is how often queued runs and dead replicas' runs are looked at; default 2s.
 	Reconcile time.Duration
+	// ResendOwed is how long a run put away waits for its last status events to be said
+	// recorded before it sends them again (owed.go); default 1m.
+	ResendOwed time.Duration
 	// PublicURL is the gateway's base URL, for the callback URLs given to tasks.
 	PublicURL string
 	// Alone says this replica is the service's only one (the standalone process): the
@@ -60,6 +63,7 @@ func (c *Config) defaults() {
 	c.ReplicaTimeout = cmp.Or(c.ReplicaTimeout, 15*time.Second)
 	c.Beat = cmp.Or(c.Beat, c.ReplicaTimeout/3)
 	c.Reconcile = cmp.Or(c.Reconcile, 2*time.Second)
+	c.ResendOwed = cmp.Or(c.ResendOwed, time.Minute)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -114,6 +118,10 @@ type Engine struct {
 	timers *timers
 	// lastSweep is when the reconciler last looked at every run in flight.
 	lastSweep time.Time
+	// recorded is what this replica heard of the recording of runs' status events;
+	// lastResend is when it last looked for runs put away that owe events (owed.go).
+	recorded   *recordedEvents
+	lastResend time.Time
 	// bg is the context of Run: work a request starts but must outlive it uses it.
 	bg     context.Context
 	bgOnce sync.Once
@@ -129,6 +137,7 @@ func New(cfg Config, deps Deps) *Engine {
 		actions: deps.Actions, locks: deps.Locks,
 		starter: deps.Starter, sched: deps.Schedules, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
 		held: actors{m: map[string]*actor{}}, parked: newParkedRuns(keptParked(cfg)), queueLooks: map[string]*bool{}, ready: make(chan struct{}),
+		recorded: newRecordedEvents(),
 	}
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
 	e.timers = newTimers()
@@ -151,6 +160,7 @@ func (e *Engine) forget(id string) {
 	e.held.release(id)
 	e.parked.drop(id)
 	e.timers.set(id, time.Time{})
+	e.forgetRecorded(id)
 }
 
 // ErrStale is what a step answers when it refused an input that a fresher view of the run
@@ -266,13 +276,26 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 		if r.Owner != e.cfg.Replica {
 			// Ended and put away (no owner), or another replica's run, loaded to apply a
 			// claim or a report: what the run still owes is its owner's to settle, and a
-			// replica settling it too would only send its dispatches twice.
+			// replica settling it too would only send its dispatches twice. Its status
+			// events not yet said recorded go out again before this step's, so that a
+			// step taken here while its owner is dead keeps them in order.
+			if owed := e.unrecorded(st); len(owed) > 0 && r.Owner != "" {
+				e.resend(id, owed)
+			}
 			return nil
 		}
 		if e.parked.take(id, r, tasks) {
 			// Put out of memory here with everything it owed done, and unchanged since:
 			// there is nothing to settle.
 			return nil
+		}
+		// Loaded from the store (a restart, a takeover, another replica's step moved it):
+		// what it owes downstream first, in order, before anything this load and later
+		// steps send, since its events may not have left the replica that stored them
+		// (which may have died since), or the broker may have lost them. Consumers drop
+		// what they had.
+		if owed := e.unrecorded(st); len(owed) > 0 {
+			e.resend(id, owed)
 		}
 		m := domain.NewMachine(st, e.now())
 		m.Repair()
@@ -350,6 +373,9 @@ func sameMilli(a, b time.Time) bool {
 func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Machine) error {
 	changed := m.Changed()
 	runChanged, _, prevPhase := m.RunChanged()
+	// Stored with the step, in the task runs and the run it writes: a crash after the
+	// write loses none of them.
+	status := e.statusEvents(a.st, m)
 	if len(changed) > 0 || runChanged {
 		idx := make([]int, 0, len(changed))
 		versions := make([]int64, 0, len(changed))
@@ -382,13 +408,16 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			// The store moves the versions of what it wrote (RunStore.SaveStep).
 			for k, i := range idx {
 				if a.st.Tasks[i].Version != versions[k] {
+					// The task runs were stored, with their status events: those go out now,
+					// before any later step's, as a stored step's would.
+					e.pub.enqueue(taskEvents(status), nil)
 					return fmt.Errorf("%w: %w", errStoredInPart, err)
 				}
 			}
 			return err
 		}
 	}
-	e.effects(id, a.st, m)
+	e.effects(id, a.st, m, status)
 	return nil
 }
 
@@ -413,30 +442,12 @@ func (e *Engine) park(id string, a *actor) {
 	e.held.release(id)
 }
 
-// effects carries out what a stored step owes: its status events, dispatches, child runs,
-// timers, and the end of a run that ended.
-func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
-	changed := m.Changed()
-	runChanged, prevRun, prevPhase := m.RunChanged()
+// effects carries out what a stored step owes: its status events (statusEvents),
+// dispatches, child runs, timers, and the end of a run that ended.
+func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status []Message) {
+	runChanged, _, prevPhase := m.RunChanged()
 	eff := m.Effects()
-	idx := make([]int, 0, len(changed))
-	for i := range changed {
-		idx = append(idx, i)
-	}
-	slices.Sort(idx)
-	var msgs []Message
-	for _, i := range idx {
-		if t := st.Tasks[i]; t.Status != changed[i] {
-			if m, ok := e.built(taskEvent(st, t, e.now())); ok {
-				msgs = append(msgs, m)
-			}
-		}
-	}
-	if runChanged && (st.Run.Status != prevRun || st.Run.Phase != prevPhase) {
-		if m, ok := e.built(runEvent(st, e.now())); ok {
-			msgs = append(msgs, m)
-		}
-	}
+	msgs := slices.Clip(status)
 	for _, i := range eff.Dispatch {
 		msg, err := dispatch(st, i, e.now(), e.box)
 		if err != nil {
@@ -462,6 +473,13 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine) {
 			})
 		}
 		e.ended(st)
+		return
+	}
+	if st.Run.Phase.Ended() {
+		// Ended before this step (a timer of another replica's, or one set before the end,
+		// that fired once the run was put away): nothing of it is due, and the wake it was
+		// stored with, long past, would fire again at once, for ever.
+		e.timers.set(id, time.Time{})
 		return
 	}
 	e.timers.set(id, st.Run.WakeAt)
@@ -554,6 +572,7 @@ func (e *Engine) archive(ctx context.Context, id string) error {
 		c := *t
 		tasks[i] = &c
 	}
+	e.putAwayOwed(a.st, &r, tasks)
 	if err := e.runs.Archive(ctx, &r, tasks); err != nil {
 		a.st = nil
 		return err

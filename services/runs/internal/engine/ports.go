@@ -37,6 +37,14 @@ type (
 		// Archive moves a run that ended from the runs in flight to the archive; repeating
 		// it completes an archive a crash cut short.
 		Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error
+		// FindOwed answers at most limit runs put away whose Owed events were last sent
+		// before before (at first, at their end), those sent longest ago first.
+		FindOwed(ctx context.Context, before time.Time, limit int) ([]domain.OwedRun, error)
+		// DelayOwed records that run, put away, sent the events it owes again at.
+		DelayOwed(ctx context.Context, run string, at time.Time) error
+		// ClearOwed drops, from each run put away in recorded, the Owed events of the
+		// numbers it holds there; a run with none left owes nothing.
+		ClearOwed(ctx context.Context, recorded map[string]map[int64]bool) error
 
 		// ListInFlight lists the runs in flight f selects.
 		ListInFlight(ctx context.Context, f domain.InFlightFilter) ([]domain.InFlight, error)

@@ -37,6 +37,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	})
 	wg.Go(func() { e.beatLoop(ctx) })
 	wg.Go(func() { e.reconcileLoop(ctx) })
+	wg.Go(func() { e.clearLoop(ctx) })
 	wg.Wait()
 	e.wg.Wait()
 	return nil
@@ -150,6 +151,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 			_ = e.replicas.ForgetReplica(ctx, r)
 		}
 	}
+	e.resendOwed(ctx, now)
 	// Runs whose last step failed to store are reloaded from the truth.
 	for _, id := range e.held.unloaded() {
 		e.adopt(ctx, domain.InFlight{ID: id, Phase: domain.PhaseRunning})

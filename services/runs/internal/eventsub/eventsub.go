@@ -1,9 +1,13 @@
 // Package eventsub turns the events the runs service follows into use-case calls: the
-// runners' reports on their attempts, and teams being deleted.
+// runners' reports on their attempts, teams being deleted, and runs' status events
+// recorded downstream.
 package eventsub
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -20,6 +24,23 @@ type Reports interface {
 // Teams removes a deleted team's runs.
 type Teams interface {
 	DeleteTeam(ctx context.Context, team string) error
+}
+
+// Recorder takes in which of a run's status events are recorded downstream.
+type Recorder interface {
+	Recorded(run string, seqs []int64)
+}
+
+// StatusRecorded handles the topic of recorded status events.
+func StatusRecorded(r Recorder) kafkax.Handler {
+	return func(_ context.Context, e event.Event) error {
+		d, err := events.Decode[events.StatusRecorded](e)
+		if err != nil || d.Run == "" {
+			return kafkax.Permanent(fmt.Errorf("recorded status events: %w", cmp.Or(err, errors.New("no run"))))
+		}
+		r.Recorded(d.Run, d.Seqs)
+		return nil
+	}
 }
 
 // TaskUpdates handles the task updates topic.

@@ -47,6 +47,8 @@ type Store struct {
 	// held are the monthly counts whose runs are not known stored, by "<team>/<month>"
 	// and run id.
 	held map[string]map[string]time.Time
+	// owedAt is when each run put away that owes events last sent them.
+	owedAt map[string]time.Time
 }
 
 type record struct {
@@ -65,7 +67,7 @@ func New() *Store {
 		live: map[string]*record{}, archive: map[string]*record{}, defs: map[string]json.RawMessage{},
 		slots: map[string]map[string]bool{}, monthly: map[string]int{}, held: map[string]map[string]time.Time{}, keys: map[string]heldKey{},
 		replicas: map[string]time.Time{}, beats: map[string]domain.Heartbeat{}, logs: map[string]string{},
-		actions: map[string]domain.Action{}, locks: map[string]domain.Lock{},
+		actions: map[string]domain.Action{}, locks: map[string]domain.Lock{}, owedAt: map[string]time.Time{},
 	}
 }
 
@@ -138,6 +140,9 @@ func (s *Store) CreateRun(_ context.Context, r *domain.Run, tasks []*domain.Task
 	if r.Phase.Ended() {
 		r.Owner, r.Queued = "", false
 		into = s.archive
+		if len(r.Owed) > 0 {
+			s.owedAt[r.ID] = r.EndTime
+		}
 	}
 	into[r.ID] = &record{run: copyRun(r), tasks: copyTasks(tasks)}
 	return nil
@@ -246,6 +251,9 @@ func (s *Store) Archive(_ context.Context, r *domain.Run, tasks []*domain.TaskRu
 	rec.run.Owner, rec.run.Queued = "", false
 	if _, ok := s.archive[r.ID]; !ok {
 		s.archive[r.ID] = rec
+		if len(rec.run.Owed) > 0 {
+			s.owedAt[r.ID] = rec.run.EndTime
+		}
 	}
 	delete(s.live, r.ID)
 	return nil

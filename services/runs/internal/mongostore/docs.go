@@ -71,6 +71,39 @@ type runDoc struct {
 	DefinitionID string `bson:"definitionId,omitempty"`
 	Tasks        int    `bson:"tasks"`
 	Version      int64  `bson:"version"`
+	// EventSeq and Owed are Run.EventSeq and Run.Owed; OwedAt, on a run put away that
+	// still owes events, is when they were last sent (its end, then each time again).
+	EventSeq int64     `bson:"eventSeq,omitempty"`
+	Owed     []owedDoc `bson:"owed,omitempty"`
+	OwedAt   time.Time `bson:"owedAt,omitempty"`
+}
+
+// owedDoc is a domain.OwedEvent.
+type owedDoc struct {
+	Seq  int64  `bson:"s"`
+	Body []byte `bson:"b"`
+}
+
+func toOwedDocs(owed []domain.OwedEvent) []owedDoc {
+	if len(owed) == 0 {
+		return nil
+	}
+	out := make([]owedDoc, len(owed))
+	for i, o := range owed {
+		out[i] = owedDoc{Seq: o.Seq, Body: o.Body}
+	}
+	return out
+}
+
+func fromOwedDocs(owed []owedDoc) []domain.OwedEvent {
+	if len(owed) == 0 {
+		return nil
+	}
+	out := make([]domain.OwedEvent, len(owed))
+	for i, o := range owed {
+		out[i] = domain.OwedEvent{Seq: o.Seq, Body: o.Body}
+	}
+	return out
 }
 
 // pageDoc holds up to PageSize task runs of one run: a step rewrites the pages of the tasks
@@ -165,6 +198,8 @@ type taskDoc struct {
 	SecretResults []string  `bson:"secretResults,omitempty"`
 	Labels        string    `bson:"labels,omitempty"`
 	Version       int64     `bson:"-"`
+	EventSeq      int64     `bson:"eventSeq,omitempty"`
+	Owed          []owedDoc `bson:"owed,omitempty"`
 }
 
 func jsonText(v any) string {
@@ -221,7 +256,16 @@ func toRunDoc(r *domain.Run, box Sealer) runDoc {
 		TaskDefaultTimeout: r.TaskDefaultTimeout, SecretParams: r.SecretParams, SecretResults: r.SecretResults, Tasks: r.Tasks, Version: r.Version,
 		Owner: r.Owner, Queued: r.Queued, DefinitionID: r.DefinitionID, Duration: endedDuration(r),
 		WakeAt: r.WakeAt, AwaitingApproval: r.AwaitingApproval, Callbacks: jsonText(r.Callbacks),
+		EventSeq: r.EventSeq, Owed: toOwedDocs(r.Owed), OwedAt: owedAt(r),
 	}
+}
+
+// owedAt is when a run put away that owes events (no owner) last sent them: at its end.
+func owedAt(r *domain.Run) time.Time {
+	if r.Owner != "" || len(r.Owed) == 0 {
+		return time.Time{}
+	}
+	return r.EndTime
 }
 
 // endedDuration is r's duration once it has ended, from its times as stored (to the
@@ -256,6 +300,7 @@ func (d runDoc) run(box Sealer) *domain.Run {
 		TaskDefaultTimeout: d.TaskDefaultTimeout, SecretParams: d.SecretParams, SecretResults: d.SecretResults, Tasks: d.Tasks, Version: d.Version,
 		Owner: d.Owner, Queued: d.Queued, DefinitionID: d.DefinitionID,
 		WakeAt: utc(d.WakeAt), AwaitingApproval: d.AwaitingApproval, Callbacks: fromText[map[string]domain.Callback](d.Callbacks),
+		EventSeq: d.EventSeq, Owed: fromOwedDocs(d.Owed),
 	}
 	if d.Workspaces != "" {
 		r.Workspaces = json.RawMessage(d.Workspaces)
@@ -283,7 +328,7 @@ func toTaskDoc(t *domain.TaskRun, box Sealer) taskDoc {
 		Timeout: t.Timeout, Attempt: t.Attempt, Deadline: t.Deadline, WakeAt: t.WakeAt, Runner: t.Runner,
 		Heartbeat: t.Heartbeat, Decision: decision, Child: t.Child, Kept: t.Kept,
 		SecretParams: t.SecretParams, SecretResults: t.SecretResults, Labels: jsonText(t.Labels),
-		Version: t.Version,
+		Version: t.Version, EventSeq: t.EventSeq, Owed: toOwedDocs(t.Owed),
 	}
 }
 
@@ -298,5 +343,6 @@ func (d taskDoc) task(box Sealer) *domain.TaskRun {
 		Heartbeat: utc(d.Heartbeat), Decision: open(box, d.Decision), Child: d.Child, Kept: d.Kept,
 		SecretParams: d.SecretParams, SecretResults: d.SecretResults,
 		Labels: fromText[map[string]string](d.Labels), Version: d.Version,
+		EventSeq: d.EventSeq, Owed: fromOwedDocs(d.Owed),
 	}
 }

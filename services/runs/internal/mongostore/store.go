@@ -40,6 +40,10 @@ import (
 //   - actions, actionwrites, unapplied: the actions of approval and manual tasks (see
 //     actions.go);
 //   - locks:            the teams' named locks in use (see locks.go).
+//
+// A run put away before its last status events were said to be recorded downstream keeps
+// them in its archived document (owed, and owedAt: when they were last sent) until they
+// are (see owed.go).
 
 // PageSize is how many task runs share a page.
 const PageSize = 64
@@ -131,6 +135,8 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live,
 		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}, {Key: "wakeAt", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "queued", Value: 1}, {Key: "team", Value: 1}}}))
+	// The runs put away that still owe events, by when they were last sent.
+	errs = append(errs, mongox.EnsureIndexes(ctx, s.runs, mongo.IndexModel{Keys: bson.D{{Key: "owedAt", Value: 1}}}))
 	// A team's slots are dropped with the team.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.slots, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}}}))
 	errs = append(errs, s.migrateSlots(ctx))
@@ -545,6 +551,9 @@ func (s *Store) saveRun(ctx context.Context, r *domain.Run) error {
 func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.TaskRun) error {
 	d := toRunDoc(r, s.box)
 	d.Owner, d.Queued = "", false
+	if len(d.Owed) > 0 {
+		d.OwedAt = r.EndTime
+	}
 	// Inserted as runs that end within their first step are, together with those being
 	// archived or created meanwhile. Pages there already, or the run, are an archive
 	// repeated after a crash.

@@ -35,6 +35,7 @@ func Run(t *testing.T, newStores NewStores) {
 		{"a run that ended within its first step is created in the archive", createEnded},
 		{"a step is stored on the versions it was read at, or not at all", saveStepIsConditional},
 		{"archiving moves a run out of flight, and a run in the archive is finalized once", archiveAndFinalize},
+		{"status events owed are stored with their step, and kept by a run put away until cleared", owedEventsKept},
 		{"runs in flight are listed, queued, taken over and found by their tree", inFlight},
 		{"searches page and filter runs in flight and ended together", searches},
 		{"insights count, sum and rank the runs a filter selects", insights},
