@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"io"
 	"log/slog"
 	"sync"
@@ -212,7 +213,11 @@ func TestEngineAStepOfAnotherReplicaSendsWhatTheRunOwesFirst(t *testing.T) {
 		}
 		return nil
 	}))
-	require.Eventually(t, func() bool { s, _ := statusSeqs(t, h.pub, run); return len(s) > 0 }, within, time.Millisecond)
+	// What the run owed goes out on the load, the claim's event once the step is stored.
+	require.Eventually(t, func() bool {
+		_, ids := statusSeqs(t, h.pub, run)
+		return slices.Contains(ids, run+".1/1/running")
+	}, within, time.Millisecond)
 	seqs, ids := statusSeqs(t, h.pub, run)
 	last := seqs[len(seqs)-1]
 	assert.Equal(t, upTo(last), seqs, "what the run owed, then the claim's event, in order")
