@@ -26,7 +26,8 @@
 // `/integration/github/**`, `DELETE /team/{team}/approvers/{groupId}`), which are the
 // same endpoints as the methods named in their `x-maps-to`; the chat platform's endpoints
 // (`/integration/chat/**`) and code-host deliveries to `/webhook`, which only the platforms
-// can sign; and `/docs`, a page for browsers. The method names follow the document's
+// can sign; `GET /callback`, the same callback as PostCallback for links that cannot
+// POST; and `/docs`, a page for browsers. The method names follow the document's
 // operationIds.
 //
 // # Credentials
@@ -225,3 +226,5 @@ func p(segments ...string) string {
 	}
 	return b.String()
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

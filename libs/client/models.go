@@ -530,8 +530,15 @@ type Setting struct {
 
 // SettingRequest is the contract's SettingRequest.
 type SettingRequest struct {
-	Key    string           `json:"key,omitempty"`
-	Config []map[string]any `json:"config,omitempty"`
+	Key    string         `json:"key"`
+	Config []SettingValue `json:"config,omitempty"`
+}
+
+// SettingValue is a new value of one of a setting's config keys: a string, number,
+// boolean or []string.
+type SettingValue struct {
+	Key   string `json:"key"`
+	Value any    `json:"value"`
 }
 
 // Features is the contract's Features.
@@ -560,7 +567,7 @@ type HeaderNavigationResponse struct {
 
 // OneTimeCode is the contract's OneTimeCode.
 type OneTimeCode struct {
-	Otc string `json:"otc,omitempty"`
+	OTC string `json:"otc"`
 }
 
 // CodeHostLinkRequest is the contract's CodeHostLinkRequest.
@@ -594,13 +601,13 @@ type Integration struct {
 
 // CloudEvent is the contract's CloudEvent: a CloudEvents 1.0 event in structured mode.
 type CloudEvent struct {
-	Specversion     string    `json:"specversion,omitempty"`
+	SpecVersion     string    `json:"specversion,omitempty"`
 	ID              string    `json:"id,omitempty"`
 	Source          string    `json:"source,omitempty"`
 	Type            string    `json:"type,omitempty"`
 	Subject         string    `json:"subject,omitempty"`
 	Time            time.Time `json:"time,omitzero"`
-	Datacontenttype string    `json:"datacontenttype,omitempty"`
+	DataContentType string    `json:"datacontenttype,omitempty"`
 	Data            any       `json:"data,omitempty"`
 }
 
