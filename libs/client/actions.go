@@ -11,7 +11,7 @@ import (
 // newest first.
 type ActionQuery struct {
 	Types     []string // approval, manual
-	Statuses  []string // submitted, approved, rejected, completed, cancelled
+	Statuses  []string // submitted, approved, rejected, cancelled
 	Workflows []string
 	From, To  time.Time
 	Order     string // ASC or DESC (default)

@@ -101,7 +101,7 @@ type WorkflowTask struct {
 	Params       []NameValue       `json:"params,omitempty"`
 	Results      []any             `json:"results,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
-	Annotations  map[string]string `json:"annotations,omitempty"`
+	Annotations  map[string]any    `json:"annotations,omitempty"`
 }
 
 // Workflow is the contract's Workflow: a version of a team's workflow.
@@ -118,7 +118,7 @@ type Workflow struct {
 	Description  string              `json:"description,omitempty"`
 	Markdown     string              `json:"markdown,omitempty"`
 	Labels       map[string]string   `json:"labels,omitempty"`
-	Annotations  map[string]string   `json:"annotations,omitempty"`
+	Annotations  map[string]any      `json:"annotations,omitempty"`
 	Timeout      int64               `json:"timeout,omitempty"`
 	Retries      int64               `json:"retries,omitempty"`
 	Params       []AbstractParam     `json:"params,omitempty"`
@@ -156,7 +156,7 @@ type WorkflowTemplate struct {
 	Markdown     string              `json:"markdown,omitempty"`
 	Icon         string              `json:"icon,omitempty"`
 	Labels       map[string]string   `json:"labels,omitempty"`
-	Annotations  map[string]string   `json:"annotations,omitempty"`
+	Annotations  map[string]any      `json:"annotations,omitempty"`
 	Params       []AbstractParam     `json:"params,omitempty"`
 	Workspaces   []WorkflowWorkspace `json:"workspaces,omitempty"`
 	Timeout      int64               `json:"timeout,omitempty"`
@@ -194,7 +194,7 @@ type Task struct {
 	Icon         string            `json:"icon,omitempty"`
 	Verified     bool              `json:"verified,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
-	Annotations  map[string]string `json:"annotations,omitempty"`
+	Annotations  map[string]any    `json:"annotations,omitempty"`
 	Changelog    *Changelog        `json:"changelog,omitempty"`
 	Spec         *TaskSpec         `json:"spec,omitempty"`
 }
@@ -233,7 +233,7 @@ type TaskRun struct {
 	Timeout        int64             `json:"timeout,omitempty"`
 	Attempt        int64             `json:"attempt,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
-	Annotations    map[string]string `json:"annotations,omitempty"`
+	Annotations    map[string]any    `json:"annotations,omitempty"`
 }
 
 // WorkflowRun is the contract's WorkflowRun: a run of a workflow version; it keeps a snapshot of the version it ran.
@@ -252,7 +252,7 @@ type WorkflowRun struct {
 	InitiatedByRef      string              `json:"initiatedByRef,omitempty"`
 	InitiatedByUserName string              `json:"initiatedByUserName,omitempty"`
 	Labels              map[string]string   `json:"labels,omitempty"`
-	Annotations         map[string]string   `json:"annotations,omitempty"`
+	Annotations         map[string]any      `json:"annotations,omitempty"`
 	Params              []NameValue         `json:"params,omitempty"`
 	Results             []NameValue         `json:"results,omitempty"`
 	Workspaces          []WorkflowWorkspace `json:"workspaces,omitempty"`
@@ -272,7 +272,7 @@ type WorkflowRun struct {
 // WorkflowSubmitRequest is the contract's WorkflowSubmitRequest: a `trigger` sent here is ignored.
 type WorkflowSubmitRequest struct {
 	Labels          map[string]string   `json:"labels,omitempty"`
-	Annotations     map[string]string   `json:"annotations,omitempty"`
+	Annotations     map[string]any      `json:"annotations,omitempty"`
 	Params          any                 `json:"params,omitempty"`
 	Workspaces      []WorkflowWorkspace `json:"workspaces,omitempty"`
 	Timeout         int64               `json:"timeout,omitempty"`
@@ -491,11 +491,13 @@ type Token struct {
 
 // TokenCreateRequest is the contract's TokenCreateRequest.
 type TokenCreateRequest struct {
-	Type           string   `json:"type,omitempty"`
-	Name           string   `json:"name,omitempty"`
-	Principal      string   `json:"principal,omitempty"`
-	Description    string   `json:"description,omitempty"`
-	ExpirationDate string   `json:"expirationDate,omitempty"` // RFC 3339, a date, or epoch milliseconds
+	Type        string `json:"type,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Principal   string `json:"principal,omitempty"`
+	Description string `json:"description,omitempty"`
+	// ExpirationDate is a time.Time, an RFC 3339 string or date, or epoch milliseconds
+	// (int64); nil never expires.
+	ExpirationDate any      `json:"expirationDate,omitempty"`
 	Permissions    []string `json:"permissions,omitempty"`
 }
 
@@ -572,7 +574,7 @@ type OneTimeCode struct {
 
 // CodeHostLinkRequest is the contract's CodeHostLinkRequest.
 type CodeHostLinkRequest struct {
-	InstallationID int64  `json:"installationId,omitempty"`
+	InstallationID any    `json:"installationId"` // an int64, or a string of digits
 	Team           string `json:"team,omitempty"`
 }
 

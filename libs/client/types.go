@@ -26,7 +26,7 @@ type ActionRequest struct {
 // merged into the run. Params is []NameValue or map[string]any.
 type WorkflowRunRequest struct {
 	Labels      map[string]string   `json:"labels,omitempty"`
-	Annotations map[string]string   `json:"annotations,omitempty"`
+	Annotations map[string]any      `json:"annotations,omitempty"`
 	Params      any                 `json:"params,omitempty"`
 	Workspaces  []WorkflowWorkspace `json:"workspaces,omitempty"`
 	// FromFailure (retry only, default true) keeps the results of the tasks that
@@ -128,6 +128,17 @@ type Page[T any] struct {
 	Last             bool     `json:"last"`
 	Empty            bool     `json:"empty"`
 	Sort             PageSort `json:"sort"`
+	Pageable         Pageable `json:"pageable"`
+}
+
+// Pageable is the request a page answers.
+type Pageable struct {
+	PageNumber int      `json:"pageNumber"`
+	PageSize   int      `json:"pageSize"`
+	Offset     int64    `json:"offset"`
+	Paged      bool     `json:"paged"`
+	Unpaged    bool     `json:"unpaged"`
+	Sort       PageSort `json:"sort"`
 }
 
 // PageSort says whether a page is sorted.
