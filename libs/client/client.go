@@ -203,6 +203,15 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	return resp.StatusCode, nil
 }
 
+// Call sends a request to path, below /api/v2 and already escaped (e.g.
+// "/team/infra/workflow/deploy"), with in as its JSON body (none when nil), and decodes a
+// 2xx answer's JSON body into out (dropped when nil); it answers the status. Any other
+// answer is an *Error. It is the core every method is built on, for endpoints newer than
+// this package (the workers' own, in client/worker).
+func (c *Client) Call(ctx context.Context, method, path string, query url.Values, in, out any) (int, error) {
+	return c.call(ctx, method, path, query, in, out)
+}
+
 // raw sends r and answers the whole body of a 2xx answer.
 func (c *Client) raw(ctx context.Context, r request) ([]byte, error) {
 	resp, err := c.do(ctx, r)

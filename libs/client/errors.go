@@ -56,7 +56,7 @@ type errorBody struct {
 }
 
 // LoginHint is added to the message of a 401: how to give the client credentials.
-const LoginHint = "log in with `baton login`, or set BATON_TOKEN to a token (see POST /api/v2/token)"
+const LoginHint = "log in with `baton login --server URL --token TOKEN`, or set BATON_TOKEN to a valid token"
 
 // newError reads resp's error body into an *Error.
 func newError(method, path string, resp *http.Response) *Error {

@@ -40,7 +40,7 @@ type AbstractParam struct {
 	Value          any           `json:"value,omitempty"`
 	Required       bool          `json:"required,omitempty"`
 	Placeholder    string        `json:"placeholder,omitempty"`
-	Helpertext     string        `json:"helpertext,omitempty"`
+	HelperText     string        `json:"helpertext,omitempty"`
 	Options        []ParamOption `json:"options,omitempty"`
 	MinValueLength int64         `json:"minValueLength,omitempty"`
 	MaxValueLength int64         `json:"maxValueLength,omitempty"`
@@ -129,10 +129,10 @@ type Workflow struct {
 
 // CanvasNode is the contract's CanvasNode: a task on the canvas.
 type CanvasNode struct {
-	ID       string         `json:"id,omitempty"`
-	Type     string         `json:"type,omitempty"`
-	Position map[string]any `json:"position,omitempty"`
-	Data     map[string]any `json:"data,omitempty"`
+	ID       string          `json:"id,omitempty"`
+	Type     string          `json:"type,omitempty"`
+	Position *CanvasPosition `json:"position,omitempty"`
+	Data     map[string]any  `json:"data,omitempty"`
 }
 
 // CanvasEdge is the contract's CanvasEdge: a dependency, from the upstream node (`source`) to the dependent one (`target`).
@@ -201,7 +201,7 @@ type Task struct {
 
 // PipelineTask is the contract's PipelineTask.
 type PipelineTask struct {
-	ApiVersion string         `json:"apiVersion,omitempty"`
+	APIVersion string         `json:"apiVersion,omitempty"`
 	Kind       string         `json:"kind,omitempty"`
 	Metadata   map[string]any `json:"metadata,omitempty"`
 	Spec       map[string]any `json:"spec,omitempty"`
@@ -284,11 +284,11 @@ type WorkflowSubmitRequest struct {
 
 // WorkflowRunInsight is the contract's WorkflowRunInsight.
 type WorkflowRunInsight struct {
-	TotalRuns      int64            `json:"totalRuns,omitempty"`
-	ConcurrentRuns int64            `json:"concurrentRuns,omitempty"`
-	TotalDuration  int64            `json:"totalDuration,omitempty"`
-	MedianDuration int64            `json:"medianDuration,omitempty"`
-	Runs           []map[string]any `json:"runs,omitempty"`
+	TotalRuns      int64        `json:"totalRuns,omitempty"`
+	ConcurrentRuns int64        `json:"concurrentRuns,omitempty"`
+	TotalDuration  int64        `json:"totalDuration,omitempty"`
+	MedianDuration int64        `json:"medianDuration,omitempty"`
+	Runs           []InsightRun `json:"runs,omitempty"`
 }
 
 // WorkflowSchedule is the contract's WorkflowSchedule: a schedule of a team's workflow. Archived schedules are read-only.
@@ -615,7 +615,33 @@ type CloudEvent struct {
 
 // WebhookResult is the contract's WebhookResult.
 type WebhookResult struct {
-	Runs     []WorkflowRun    `json:"runs,omitempty"`
-	Refused  []map[string]any `json:"refused,omitempty"`
-	Replayed bool             `json:"replayed,omitempty"`
+	Runs     []WorkflowRun `json:"runs,omitempty"`
+	Refused  []RefusedRun  `json:"refused,omitempty"`
+	Replayed bool          `json:"replayed,omitempty"`
+}
+
+// InsightRun is one run of an insight's window.
+type InsightRun struct {
+	ID           string    `json:"id"`
+	CreationDate time.Time `json:"creationDate,omitzero"`
+	Duration     int64     `json:"duration"`
+	Status       string    `json:"status"`
+	WorkflowRef  string    `json:"workflowRef"`
+	WorkflowName string    `json:"workflowName"`
+}
+
+// RefusedRun is a run of a code-host delivery that the runs service refused: a quota, a
+// workflow gone. Each refusal fails only its own run.
+type RefusedRun struct {
+	Team     string `json:"team,omitempty"`
+	Workflow string `json:"workflow,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// CanvasPosition is where a node sits on the canvas.
+type CanvasPosition struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
 }

@@ -28,7 +28,7 @@ func sdkWorkflow(name, script string) *client.Workflow {
 // TestIntegrationSDK drives the Go SDK against a standalone Baton, every exchange checked
 // against the contract: its errors are typed, a search is read over several pages, a run
 // is submitted and waited for, watched to its end, and its task's log followed as the
-// script writes it.
+// script writes it; a person approves what a run waits for.
 func TestIntegrationSDK(t *testing.T) {
 	t.Parallel()
 	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0",
@@ -38,7 +38,8 @@ func TestIntegrationSDK(t *testing.T) {
 	require.NoError(t, err)
 	ctx := t.Context()
 
-	_, err = c.CreateTeam(ctx, &client.TeamRequest{Name: "sdk"})
+	_, err = c.CreateTeam(ctx, &client.TeamRequest{Name: "sdk",
+		Members: []client.TeamMemberRequest{{Email: "ann@example.com", Role: "editor"}}})
 	require.NoError(t, err)
 	// The workflows service learns of the team through its event.
 	require.Eventually(t, func() bool {
@@ -136,6 +137,54 @@ func TestIntegrationSDK(t *testing.T) {
 		assert.True(t, last.Succeeded(), "%+v", last)
 		assert.True(t, slices.ContainsFunc(s.runs[:len(s.runs)-1], func(r *client.WorkflowRun) bool { return !r.Ended() }),
 			"the watch saw the run before its end")
+	})
+
+	t.Run("approve", func(t *testing.T) {
+		// Only people decide: ann, a member, through her user token.
+		var ann string
+		for u, err := range c.Users(ctx, client.UserQuery{}) {
+			require.NoError(t, err)
+			if u.Email == "ann@example.com" {
+				ann = u.ID
+			}
+		}
+		require.NotEmpty(t, ann)
+		tok, err := c.CreateToken(ctx, &client.TokenCreateRequest{Type: "user", Name: "ann", Principal: ann})
+		require.NoError(t, err)
+		asAnn, err := client.New(b.url, client.WithToken(tok.Token), client.WithHTTPClient(contract.Client(t, nil)),
+			client.WithPollInterval(20*time.Millisecond))
+		require.NoError(t, err)
+
+		_, _, err = c.ApplyWorkflow(ctx, "sdk", &client.Workflow{Name: "gate", Tasks: []client.WorkflowTask{
+			{Name: "start", Type: "start"},
+			{Name: "approve", Type: "approval", Dependencies: []client.TaskDependency{{TaskRef: "start"}}},
+			{Name: "end", Type: "end", Dependencies: []client.TaskDependency{{TaskRef: "approve"}}},
+		}})
+		require.NoError(t, err)
+		run, err := c.SubmitWorkflow(ctx, "sdk", "gate", nil, true)
+		require.NoError(t, err)
+		for r, err := range c.Watch(ctx, "sdk", run.ID) {
+			require.NoError(t, err)
+			require.False(t, r.Ended(), "%+v", r)
+			if r.AwaitingApproval {
+				run = r
+				break
+			}
+		}
+		actions, err := asAnn.ActionsOfRun(ctx, "sdk", run)
+		require.NoError(t, err)
+		require.Len(t, actions, 1)
+		require.Equal(t, "submitted", actions[0].Status)
+
+		err = c.Approve(ctx, "sdk", actions[0].ID, "")
+		assert.True(t, client.IsForbidden(err), "a token that is no person does not decide: %v", err)
+		require.NoError(t, asAnn.Approve(ctx, "sdk", actions[0].ID, "fine"))
+		err = asAnn.Reject(ctx, "sdk", actions[0].ID, "changed my mind")
+		assert.True(t, client.HasReason(err, "ACTION_UNABLE_TO_ACTION"), "a closed action: %v", err)
+
+		ended, err := c.WaitForRun(ctx, "sdk", run.ID)
+		require.NoError(t, err)
+		assert.True(t, ended.Succeeded(), "%+v", ended)
 	})
 
 	t.Run("paging", func(t *testing.T) {
