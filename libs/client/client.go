@@ -15,9 +15,12 @@
 // how the contract reads for every other reader, and neither generator handles the rest
 // well either: the v4 compatibility shapes (params as a list or a map, members by id or
 // email), a followed log that streams until its task ends, and Tekton YAML bodies beside
-// JSON. The contract's tests (gateway/internal/standalone/sdk_test.go) drive this package
-// through the contract checker, so an answer the types do not match, or a request the
-// document refuses, fails them.
+// JSON. Two tests in the gateway module keep the package and the document together:
+// gateway/internal/openapi/sdk_test.go fails when an operation has no method here or a
+// schema's property no field of a kind that decodes it, and
+// gateway/internal/standalone/sdk_test.go drives the package against a standalone Baton
+// through the contract checker, so a request the document refuses or an answer it does
+// not declare fails it.
 //
 // # Coverage
 //

@@ -3,10 +3,9 @@ package client
 import (
 	"context"
 	"iter"
-)
 
-// maxPage is the highest page number the API serves.
-const maxPage = 1_000_000
+	pagepkg "github.com/baton-flow/baton/libs/page"
+)
 
 // all yields each item of the pages fetch answers, from page start on, until the last
 // page; an error is yielded once and ends the sequence.
@@ -16,7 +15,7 @@ const maxPage = 1_000_000
 // sequence may then see an item twice or miss one. totalElements is exact at each page.
 func all[T any](ctx context.Context, start int, fetch func(ctx context.Context, page int) (*Page[T], error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		for page := start; page <= maxPage; page++ {
+		for page := start; page <= pagepkg.MaxNumber; page++ {
 			p, err := fetch(ctx, page)
 			if err != nil {
 				var zero T

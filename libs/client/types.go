@@ -1,5 +1,7 @@
 package client
 
+import "github.com/baton-flow/baton/libs/page"
+
 // The contract's schemas whose shape the generic rules of models.go do not fit: requests
 // where false or zero must be sent, nullable fields, the page envelope, and the schemas
 // made of others (allOf).
@@ -116,37 +118,15 @@ type WorkflowCanvas struct {
 	Edges  []CanvasEdge    `json:"edges,omitempty"`
 }
 
-// Page is one page of a search (the contract's page envelope). TotalElements is exact.
-type Page[T any] struct {
-	Content          []T      `json:"content"`
-	Number           int      `json:"number"`
-	Size             int      `json:"size"`
-	TotalElements    int64    `json:"totalElements"`
-	TotalPages       int      `json:"totalPages"`
-	NumberOfElements int      `json:"numberOfElements"`
-	First            bool     `json:"first"`
-	Last             bool     `json:"last"`
-	Empty            bool     `json:"empty"`
-	Sort             PageSort `json:"sort"`
-	Pageable         Pageable `json:"pageable"`
-}
-
-// Pageable is the request a page answers.
-type Pageable struct {
-	PageNumber int      `json:"pageNumber"`
-	PageSize   int      `json:"pageSize"`
-	Offset     int64    `json:"offset"`
-	Paged      bool     `json:"paged"`
-	Unpaged    bool     `json:"unpaged"`
-	Sort       PageSort `json:"sort"`
-}
+// Page is one page of a search, the contract's page envelope: Content and where it is
+// among the rest. TotalElements is exact.
+type Page[T any] = page.Page[T]
 
 // PageSort says whether a page is sorted.
-type PageSort struct {
-	Sorted   bool `json:"sorted"`
-	Unsorted bool `json:"unsorted"`
-	Empty    bool `json:"empty"`
-}
+type PageSort = page.SortInfo
+
+// Pageable is the request a page answers, repeated in its envelope.
+type Pageable = page.Pageable
 
 // Statuses of runs and task runs.
 const (
