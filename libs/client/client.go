@@ -7,8 +7,9 @@
 //
 // # Why hand-written
 //
-// The client is written by hand over a small generic core (do, getJSON, sendJSON), one
-// typed method per operation. Both generators tried on the document, oapi-codegen
+// The client is written by hand over a small generic core (Call: a request with its
+// credentials, any non-2xx answer as *Error, a JSON answer decoded), one typed method per
+// operation. Both generators tried on the document, oapi-codegen
 // v2.8.2 and ogen v1.25.0, stop on it: the document is OpenAPI 3.1 and uses type arrays
 // (`type: [string, number, boolean, array, 'null']` for a setting's value, nullable quota
 // limits and label values), which neither supports. Rewriting those as oneOf would change

@@ -8,18 +8,20 @@ import (
 )
 
 // ReadOption narrows a read: which version, with or without tasks.
-type ReadOption func(query)
+type ReadOption struct{ apply func(query) }
 
 // AtVersion reads version n instead of the latest (workflows, canvases, templates, tasks).
-func AtVersion(n int) ReadOption { return func(q query) { q.int("version", n) } }
+func AtVersion(n int) ReadOption { return ReadOption{func(q query) { q.int("version", n) }} }
 
 // WithoutTasks leaves a workflow's, template's or run's tasks out of the answer.
-func WithoutTasks() ReadOption { return func(q query) { q.str("withTasks", "false") } }
+func WithoutTasks() ReadOption { return ReadOption{func(q query) { q.str("withTasks", "false") }} }
 
 func readQuery(opts []ReadOption) query {
 	q := newQuery()
 	for _, o := range opts {
-		o(q)
+		if o.apply != nil {
+			o.apply(q)
+		}
 	}
 	return q
 }
