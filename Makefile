@@ -72,8 +72,22 @@ bench:
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkEngine' -benchmem $(PKGS)
 	$(GO) test -run '^$$' -bench '^BenchmarkEngine' -benchtime 1x -timeout 30m ./gateway/internal/standalone/
 
-## tools: a Consul agent built from its Go module, for tests (into .tools/bin)
-tools: $(CONSUL)
+## tools: a Consul agent built from its Go module, for tests (into .tools/bin), and the
+## commands the documentation's examples call (curl, jq; gateway/internal/doctest runs
+## them), installed from Debian's packages when missing
+tools: $(CONSUL) example-tools
+
+EXAMPLE_TOOLS := curl jq
+# apt-get needs root: sudo when make runs as another user.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: example-tools
+example-tools:
+	@missing=$$(for c in $(EXAMPLE_TOOLS); do command -v $$c >/dev/null || echo $$c; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing $$missing from Debian's packages"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
 $(CONSUL): libs/testkit/consulagent/go.mod
 	@mkdir -p $(TOOLS_BIN)
