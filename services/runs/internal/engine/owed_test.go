@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
