@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/baton-flow/baton/libs/tasktype"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// queueEffects keeps the queues of workers over HTTP in step with a stored step of st:
+// the generic attempts it dispatched are queued, those of generic tasks that moved on
+// (claimed, ended, retried) are not any more. A write that fails has the run loaded
+// again (owe), whose load dispatches what is ready again, and so queues it.
+func (e *Engine) queueEffects(st *domain.State, m *domain.Machine, dispatched []int) {
+	if e.queues == nil {
+		return
+	}
+	var put []domain.QueuedAttempt
+	for _, i := range dispatched {
+		if q, ok := st.QueuedOf(i, e.now()); ok {
+			put = append(put, q)
+		}
+	}
+	var gone []string
+	for i, was := range m.Changed() {
+		t := st.Tasks[i]
+		if t.Type == tasktype.Generic && was == domain.Ready && t.Status != domain.Ready {
+			gone = append(gone, domain.AttemptID(t.ID, t.Attempt))
+		}
+	}
+	if len(put) == 0 && len(gone) == 0 {
+		return
+	}
+	run := st.Run.ID
+	e.spawn(func(ctx context.Context) {
+		if err := e.queues.PutQueued(ctx, put); err != nil {
+			if ctx.Err() == nil {
+				e.log.Warn("cannot queue attempts for workers", "run", run, "error", err)
+				e.owe(run)
+			}
+			return
+		}
+		if err := e.queues.DeleteQueued(ctx, gone...); err != nil && ctx.Err() == nil {
+			// A claim finds it gone from its task run and deletes it then.
+			e.log.Warn("cannot take attempts out of their queue", "run", run, "error", err)
+		}
+	})
+}
