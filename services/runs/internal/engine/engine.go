@@ -100,14 +100,16 @@ type Engine struct {
 	beats    HeartbeatReader
 	actions  ActionStore
 	queues   QueueStore
-	locks    LockStore
-	starter  RunStarter
-	sched    Schedules
-	limits   Limits
-	box      Sealer
-	pub      *publisher
-	log      *slog.Logger
-	now      func() time.Time
+	// queueWake wakes the claims waiting on a queue (queued.go).
+	queueWake queueSignals
+	locks     LockStore
+	starter   RunStarter
+	sched     Schedules
+	limits    Limits
+	box       Sealer
+	pub       *publisher
+	log       *slog.Logger
+	now       func() time.Time
 
 	held actors
 	// parked are the runs put out of memory (park), by the versions they were left at.

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
@@ -40,9 +42,52 @@ func (e *Engine) queueEffects(st *domain.State, m *domain.Machine, dispatched []
 			}
 			return
 		}
+		for _, q := range put {
+			e.queueWake.fire(q.Team, q.Queue)
+		}
 		if err := e.queues.DeleteQueued(ctx, gone...); err != nil && ctx.Err() == nil {
 			// A claim finds it gone from its task run and deletes it then.
 			e.log.Warn("cannot take attempts out of their queue", "run", run, "error", err)
 		}
 	})
 }
+
+// QueueWake answers a channel closed once this replica next queues an attempt in queue of
+// team: a claim waiting for one looks again then, rather than at its next look at the store.
+func (e *Engine) QueueWake(team, queue string) <-chan struct{} {
+	return e.queueWake.wait(team, queue)
+}
+
+// queueSignals wakes what waits on a queue.
+type queueSignals struct {
+	mu sync.Mutex
+	ch map[[2]string]chan struct{}
+}
+
+func (s *queueSignals) wait(team, queue string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := [2]string{team, queue}
+	c, ok := s.ch[key]
+	if !ok {
+		if s.ch == nil {
+			s.ch = map[[2]string]chan struct{}{}
+		}
+		c = make(chan struct{})
+		s.ch[key] = c
+	}
+	return c
+}
+
+func (s *queueSignals) fire(team, queue string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := [2]string{team, queue}
+	if c, ok := s.ch[key]; ok {
+		close(c)
+		delete(s.ch, key)
+	}
+}
+
+// Lease is how long a runner or worker may stay silent before its attempt is lost.
+func (e *Engine) Lease() time.Duration { return e.cfg.Lease }
