@@ -159,6 +159,12 @@ func (a *App) WorkerBeat(ctx context.Context, team, queue, id, worker string) (c
 		return false, err
 	}
 	if !ok {
+		// An attempt cancelled or timed out has ended, and holds no runner any more: its
+		// worker is told to stop, not that it lost the attempt.
+		if t, err := a.runs.FindTaskRun(ctx, taskRun); err == nil && t.Attempt == attempt &&
+			(t.Status == domain.Cancelled || t.Status == domain.TimedOut) {
+			return true, nil
+		}
 		return false, notTheWorkers(id, worker)
 	}
 	return cancel, nil
@@ -208,14 +214,16 @@ func (a *App) WorkerEnd(ctx context.Context, team, queue, id, worker string, sta
 			return engine.ErrNoChange
 		}
 		t := m.S.Tasks[i]
+		if t.Attempt == attempt && t.Status.Terminal() {
+			// Said again (its answer lost): the same end is accepted again, another refused
+			// (the attempt was lost, or cancelled, meanwhile).
+			ended = t.Status == status
+			return engine.ErrNoChange
+		}
 		if t.Runner != runner || t.Attempt != attempt {
 			if t.Attempt < attempt {
 				return engine.ErrStale
 			}
-			return engine.ErrNoChange
-		}
-		if t.Status.Terminal() {
-			ended = true // said again
 			return engine.ErrNoChange
 		}
 		if !m.Ended(i, attempt, status, msg, results, secret) {
