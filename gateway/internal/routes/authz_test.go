@@ -104,6 +104,7 @@ var allowedActionExceptions = []string{
 	"POST /api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/heartbeat",
 	"POST /api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/log",
 	"POST /api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/end",
+	"POST /api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/release",
 }
 
 func TestAuthorize(t *testing.T) {

@@ -72,6 +72,7 @@ var declared = []Route{
 	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/heartbeat", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
 	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/log", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
 	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/end", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
+	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/release", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
 
 	// Tasks, team-scoped.
 	{Method: post, Pattern: "/api/v2/team/{team}/task", Service: Tasks, Resource: "task", Action: "write"},

@@ -256,3 +256,32 @@ func parseWorkerAttempt(id, worker string) (taskRun string, attempt int, err err
 func notTheWorkers(id, worker string) error {
 	return apperr.New(apperr.WorkflowRunInvalidPhase, "Attempt '%s' is not worker '%s''s: it ended, or was lost when its lease lapsed.", id, worker)
 }
+
+// WorkerRelease gives attempt id back to its queue: the worker claimed it and will not
+// work it (it is stopping). The attempt is claimed anew, counting no try. A release said
+// again, or of an attempt no longer the worker's, is refused as not the worker's.
+func (a *App) WorkerRelease(ctx context.Context, team, queue, id, worker string) error {
+	taskRun, attempt, err := parseWorkerAttempt(id, worker)
+	if err != nil {
+		return err
+	}
+	run, i, _ := domain.ParseTaskRunID(taskRun)
+	runner := workerRunner(team, queue, worker)
+	released := false
+	err = a.engine.Step(ctx, run, func(m *domain.Machine) error {
+		if i >= len(m.S.Tasks) {
+			return engine.ErrNoChange
+		}
+		if released = m.Release(i, attempt, runner); !released {
+			return refusal(m, i, attempt)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, engine.ErrNoChange) {
+		return err
+	}
+	if !released {
+		return notTheWorkers(id, worker)
+	}
+	return nil
+}

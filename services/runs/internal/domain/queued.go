@@ -54,3 +54,17 @@ func (s *State) QueuedOf(i int, now time.Time) (QueuedAttempt, bool) {
 	return QueuedAttempt{ID: AttemptID(t.ID, t.Attempt), Team: s.Run.Team, Queue: Text(t.Params["queue"]),
 		Run: s.Run.ID, TaskRun: t.ID, Attempt: t.Attempt, At: now}, true
 }
+
+// Release gives back attempt of task i, which runner claimed and has not begun (a worker
+// stopping with a claim it cannot work): the attempt is ready again, dispatched anew, and
+// counts as no try. False when the attempt is not runner's running one.
+func (m *Machine) Release(i, attempt int, runner string) bool {
+	t := m.S.Tasks[i]
+	if t.Status != Running || t.Attempt != attempt || t.Runner != runner || m.S.Run.Phase.Ended() {
+		return false
+	}
+	m.touch(i)
+	t.Status, t.Runner = Ready, ""
+	m.dispatch(i)
+	return true
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -17,6 +18,7 @@ func workerRoutes(r fiber.Router, h *handlers) {
 	r.Post("/team/:team/queue/:queue/attempt/:id/heartbeat", h.workerBeat)
 	r.Post("/team/:team/queue/:queue/attempt/:id/log", h.workerLog)
 	r.Post("/team/:team/queue/:queue/attempt/:id/end", h.workerEnd)
+	r.Post("/team/:team/queue/:queue/attempt/:id/release", h.workerRelease)
 }
 
 // claimRequest is a worker's claim: its name, and how long to wait for an attempt.
@@ -50,7 +52,17 @@ func (h *handlers) claimQueued(c *fiber.Ctx) error {
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
-	a, err := h.app.ClaimQueued(c.UserContext(), c.Params("team"), c.Params("queue"), b.Worker, time.Duration(b.WaitSeconds)*time.Second)
+	// The wait ends when the server begins shutting down, which waits for it otherwise.
+	ctx, cancel := context.WithCancel(c.UserContext())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.Context().Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	a, err := h.app.ClaimQueued(ctx, c.Params("team"), c.Params("queue"), b.Worker, time.Duration(b.WaitSeconds)*time.Second)
 	if err != nil {
 		return err
 	}
@@ -127,6 +139,17 @@ func (h *handlers) workerEnd(c *fiber.Ctx) error {
 	}
 	if err := h.app.WorkerEnd(c.UserContext(), c.Params("team"), c.Params("queue"), c.Params("id"), b.Worker,
 		domain.Status(b.Status), b.Message, b.Results); err != nil {
+		return err
+	}
+	return c.SendStatus(http.StatusNoContent)
+}
+
+func (h *handlers) workerRelease(c *fiber.Ctx) error {
+	var b workerRequest
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	if err := h.app.WorkerRelease(c.UserContext(), c.Params("team"), c.Params("queue"), c.Params("id"), b.Worker); err != nil {
 		return err
 	}
 	return c.SendStatus(http.StatusNoContent)
