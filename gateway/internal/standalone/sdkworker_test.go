@@ -168,7 +168,7 @@ func TestIntegrationSDKWorkerStoppingGivesItsClaimBack(t *testing.T) {
 	stopping, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.New(sc, "calm", "jobs").Name("stopping").Wait(30*time.Second).Logger(logger).
+		done <- worker.New(sc, "calm", "jobs").Name("stopping").Wait(30 * time.Second).Logger(logger).
 			Handle(func(context.Context, *worker.Task) (map[string]string, error) {
 				t.Error("a stopping worker works nothing")
 				return nil, nil
