@@ -69,40 +69,72 @@ func (a *App) ClaimQueued(ctx context.Context, team, queue, worker string, wait 
 	until := a.now().Add(min(max(wait, 0), MaxClaimWait))
 	runner := workerRunner(team, queue, worker)
 	for {
-		// Asked before the read: an attempt queued after it wakes this claim.
-		woken := a.engine.QueueWake(team, queue)
-		waiting, err := a.queues.FindQueued(ctx, team, queue, claimBatch)
-		if err != nil {
-			return nil, err
-		}
-		for _, q := range waiting {
-			att, err := a.claimQueued(ctx, q, runner)
-			if err != nil || att != nil {
-				return att, err
-			}
+		// Registered before the read: an attempt dispatched after it is handed to this
+		// claim, one stored by another replica wakes it.
+		handed, woken, done := a.engine.AwaitQueued(team, queue)
+		att, stale, err := a.claimStored(ctx, team, queue, runner)
+		if err != nil || att != nil {
+			a.giveBack(ctx, done())
+			return att, err
 		}
 		left := until.Sub(a.now())
-		if left <= 0 || len(waiting) == claimBatch {
-			if left <= 0 {
-				return nil, nil
-			}
+		if stale {
+			a.giveBack(ctx, done())
 			continue // the batch was stale: the next may not be
+		}
+		if left <= 0 {
+			a.giveBack(ctx, done())
+			return nil, nil
 		}
 		look := time.NewTimer(min(left, claimLook))
 		select {
-		case <-ctx.Done():
+		case q := <-handed:
+			done()
 			look.Stop()
-			return nil, nil
+			att, err := a.claimQueued(ctx, q, runner, true)
+			if err != nil || att != nil {
+				return att, err
+			}
+			continue
+		case <-ctx.Done():
 		case <-woken:
 		case <-look.C:
 		}
 		look.Stop()
+		a.giveBack(ctx, done())
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+	}
+}
+
+// claimStored claims the oldest attempt of the store's queue it can; stale reports a
+// full batch of attempts no longer waiting, after which more may wait.
+func (a *App) claimStored(ctx context.Context, team, queue, runner string) (att *events.TaskAttempt, stale bool, err error) {
+	waiting, err := a.queues.FindQueued(ctx, team, queue, claimBatch)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, q := range waiting {
+		if att, err := a.claimQueued(ctx, q, runner, false); err != nil || att != nil {
+			return att, false, err
+		}
+	}
+	return nil, len(waiting) == claimBatch, nil
+}
+
+// giveBack puts an attempt handed to a claim that did not take it in the store's queue.
+func (a *App) giveBack(ctx context.Context, q *domain.QueuedAttempt) {
+	if q != nil {
+		a.engine.Requeue(context.WithoutCancel(ctx), *q)
 	}
 }
 
 // claimQueued claims q for runner and answers its attempt, or nil when q is no longer
-// waiting (claimed by another worker, ended, cancelled), which leaves the queue.
-func (a *App) claimQueued(ctx context.Context, q domain.QueuedAttempt, runner string) (*events.TaskAttempt, error) {
+// waiting (claimed by another worker, ended, cancelled), which leaves the store's queue.
+// handed is an attempt handed to the claim rather than read from the store: one the claim
+// cannot take for an error goes to the store's queue.
+func (a *App) claimQueued(ctx context.Context, q domain.QueuedAttempt, runner string, handed bool) (*events.TaskAttempt, error) {
 	run, i, attempt, ok := domain.ParseAttemptID(q.ID)
 	var att events.TaskAttempt
 	claimed := false
@@ -129,20 +161,19 @@ func (a *App) claimQueued(ctx context.Context, q domain.QueuedAttempt, runner st
 	}
 	switch {
 	case err == nil && claimed:
+		// Its step takes it out of the store's queue (Engine.queueEffects).
+		return &att, nil
 	case err == nil, errors.Is(err, engine.ErrNoChange), apperr.HasReason(err, apperr.WorkflowRunNotFound), !ok:
-		claimed = false
+		if handed {
+			return nil, nil
+		}
+		return nil, a.queues.DeleteQueued(ctx, q.ID)
 	default:
+		if handed {
+			a.giveBack(ctx, &q)
+		}
 		return nil, err
 	}
-	if derr := a.queues.DeleteQueued(ctx, q.ID); derr != nil && !claimed {
-		return nil, derr
-	}
-	// A claimed attempt that stays queued (the delete failed) is refused to the next
-	// claim, which deletes it.
-	if !claimed {
-		return nil, nil
-	}
-	return &att, nil
 }
 
 // WorkerBeat tells that worker still works attempt id of queue of team; cancel asks it to
