@@ -25,8 +25,9 @@ const (
 	MaxClaimWait = 60 * time.Second
 	// claimBatch is how many waiting attempts a claim looks at in one read.
 	claimBatch = 8
-	// claimLook is how often a waiting claim looks at the store, for attempts another
-	// replica queued; those this replica queues wake it at once.
+	// claimLook is how often the claims waiting on a queue look at the store, one of them
+	// at a time, for attempts another replica queued; those this replica dispatches are
+	// handed to them at once.
 	claimLook = 500 * time.Millisecond
 )
 
@@ -70,18 +71,19 @@ func (a *App) ClaimQueued(ctx context.Context, team, queue, worker string, wait 
 	runner := workerRunner(team, queue, worker)
 	for {
 		// Registered before the read: an attempt dispatched after it is handed to this
-		// claim, one stored by another replica wakes it.
+		// claim, one stored after it wakes it.
 		handed, woken, done := a.engine.AwaitQueued(team, queue)
-		att, stale, err := a.claimStored(ctx, team, queue, runner)
-		if err != nil || att != nil {
-			a.giveBack(ctx, done())
-			return att, err
+		if a.engine.LookAtQueue(team, queue, claimLook) {
+			att, more, err := a.claimStored(ctx, team, queue, runner)
+			if more {
+				a.engine.QueueHasMore(team, queue)
+			}
+			if err != nil || att != nil {
+				a.giveBack(ctx, done())
+				return att, err
+			}
 		}
 		left := until.Sub(a.now())
-		if stale {
-			a.giveBack(ctx, done())
-			continue // the batch was stale: the next may not be
-		}
 		if left <= 0 {
 			a.giveBack(ctx, done())
 			return nil, nil
@@ -108,16 +110,16 @@ func (a *App) ClaimQueued(ctx context.Context, team, queue, worker string, wait 
 	}
 }
 
-// claimStored claims the oldest attempt of the store's queue it can; stale reports a
-// full batch of attempts no longer waiting, after which more may wait.
-func (a *App) claimStored(ctx context.Context, team, queue, runner string) (att *events.TaskAttempt, stale bool, err error) {
+// claimStored claims the oldest attempt of the store's queue it can; more reports that
+// others may wait there still.
+func (a *App) claimStored(ctx context.Context, team, queue, runner string) (att *events.TaskAttempt, more bool, err error) {
 	waiting, err := a.queues.FindQueued(ctx, team, queue, claimBatch)
 	if err != nil {
 		return nil, false, err
 	}
-	for _, q := range waiting {
+	for k, q := range waiting {
 		if att, err := a.claimQueued(ctx, q, runner, false); err != nil || att != nil {
-			return att, false, err
+			return att, k+1 < len(waiting), err
 		}
 	}
 	return nil, len(waiting) == claimBatch, nil

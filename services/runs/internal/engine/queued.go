@@ -72,54 +72,82 @@ func (e *Engine) Requeue(ctx context.Context, q domain.QueuedAttempt) {
 }
 
 // AwaitQueued registers a claim waiting on queue of team: ch gives it an attempt this
-// replica dispatches there, and woken is closed when an attempt is stored there (for
-// another replica's claims, or one no claim here waited for). done unregisters the claim
-// and answers an attempt handed to it that it did not take from ch, which the caller
+// replica dispatches there, and woken is closed when an attempt is stored there (one no
+// claim here waited for) or more may wait there than a claim took. done unregisters the
+// claim and answers an attempt handed to it that it did not take from ch, which the caller
 // must Requeue.
 func (e *Engine) AwaitQueued(team, queue string) (ch <-chan domain.QueuedAttempt, woken <-chan struct{}, done func() *domain.QueuedAttempt) {
 	return e.queueWake.await(team, queue)
 }
 
-// queueSignals hands attempts to the claims waiting on a queue, and wakes them.
+// LookAtQueue reports whether the claim asking should read queue of team in the store:
+// something was stored there since the last look, or no claim of this replica looked
+// within every. One claim looks at a time; the others wait to be handed an attempt, or
+// woken. A claim that looked and left more waiting calls QueueHasMore.
+func (e *Engine) LookAtQueue(team, queue string, every time.Duration) bool {
+	return e.queueWake.look(team, queue, e.now(), every)
+}
+
+// QueueHasMore wakes the claims waiting on queue of team to look at the store: a claim
+// that looked left attempts there.
+func (e *Engine) QueueHasMore(team, queue string) { e.queueWake.fire(team, queue) }
+
+// queueSignals hands attempts to the claims waiting on a queue, and tells them when to
+// read the store's queue, so that a replica reads each queue at most once per look
+// however many claims wait on it.
 type queueSignals struct {
-	mu      sync.Mutex
-	waiters map[[2]string][]chan domain.QueuedAttempt
-	ch      map[[2]string]chan struct{}
+	mu     sync.Mutex
+	queues map[[2]string]*queueState
 	// handedTo are the attempts handed to a claim here, not put in the store's queue:
 	// their claim need not take them out of it. Bounded by maxHanded.
 	handedTo map[string]bool
+}
+
+// queueState is what a replica knows of one queue.
+type queueState struct {
+	// waiters are the claims waiting, longest first, each to be handed one attempt.
+	waiters []chan domain.QueuedAttempt
+	// wake is closed when the store's queue is to be read again.
+	wake chan struct{}
+	// lookedAt is when a claim last read the store's queue; stored, that something was
+	// stored there since.
+	lookedAt time.Time
+	stored   bool
 }
 
 // maxHanded bounds the attempts remembered as handed to a claim; past it, they are
 // forgotten, which costs a delete of what is not stored.
 const maxHanded = 10_000
 
-func (s *queueSignals) await(team, queue string) (<-chan domain.QueuedAttempt, <-chan struct{}, func() *domain.QueuedAttempt) {
+// state answers the state of queue of team, made if need be; the caller holds s.mu.
+func (s *queueSignals) state(team, queue string) *queueState {
+	if s.queues == nil {
+		s.queues, s.handedTo = map[[2]string]*queueState{}, map[string]bool{}
+	}
 	key := [2]string{team, queue}
+	st, ok := s.queues[key]
+	if !ok {
+		st = &queueState{wake: make(chan struct{})}
+		s.queues[key] = st
+	}
+	return st
+}
+
+func (s *queueSignals) await(team, queue string) (<-chan domain.QueuedAttempt, <-chan struct{}, func() *domain.QueuedAttempt) {
 	c := make(chan domain.QueuedAttempt, 1)
 	s.mu.Lock()
-	if s.waiters == nil {
-		s.waiters, s.ch, s.handedTo = map[[2]string][]chan domain.QueuedAttempt{}, map[[2]string]chan struct{}{}, map[string]bool{}
-	}
-	s.waiters[key] = append(s.waiters[key], c)
-	w, ok := s.ch[key]
-	if !ok {
-		w = make(chan struct{})
-		s.ch[key] = w
-	}
+	st := s.state(team, queue)
+	st.waiters = append(st.waiters, c)
+	wake := st.wake
 	s.mu.Unlock()
-	return c, w, func() *domain.QueuedAttempt {
+	return c, wake, func() *domain.QueuedAttempt {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		ws := s.waiters[key]
-		for i, x := range ws {
+		for i, x := range st.waiters {
 			if x == c {
-				s.waiters[key] = append(ws[:i:i], ws[i+1:]...)
+				st.waiters = append(st.waiters[:i:i], st.waiters[i+1:]...)
 				break
 			}
-		}
-		if len(s.waiters[key]) == 0 {
-			delete(s.waiters, key)
 		}
 		select {
 		case q := <-c:
@@ -130,20 +158,27 @@ func (s *queueSignals) await(team, queue string) (<-chan domain.QueuedAttempt, <
 	}
 }
 
-// offer hands q to the claim waiting longest on its queue; false when none waits.
-func (s *queueSignals) offer(q domain.QueuedAttempt) bool {
-	key := [2]string{q.Team, q.Queue}
+func (s *queueSignals) look(team, queue string, now time.Time, every time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ws := s.waiters[key]
-	if len(ws) == 0 {
+	st := s.state(team, queue)
+	if !st.stored && now.Sub(st.lookedAt) < every {
 		return false
 	}
-	c := ws[0]
-	s.waiters[key] = ws[1:]
-	if len(s.waiters[key]) == 0 {
-		delete(s.waiters, key)
+	st.stored, st.lookedAt = false, now
+	return true
+}
+
+// offer hands q to the claim waiting longest on its queue; false when none waits.
+func (s *queueSignals) offer(q domain.QueuedAttempt) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state(q.Team, q.Queue)
+	if len(st.waiters) == 0 {
+		return false
 	}
+	c := st.waiters[0]
+	st.waiters = st.waiters[1:]
 	c <- q // buffered, and handed one attempt at most: it left the waiters
 	if len(s.handedTo) >= maxHanded {
 		clear(s.handedTo)
@@ -168,15 +203,14 @@ func (s *queueSignals) forget(id string) {
 	delete(s.handedTo, id)
 }
 
-// fire wakes the claims waiting on queue of team: an attempt was stored there.
+// fire has the claims waiting on queue of team read the store's queue.
 func (s *queueSignals) fire(team, queue string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := [2]string{team, queue}
-	if c, ok := s.ch[key]; ok {
-		close(c)
-		delete(s.ch, key)
-	}
+	st := s.state(team, queue)
+	st.stored = true
+	close(st.wake)
+	st.wake = make(chan struct{})
 }
 
 // Lease is how long a runner or worker may stay silent before its attempt is lost.
