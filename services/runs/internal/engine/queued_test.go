@@ -2,6 +2,7 @@ package engine
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,9 @@ import (
 func TestQueueSignalsHandAttemptsToWaitingClaims(t *testing.T) {
 	t.Parallel()
 	var s queueSignals
-	q := func(id, queue string) domain.QueuedAttempt { return domain.QueuedAttempt{ID: id, Team: "infra", Queue: queue} }
+	q := func(id, queue string) domain.QueuedAttempt {
+		return domain.QueuedAttempt{ID: id, Team: "infra", Queue: queue}
+	}
 	assert.False(t, s.offer(q("a-1", "deploy")), "no claim waits")
 
 	first, _, doneFirst := s.await("infra", "deploy")
@@ -53,4 +56,20 @@ func TestQueueSignalsWakeOnStore(t *testing.T) {
 	s.fire("infra", "deploy")
 	_, ok := <-woken
 	assert.False(t, ok, "closed")
+}
+
+// One claim at a time reads a queue in the store: the first asking, then none until the
+// look is due again or something was stored there.
+func TestQueueSignalsLookOncePerInterval(t *testing.T) {
+	t.Parallel()
+	var s queueSignals
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	every := 500 * time.Millisecond
+	assert.True(t, s.look("infra", "deploy", now, every), "never looked")
+	assert.False(t, s.look("infra", "deploy", now.Add(100*time.Millisecond), every), "looked just now")
+	assert.True(t, s.look("infra", "build", now, every), "another queue")
+	s.fire("infra", "deploy")
+	assert.True(t, s.look("infra", "deploy", now.Add(200*time.Millisecond), every), "something was stored")
+	assert.False(t, s.look("infra", "deploy", now.Add(300*time.Millisecond), every))
+	assert.True(t, s.look("infra", "deploy", now.Add(700*time.Millisecond), every), "due again")
 }
