@@ -55,9 +55,10 @@ func (h *handlers) claimQueued(c *fiber.Ctx) error {
 	// The wait ends when the server begins shutting down, which waits for it otherwise.
 	ctx, cancel := context.WithCancel(c.UserContext())
 	defer cancel()
+	stopping := c.Context().Done() // read here: the request's context is reused once this returns
 	go func() {
 		select {
-		case <-c.Context().Done():
+		case <-stopping:
 			cancel()
 		case <-ctx.Done():
 		}
