@@ -11,8 +11,13 @@ import (
 // Resources a permission names.
 var Resources = []string{
 	"system", "workflow", "workflowrun", "workflowtemplate", "taskrun", "task", "action", "user",
-	"team", "token", "parameter", "schedule", "insights", "integration", "webhook",
+	"team", "token", "parameter", "schedule", "insights", "integration", "webhook", "queue",
 }
+
+// NamedResources are the resources a permission may narrow to one of their names,
+// `<resource>:<name>/<action>`: `queue:deploy/action` lets a worker take the attempts of
+// the team's queue deploy and no other, where `queue/action` covers every queue.
+var NamedResources = []string{"queue"}
 
 // Actions a permission names.
 var Actions = []string{"read", "write", "delete", "action"}
@@ -49,23 +54,61 @@ var TeamRoles = map[string][]string{
 // TeamRoleNames lists the team roles, most powerful first.
 var TeamRoleNames = []string{RoleOwner, RoleEditor, RoleReader}
 
-// ValidPermission reports whether p is `<resource>/<action>` with known parts or wildcards.
+// ValidPermission reports whether p is `<resource>/<action>` with known parts or wildcards,
+// the resource narrowed to one name (`<resource>:<name>`) where NamedResources allow it.
 func ValidPermission(p string) bool {
 	res, act, ok := strings.Cut(p, "/")
 	if !ok {
 		return false
 	}
+	if base, name, named := strings.Cut(res, ":"); named {
+		if !slices.Contains(NamedResources, base) || !ValidResourceName(name) {
+			return false
+		}
+		res = base
+	}
 	return (res == Wildcard || slices.Contains(Resources, res)) && (act == Wildcard || slices.Contains(Actions, act))
 }
 
-// Grants reports whether the permission grant covers resource/action.
+// ValidResourceName reports whether name may name a resource in a permission: 1 to 63
+// letters, digits, '-', '_' or '.', starting with a letter or digit.
+func ValidResourceName(name string) bool {
+	if name == "" || len(name) > 63 || !isAlnum(name[0]) {
+		return false
+	}
+	for i := range len(name) {
+		if c := name[i]; !isAlnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// Grants reports whether the permission grant covers resource/action. A resource named
+// (`queue:deploy`) is covered by a grant of that name, of its whole resource (`queue`) or
+// of every resource; a grant of one name covers nothing else.
 func Grants(grant, resource, action string) bool {
 	res, act, ok := strings.Cut(grant, "/")
 	if !ok {
 		return false
 	}
-	return (res == Wildcard || res == resource) && (act == Wildcard || act == action)
+	if act != Wildcard && act != action {
+		return false
+	}
+	if res == Wildcard || res == resource {
+		return true
+	}
+	base, _, named := strings.Cut(resource, ":")
+	return named && res == base
 }
+
+// Named is the resource name of one resource of a kind in NamedResources, as permissions
+// and checks write it: `queue:deploy`.
+func Named(resource, name string) string { return resource + ":" + name }
 
 func anyGrants(grants []string, resource, action string) bool {
 	for _, g := range grants {

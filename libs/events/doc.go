@@ -33,11 +33,12 @@
 //     deleted workflow's schedules, identity to revoke its workflow tokens.
 //   - run.requests: nobody yet, and nothing publishes it: schedules (fires) and integrations
 //     (chat commands) are to publish, the runs service to consume.
-//   - run.events: nobody in Baton yet; integrations are to deliver them, in order per run,
-//     to the HTTP sinks of settings (API.md §7).
+//   - run.events: integrations, which delivers them, in order per run, to the HTTP sinks
+//     of settings (API.md §7), and says which it recorded (run.events.recorded).
 //   - task.dispatch: runners, which execute the attempt.
 //   - queue.<q> (QueueTopic): the attempts of `generic` tasks of queue q, for the workers of
-//     that queue outside Baton. Not in AllTopics: the producer creates it on first use.
+//     that queue outside Baton that read Kafka (workers over HTTP claim them through the
+//     gateway instead). Not in AllTopics: the producer creates it on first use.
 //   - task.updates: the runs service. Runners, and the workers of `generic` tasks, report
 //     an attempt's log in chunks (UpdateLog) and its end (UpdateEnded) with status, exit
 //     code and results.

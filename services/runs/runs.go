@@ -207,7 +207,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 			Reconcile: cfg.Reconcile, Logger: deps.Logger},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
 	}, app.Deps{
-		Stores:    app.Stores{Runs: store, Quotas: store, Keys: store, Heartbeats: store, Logs: store, Replicas: store, Actions: store, Locks: store},
+		Stores:    app.Stores{Runs: store, Quotas: store, Keys: store, Heartbeats: store, Logs: store, Replicas: store, Actions: store, Locks: store, Queues: store},
 		Publisher: producer{deps.Publisher}, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
 		Contexts: deps.Contexts, Approvers: deps.Approvers, Schedules: deps.Schedules, Tokens: tokens, Sealer: box,
 	})

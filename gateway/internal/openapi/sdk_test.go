@@ -53,6 +53,7 @@ func TestTheSDKHasAMethodForEachOperation(t *testing.T) {
 
 // sdkTypes are the Go types of the document's object schemas.
 var sdkTypes = map[string]any{
+	"ClaimRequest": client.ClaimRequest{}, "WorkerRequest": client.WorkerRequest{}, "WorkerAttempt": client.WorkerAttempt{},
 	"Changelog": client.Changelog{}, "ChangelogEntry": client.ChangelogEntry{}, "ParamOption": client.ParamOption{},
 	"AbstractParam": client.AbstractParam{}, "NameValue": client.NameValue{}, "TriggerCondition": client.TriggerCondition{},
 	"Trigger": client.Trigger{}, "Triggers": client.Triggers{}, "WorkflowWorkspace": client.WorkflowWorkspace{},

@@ -99,6 +99,12 @@ var allowedActionExceptions = []string{
 	// Leaving needs membership only; resetting quotas is an admin's, which identity checks.
 	"DELETE /api/v2/team/{team}/leave",
 	"DELETE /api/v2/team/{team}/quotas",
+	// A worker works its queue: claims, beats, logs and ends attempts.
+	"POST /api/v2/team/{team}/queue/{queue}/claim",
+	"POST /api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/heartbeat",
+	"POST /api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/log",
+	"POST /api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/end",
+	"POST /api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/release",
 }
 
 func TestAuthorize(t *testing.T) {

@@ -102,11 +102,17 @@ type Route struct {
 	// would pass on to its service unchecked: it may do nothing but answer its run's
 	// callbacks.
 	RunCallback bool
+	// Named routes act on one resource of Resource named by the path parameter of the
+	// resource's own name (a queue's routes by {queue}): the check is of
+	// `<resource>:<name>` (auth.NamedResources), which a grant of that name, of the whole
+	// resource or of every resource passes.
+	Named bool
 
 	params  []string // parameter names of Pattern, in order
 	rewrite []part   // RewritePath compiled
 	team    int      // index of {team} in params, or -1
 	name    int      // index of {name} in params, or -1
+	named   int      // index of the parameter naming the resource of a Named route, or -1
 }
 
 // part is one piece of a compiled rewrite: a literal, or the value of parameter index.
@@ -265,6 +271,10 @@ func (t *Table) add(r *Route) error {
 		return fmt.Errorf("more than %d parameters", maxParams)
 	}
 	r.team, r.name = slices.Index(r.params, "team"), slices.Index(r.params, "name")
+	r.named = -1
+	if r.Named {
+		r.named = slices.Index(r.params, r.Resource)
+	}
 	if err := r.checkAccess(); err != nil {
 		return err
 	}
@@ -490,11 +500,15 @@ func (r *Route) checkAccess() error {
 	if r.InWorkflow && r.team < 0 {
 		return errors.New("an in-workflow route needs {team}")
 	}
+	if r.Named && (!slices.Contains(auth.NamedResources, r.Resource) || r.named < 0) {
+		return fmt.Errorf("a named route needs a resource of auth.NamedResources and its {%s} in the path", r.Resource)
+	}
 	return nil
 }
 
 // Authorize checks that p may make a request that matched r with params: 403
-// PERMISSION_DENIED when it may not. It does not allocate when p may.
+// PERMISSION_DENIED when it may not. It does not allocate when p may, but to name the
+// resource of a Named route.
 //
 // Path values are compared as the client sent them (still percent-encoded), as services
 // read them: an encoded team name never matches a team a caller belongs to.
@@ -514,7 +528,11 @@ func (r *Route) Authorize(p *auth.Principal, params *Params) error {
 		// the name it stands for; so must the check.
 		scope.Workflow = workflowid.Resolve(scope.Team, params.values[r.name])
 	}
-	if p.Can(scope, r.Resource, r.Action) {
+	resource := r.Resource
+	if r.named >= 0 && r.named < params.n {
+		resource = auth.Named(r.Resource, params.values[r.named])
+	}
+	if p.Can(scope, resource, r.Action) {
 		return nil
 	}
 	if r.InWorkflow && p.Type == auth.TypeWorkflow && scope.Team != "" && p.Team == scope.Team &&
@@ -528,7 +546,7 @@ func (r *Route) Authorize(p *auth.Principal, params *Params) error {
 	case scope.Team != "":
 		where = "team '" + scope.Team + "'"
 	}
-	return apperr.New(apperr.PermissionDenied, "Not allowed to %s %s in %s.", r.Action, r.Resource, where)
+	return apperr.New(apperr.PermissionDenied, "Not allowed to %s %s in %s.", r.Action, resource, where)
 }
 
 // UpstreamMethod returns the method to send upstream for a request with method.

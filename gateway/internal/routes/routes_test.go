@@ -297,7 +297,7 @@ func TestRouteAttributes(t *testing.T) {
 		{"GET", "/api/v2/callback"}:  true,
 	}
 	routes := Default().Routes()
-	assert.Len(t, routes, 108)
+	assert.Len(t, routes, 113)
 	for _, r := range routes {
 		e := endpoint{r.Method, r.Pattern}
 		t.Run(r.Method+" "+r.Pattern, func(t *testing.T) {

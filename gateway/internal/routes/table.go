@@ -66,6 +66,14 @@ var declared = []Route{
 	// Task runs. The path names no team: the runs service checks the run's team.
 	{Method: get, Pattern: "/api/v2/taskrun/{taskRunId}/log", Service: Runs, Streaming: true, Access: ServiceDecides},
 
+	// Workers of generic tasks over HTTP: the team's queue {queue}, for a principal that may
+	// work it (queue:<name>/action, queue/action or more).
+	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/claim", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
+	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/heartbeat", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
+	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/log", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
+	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/end", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
+	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/release", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
+
 	// Tasks, team-scoped.
 	{Method: post, Pattern: "/api/v2/team/{team}/task", Service: Tasks, Resource: "task", Action: "write"},
 	{Method: get, Pattern: "/api/v2/team/{team}/task/query", Service: Tasks, Resource: "task", Action: "read"},

@@ -151,6 +151,8 @@ type Stores struct {
 	Replicas   engine.ReplicaStore
 	Actions    ActionStore
 	Locks      LockStore
+	// Queues keeps the attempts waiting for workers over HTTP; nil serves no such worker.
+	Queues engine.QueueStore
 }
 
 // RunView and TaskRunView are the contract's WorkflowRun and TaskRun, as answered.
@@ -233,6 +235,7 @@ type App struct {
 	logs      LogStore
 	acts      ActionStore
 	locks     LockStore
+	queues    engine.QueueStore
 	defs      Definitions
 	approvers Approvers
 	tokens    Tokens
@@ -257,12 +260,12 @@ func New(cfg Config, deps Deps) *App {
 	a := &App{
 		cfg: cfg, runs: deps.Stores.Runs, quotas: deps.Stores.Quotas, keys: deps.Stores.Keys,
 		beats: deps.Stores.Heartbeats, logs: deps.Stores.Logs, defs: deps.Definitions, cat: deps.Catalogue,
-		acts: acts, locks: deps.Stores.Locks, approvers: deps.Approvers, tokens: deps.Tokens,
+		acts: acts, locks: deps.Stores.Locks, queues: deps.Stores.Queues, approvers: deps.Approvers, tokens: deps.Tokens,
 		ctxs: newContextCache(deps.Contexts, cfg.ContextTTL), box: deps.Sealer, log: cfg.Logger, now: time.Now,
 	}
 	a.engine = engine.New(cfg.Engine, engine.Deps{
 		Runs: deps.Stores.Runs, Slots: deps.Stores.Quotas, Replicas: deps.Stores.Replicas, Heartbeats: deps.Stores.Heartbeats,
-		Actions: acts, Locks: deps.Stores.Locks,
+		Actions: acts, Locks: deps.Stores.Locks, Queues: deps.Stores.Queues,
 		Publisher: deps.Publisher, Starter: a, Schedules: deps.Schedules, Limits: a.ctxs, Sealer: deps.Sealer,
 	})
 	return a

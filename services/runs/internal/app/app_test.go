@@ -79,7 +79,7 @@ func param(name string, v any) domain.TaskParam {
 func newApp(t *testing.T, tc app.TeamContext) (*app.App, *published) {
 	t.Helper()
 	s := memstore.New()
-	return newAppOver(t, tc, app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s})
+	return newAppOver(t, tc, app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s, Queues: s})
 }
 
 // newAppOver runs the use cases over stores, for team "infra" with limits tc.

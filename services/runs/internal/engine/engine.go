@@ -84,6 +84,9 @@ type Deps struct {
 	Limits    Limits
 	// Sealer seals the attempts that carry secrets for the runners.
 	Sealer Sealer
+	// Queues keeps the attempts of generic tasks waiting for workers over HTTP; without
+	// it, they go to their queue's topic only.
+	Queues QueueStore
 }
 
 // Engine moves workflow runs. Its surface is small: Create a run, Start a queued one,
@@ -96,14 +99,17 @@ type Engine struct {
 	replicas ReplicaStore
 	beats    HeartbeatReader
 	actions  ActionStore
-	locks    LockStore
-	starter  RunStarter
-	sched    Schedules
-	limits   Limits
-	box      Sealer
-	pub      *publisher
-	log      *slog.Logger
-	now      func() time.Time
+	queues   QueueStore
+	// queueWake wakes the claims waiting on a queue (queued.go).
+	queueWake queueSignals
+	locks     LockStore
+	starter   RunStarter
+	sched     Schedules
+	limits    Limits
+	box       Sealer
+	pub       *publisher
+	log       *slog.Logger
+	now       func() time.Time
 
 	held actors
 	// parked are the runs put out of memory (park), by the versions they were left at.
@@ -134,7 +140,7 @@ func New(cfg Config, deps Deps) *Engine {
 	cfg.defaults()
 	e := &Engine{
 		cfg: cfg, runs: deps.Runs, slots: deps.Slots, replicas: deps.Replicas, beats: deps.Heartbeats,
-		actions: deps.Actions, locks: deps.Locks,
+		actions: deps.Actions, locks: deps.Locks, queues: deps.Queues,
 		starter: deps.Starter, sched: deps.Schedules, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
 		held: actors{m: map[string]*actor{}}, parked: newParkedRuns(keptParked(cfg)), queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 		recorded: newRecordedEvents(),
@@ -457,6 +463,7 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status 
 		msgs = append(msgs, msg)
 	}
 	e.pub.enqueue(msgs, nil)
+	e.queueEffects(st, m, eff.Dispatch)
 	e.gateEffects(st, eff)
 	for _, i := range eff.StartChild {
 		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })

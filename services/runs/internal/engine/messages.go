@@ -40,12 +40,46 @@ func taskEvent(st *domain.State, t *domain.TaskRun, now time.Time) (Message, err
 	return Message{Topic: events.RunEvents, Key: t.RunID, Event: ev}, nil
 }
 
-// attempt is the dispatch of task i's current attempt.
+// dispatch is the dispatch of task i's current attempt.
 func dispatch(st *domain.State, i int, now time.Time, box Sealer) (Message, error) {
+	a, err := attemptOf(st, i, now)
+	if err != nil {
+		return Message{}, err
+	}
+	t := st.Tasks[i]
+	topic := events.TaskDispatch
+	if t.Type == tasktype.Generic {
+		topic = events.QueueTopic(a.Queue)
+	}
+	// An attempt that carries anything from a secret crosses the broker sealed.
+	if len(a.Secrets) > 0 || len(t.SecretParams) > 0 {
+		if box == nil {
+			return Message{}, fmt.Errorf("task run %s carries secrets and the runs service has no secret key", t.ID)
+		}
+		if err := a.Seal(box); err != nil {
+			return Message{}, err
+		}
+	}
+	ev, err := events.New(t.ID+"/"+strconv.Itoa(t.Attempt), events.Source("runs"), events.TypeTaskDispatch, "", a)
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{Topic: topic, Key: st.Run.ID, Event: ev}, nil
+}
+
+// WorkerAttempt is task i's current attempt as its worker gets it over HTTP: as
+// dispatched, never sealed (the worker is a principal allowed to work its queue, and the
+// answer goes to it alone).
+func WorkerAttempt(st *domain.State, i int, now time.Time) (events.TaskAttempt, error) {
+	return attemptOf(st, i, now)
+}
+
+// attemptOf is task i's current attempt, in clear.
+func attemptOf(st *domain.State, i int, now time.Time) (events.TaskAttempt, error) {
 	m := domain.NewMachine(st, now)
 	step, err := m.Step(i)
 	if err != nil {
-		return Message{}, err
+		return events.TaskAttempt{}, err
 	}
 	t := st.Tasks[i]
 	r := st.Run
@@ -68,27 +102,12 @@ func dispatch(st *domain.State, i int, now time.Time, box Sealer) (Message, erro
 	for _, env := range step.Env {
 		a.Spec.Env = append(a.Spec.Env, events.EnvVar{Name: env.Name, Value: env.Value})
 	}
-	topic := events.TaskDispatch
 	if t.Type == tasktype.Generic {
 		a.Queue, a.Params = step.Queue, step.Params
-		topic = events.QueueTopic(step.Queue)
 	}
 	if t.Type == tasktype.Generic && len(t.SecretParams) == 0 {
 		// A queue's worker is given no secret, so it needs none of them to mask.
 		a.Secrets = nil
 	}
-	// An attempt that carries anything from a secret crosses the broker sealed.
-	if len(a.Secrets) > 0 || len(t.SecretParams) > 0 {
-		if box == nil {
-			return Message{}, fmt.Errorf("task run %s carries secrets and the runs service has no secret key", t.ID)
-		}
-		if err := a.Seal(box); err != nil {
-			return Message{}, err
-		}
-	}
-	ev, err := events.New(t.ID+"/"+strconv.Itoa(t.Attempt), events.Source("runs"), events.TypeTaskDispatch, "", a)
-	if err != nil {
-		return Message{}, err
-	}
-	return Message{Topic: topic, Key: r.ID, Event: ev}, nil
+	return a, nil
 }

@@ -214,3 +214,14 @@ type ScheduleMade struct {
 	// not fire until it is turned on.
 	TriggerDisabled bool
 }
+
+// QueueStore keeps the attempts of `generic` tasks waiting for a worker over HTTP
+// (domain.QueuedAttempt).
+type QueueStore interface {
+	// PutQueued stores queued attempts; one stored already under its id is kept as it is.
+	PutQueued(ctx context.Context, qs []domain.QueuedAttempt) error
+	// FindQueued answers at most limit attempts waiting in queue of team, oldest first.
+	FindQueued(ctx context.Context, team, queue string, limit int) ([]domain.QueuedAttempt, error)
+	// DeleteQueued deletes the queued attempts of ids; those not stored are no error.
+	DeleteQueued(ctx context.Context, ids ...string) error
+}

@@ -40,6 +40,7 @@ type handlers struct {
 //	PUT    /team/{team}/action
 //	GET    /team/{team}/action/query | /summary | /{id}
 //	POST   /callback, GET /callback
+//	POST   /team/{team}/queue/{queue}/claim | /attempt/{id}/heartbeat | /log | /end (workers.go)
 func Routes(r fiber.Router, a *app.App) {
 	h := &handlers{app: a, poll: 250 * time.Millisecond}
 	r.Post("/team/:team/workflow/:name/submit", h.submit)
@@ -58,6 +59,7 @@ func Routes(r fiber.Router, a *app.App) {
 	r.Get("/team/:team/action/:id", h.action)
 	r.Post("/callback", h.callback)
 	r.Get("/callback", h.callback)
+	workerRoutes(r, h)
 }
 
 // InternalRoutes registers the endpoints Baton's own services call (libs/runsapi), on r

@@ -49,6 +49,8 @@ type Store struct {
 	held map[string]map[string]time.Time
 	// owedAt is when each run put away that owes events last sent them.
 	owedAt map[string]time.Time
+	// queued are the attempts waiting for a worker over HTTP (queued.go).
+	queued map[string]domain.QueuedAttempt
 }
 
 type record struct {

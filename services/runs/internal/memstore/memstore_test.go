@@ -12,6 +12,6 @@ func TestStoreContract(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(*testing.T) app.Stores {
 		s := memstore.New()
-		return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s}
+		return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s, Queues: s}
 	})
 }

@@ -23,7 +23,7 @@ func TestStoreContract(t *testing.T) {
 			t.Parallel()
 			storetest.Run(t, func(t *testing.T) app.Stores {
 				s, _ := newStoreDB(t, tt.opts...)
-				return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s}
+				return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s, Queues: s}
 			})
 		})
 	}

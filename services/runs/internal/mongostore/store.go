@@ -39,7 +39,9 @@ import (
 //   - heartbeats:       the last heartbeat of each running task run, by task-run id;
 //   - actions, actionwrites, unapplied: the actions of approval and manual tasks (see
 //     actions.go);
-//   - locks:            the teams' named locks in use (see locks.go).
+//   - locks:            the teams' named locks in use (see locks.go);
+//   - queued:           the attempts of generic tasks waiting for a worker over HTTP
+//     (see queued.go).
 //
 // A run put away before its last status events were said to be recorded downstream keeps
 // them in its archived document (owed, and owedAt: when they were last sent) until they
@@ -57,6 +59,7 @@ type Store struct {
 	beats                                *mongo.Collection
 	actions, actionWrites, unapplied     *mongo.Collection
 	locks                                *mongo.Collection
+	queued                               *mongo.Collection
 	box                                  Sealer
 	// exclusive and writeLocks are an exclusive store's (see exclusive.go).
 	exclusive  bool
@@ -95,7 +98,7 @@ func New(db *mongo.Database, box Sealer, opts ...Option) *Store {
 		slots:   db.Collection("slots"),
 		beats:   db.Collection("heartbeats"),
 		actions: db.Collection("actions"), actionWrites: db.Collection("actionwrites"), unapplied: db.Collection("unapplied"),
-		locks: db.Collection("locks"),
+		locks: db.Collection("locks"), queued: db.Collection("queued"),
 	}
 	for i := range s.pages {
 		s.pages[i] = db.Collection(fmt.Sprintf("pages_%02d", i))
@@ -137,6 +140,7 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 		mongo.IndexModel{Keys: bson.D{{Key: "queued", Value: 1}, {Key: "team", Value: 1}}}))
 	// The runs put away that still owe events, by when they were last sent.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.runs, mongo.IndexModel{Keys: bson.D{{Key: "owedAt", Value: 1}}}))
+	errs = append(errs, s.ensureQueuedIndexes(ctx))
 	// A team's slots are dropped with the team.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.slots, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}}}))
 	errs = append(errs, s.migrateSlots(ctx))

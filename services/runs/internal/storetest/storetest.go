@@ -58,6 +58,7 @@ func Run(t *testing.T, newStores NewStores) {
 		{"a lock is updated on the version it was read at, fn applied anew after a lost race", updateLockIsConditional},
 		{"concurrent updates of a lock never lose a waiter", concurrentLockUpdates},
 		{"a run's locks, held or waited for, are found", runLocks},
+		{"a queue answers its attempts oldest first until they are deleted", queuedAttempts},
 		{"a deleted team leaves nothing behind", deleteTeam},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// The endpoints of workers of generic tasks over HTTP (app/workers.go). The gateway lets
+// through only principals allowed to work the queue they name.
+func workerRoutes(r fiber.Router, h *handlers) {
+	r.Post("/team/:team/queue/:queue/claim", h.claimQueued)
+	r.Post("/team/:team/queue/:queue/attempt/:id/heartbeat", h.workerBeat)
+	r.Post("/team/:team/queue/:queue/attempt/:id/log", h.workerLog)
+	r.Post("/team/:team/queue/:queue/attempt/:id/end", h.workerEnd)
+	r.Post("/team/:team/queue/:queue/attempt/:id/release", h.workerRelease)
+}
+
+// claimRequest is a worker's claim: its name, and how long to wait for an attempt.
+type claimRequest struct {
+	Worker      string `json:"worker"`
+	WaitSeconds int    `json:"waitSeconds"`
+}
+
+// workerAttempt is what a worker gets of the attempt it claimed.
+type workerAttempt struct {
+	ID        string         `json:"id"`
+	TaskRunID string         `json:"taskRunId"`
+	RunID     string         `json:"runId"`
+	Team      string         `json:"team"`
+	Workflow  string         `json:"workflow"`
+	Queue     string         `json:"queue"`
+	Name      string         `json:"name"`
+	Attempt   int            `json:"attempt"`
+	Deadline  *time.Time     `json:"deadline,omitempty"`
+	Params    map[string]any `json:"params"`
+	Results   []string       `json:"results"`
+	Secrets   []string       `json:"secrets"`
+	// HeartbeatSeconds is how often to beat; LeaseSeconds how long a silent worker keeps
+	// the attempt.
+	HeartbeatSeconds int `json:"heartbeatSeconds"`
+	LeaseSeconds     int `json:"leaseSeconds"`
+}
+
+func (h *handlers) claimQueued(c *fiber.Ctx) error {
+	var b claimRequest
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	// The wait ends when the server begins shutting down, which waits for it otherwise.
+	ctx, cancel := context.WithCancel(c.UserContext())
+	defer cancel()
+	stopping := c.Context().Done() // read here: the request's context is reused once this returns
+	go func() {
+		select {
+		case <-stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	a, err := h.app.ClaimQueued(ctx, c.Params("team"), c.Params("queue"), b.Worker, time.Duration(b.WaitSeconds)*time.Second)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return c.SendStatus(http.StatusNoContent)
+	}
+	timing := h.app.Timing()
+	out := workerAttempt{ID: domain.AttemptID(a.TaskRunID, a.Attempt), TaskRunID: a.TaskRunID, RunID: a.RunID, Team: a.Team,
+		Workflow: a.Workflow, Queue: a.Queue, Name: a.Name, Attempt: a.Attempt, Params: a.Params, Results: a.Results,
+		Secrets: a.Secrets, HeartbeatSeconds: max(1, int(timing.Beat/time.Second)), LeaseSeconds: int(timing.Lease / time.Second)}
+	if !a.Deadline.IsZero() {
+		d := a.Deadline.UTC()
+		out.Deadline = &d
+	}
+	if out.Params == nil {
+		out.Params = map[string]any{}
+	}
+	if out.Results == nil {
+		out.Results = []string{}
+	}
+	if out.Secrets == nil {
+		out.Secrets = []string{}
+	}
+	return c.JSON(out)
+}
+
+// workerRequest names the worker speaking for an attempt.
+type workerRequest struct {
+	Worker string `json:"worker"`
+}
+
+func (h *handlers) workerBeat(c *fiber.Ctx) error {
+	var b workerRequest
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	cancel, err := h.app.WorkerBeat(c.UserContext(), c.Params("team"), c.Params("queue"), c.Params("id"), b.Worker)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"cancel": cancel})
+}
+
+// logRequest is a chunk of an attempt's log.
+type logRequest struct {
+	Worker string `json:"worker"`
+	Seq    int    `json:"seq"`
+	Text   string `json:"text"`
+}
+
+func (h *handlers) workerLog(c *fiber.Ctx) error {
+	var b logRequest
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	if err := h.app.WorkerLog(c.UserContext(), c.Params("team"), c.Params("queue"), c.Params("id"), b.Worker, b.Seq, b.Text); err != nil {
+		return err
+	}
+	return c.SendStatus(http.StatusNoContent)
+}
+
+// endRequest ends an attempt.
+type endRequest struct {
+	Worker  string            `json:"worker"`
+	Status  string            `json:"status"`
+	Message string            `json:"message"`
+	Results map[string]string `json:"results"`
+}
+
+func (h *handlers) workerEnd(c *fiber.Ctx) error {
+	var b endRequest
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	if err := h.app.WorkerEnd(c.UserContext(), c.Params("team"), c.Params("queue"), c.Params("id"), b.Worker,
+		domain.Status(b.Status), b.Message, b.Results); err != nil {
+		return err
+	}
+	return c.SendStatus(http.StatusNoContent)
+}
+
+func (h *handlers) workerRelease(c *fiber.Ctx) error {
+	var b workerRequest
+	if err := httpx.DecodeJSON(c, &b); err != nil {
+		return err
+	}
+	if err := h.app.WorkerRelease(c.UserContext(), c.Params("team"), c.Params("queue"), c.Params("id"), b.Worker); err != nil {
+		return err
+	}
+	return c.SendStatus(http.StatusNoContent)
+}
