@@ -24,6 +24,7 @@ const (
 	EnvServer  = "BATON_SERVER"
 	EnvToken   = "BATON_TOKEN"
 	EnvContext = "BATON_CONTEXT"
+	EnvTeam    = "BATON_TEAM"
 )
 
 // DefaultContext is the name login gives a context when none is asked for.
@@ -34,6 +35,8 @@ type Context struct {
 	Name   string `yaml:"name"`
 	Server string `yaml:"server"`
 	Token  string `yaml:"token"`
+	// Team is the team commands work in when they are not told one.
+	Team string `yaml:"team,omitempty"`
 	// User is who the token acted as when it was saved, to show in `context list`.
 	User string `yaml:"user,omitempty"`
 }
@@ -137,7 +140,8 @@ func (f *File) Delete(name string) bool {
 }
 
 // Resolve picks the context to use: the one named (the --context flag), else BATON_CONTEXT,
-// else the current one; then BATON_SERVER and BATON_TOKEN override its server and token.
+// else the current one; then BATON_SERVER, BATON_TOKEN and BATON_TEAM override its server,
+// token and team.
 // With neither a context nor BATON_SERVER it returns ErrNoServer.
 func (f *File) Resolve(named string, getenv func(string) string) (Context, error) {
 	name := named
@@ -161,6 +165,9 @@ func (f *File) Resolve(named string, getenv func(string) string) (Context, error
 	}
 	if v := getenv(EnvToken); v != "" {
 		c.Token = v
+	}
+	if v := getenv(EnvTeam); v != "" {
+		c.Team = v
 	}
 	if c.Server == "" {
 		return Context{}, ErrNoServer

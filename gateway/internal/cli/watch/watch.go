@@ -45,7 +45,7 @@ type Task struct {
 // Source gives a run's states: it calls each with the run as it is now, then again each
 // time it changes, and returns once the run has ended (nil) or it cannot go on.
 type Source interface {
-	Watch(ctx context.Context, runID string, each func(Run) error) error
+	Watch(ctx context.Context, team, runID string, each func(Run) error) error
 }
 
 // Exit codes of a watched run's command.
@@ -87,14 +87,15 @@ func Ended(status string) bool {
 // ErrNotEnded is returned when the source stops before the run has ended.
 var ErrNotEnded = errors.New("the run's updates stopped before it ended")
 
-// Follow shows runID's states from src on v until the run ends, and returns its last state.
-func Follow(ctx context.Context, src Source, runID string, v *View) (Run, error) {
+// Follow shows the states of team's run runID from src on v until the run ends, and returns
+// its last state.
+func Follow(ctx context.Context, src Source, team, runID string, v *View) (Run, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	states := make(chan Run)
 	done := make(chan error, 1)
 	go func() {
-		done <- src.Watch(ctx, runID, func(r Run) error {
+		done <- src.Watch(ctx, team, runID, func(r Run) error {
 			select {
 			case states <- r:
 				return nil
