@@ -3,7 +3,6 @@ package watch
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -158,7 +157,7 @@ func (v *View) lines(r Run) error {
 		say := st
 		switch {
 		case st == "waiting":
-			say += ": " + WaitingFor(t, now)
+			say += " " + WaitingFor(t, now)
 		case Ended(st) && t.Duration > 0:
 			say += " in " + printer.Short(t.Duration)
 		}
@@ -190,9 +189,9 @@ func (v *View) lines(r Run) error {
 	return err
 }
 
-// WaitingFor says what a waiting task waits for: an approval's approvers, a manual form's
-// instructions, an event wait's topic, a lock's key, a sleep's end, a child run. now, when
-// not zero, adds how long a sleep has left.
+// WaitingFor says what a waiting task waits for, to follow the word "waiting": an approval's
+// approvers, a manual form's instructions, an event wait's topic, a lock's key, a sleep's
+// end, a child run. now, when not zero, adds how long a sleep has left.
 func WaitingFor(t Task, now time.Time) string {
 	p := t.Params
 	who := ""
@@ -204,40 +203,40 @@ func WaitingFor(t Task, now time.Time) string {
 	switch t.Type {
 	case "approval":
 		n := first(p, "numberOfApprovers", "numberOfApprovals")
-		s := "waiting for approval" + who
+		s := "for approval" + who
 		if n != "" && n != "1" {
 			s += " (" + n + " approvals needed)"
 		}
 		return s
 	case "manual":
-		s := "waiting for the manual form to be completed" + who
+		s := "for the manual form to be completed" + who
 		if i := p["instructions"]; i != "" {
 			s += ": " + firstLine(i)
 		}
 		return s
 	case "eventwait":
-		return "waiting for an event on topic " + strconv.Quote(p["topic"])
+		return "for an event on topic " + strconv.Quote(p["topic"])
 	case "acquirelock":
-		return "waiting for lock " + strconv.Quote(p["key"])
+		return "for lock " + strconv.Quote(p["key"])
 	case "sleep":
 		ms, err := strconv.ParseInt(p["duration"], 10, 64)
 		if err != nil || t.Start.IsZero() {
-			return "sleeping"
+			return "while sleeping"
 		}
 		end := t.Start.Add(time.Duration(ms) * time.Millisecond)
-		s := "sleeping until " + end.UTC().Format("15:04:05")
+		s := "until " + end.UTC().Format("15:04:05")
 		if !now.IsZero() && end.After(now) {
 			s += " (" + printer.Short(end.Sub(now)) + " left)"
 		}
 		return s
 	case "runworkflow":
-		return "waiting for a run of " + p["workflowRef"]
+		return "for a run of " + p["workflowRef"]
 	case "generic":
 		if q := p["queue"]; q != "" {
-			return "waiting for a worker on queue " + strconv.Quote(q)
+			return "for a worker on queue " + strconv.Quote(q)
 		}
 	}
-	return "waiting"
+	return ""
 }
 
 func first(p map[string]string, keys ...string) string {
@@ -278,8 +277,10 @@ func taskElapsed(t Task, now time.Time) time.Duration {
 	return t.Duration
 }
 
-// dagOrder sorts tasks by depth (the longest path from a task without dependencies), then
-// as they were given, and returns each one's depth. Dependencies on unknown tasks and
+// dagOrder puts tasks in the DAG's order and returns each one's depth (the longest path
+// to it from a task without dependencies). Each task comes under the last of its deepest
+// dependencies, as in a tree drawn depth first, so that its indentation says what it
+// follows; the others it waits for are named on its line. Dependencies on unknown tasks and
 // cycles are ignored rather than trusted: a view must draw whatever it is given.
 func dagOrder(tasks []Task) ([]Task, map[string]int) {
 	index := make(map[string]int, len(tasks))
@@ -287,32 +288,54 @@ func dagOrder(tasks []Task) ([]Task, map[string]int) {
 		index[t.Name] = i
 	}
 	depth := make(map[string]int, len(tasks))
-	state := make(map[string]int, len(tasks)) // 1 visiting, 2 done
+	parent := make([]int, len(tasks))
+	state := make([]int, len(tasks)) // 1 visiting, 2 done
 	var visit func(i int) int
 	visit = func(i int) int {
-		t := tasks[i]
-		switch state[t.Name] {
+		switch state[i] {
 		case 1:
-			return 0
+			return -1
 		case 2:
-			return depth[t.Name]
+			return depth[tasks[i].Name]
 		}
-		state[t.Name] = 1
-		d := 0
-		for _, dep := range t.Dependencies {
-			if j, ok := index[dep]; ok {
-				d = max(d, visit(j)+1)
+		state[i] = 1
+		d, p := 0, -1
+		for _, dep := range tasks[i].Dependencies {
+			j, ok := index[dep]
+			if !ok || j == i {
+				continue
+			}
+			if dd := visit(j); dd >= 0 && dd+1 >= d {
+				d, p = dd+1, j
 			}
 		}
-		state[t.Name] = 2
-		depth[t.Name] = d
+		state[i] = 2
+		depth[tasks[i].Name], parent[i] = d, p
 		return d
 	}
+	children := make([][]int, len(tasks))
+	var roots []int
 	for i := range tasks {
 		visit(i)
 	}
-	order := slices.Clone(tasks)
-	slices.SortStableFunc(order, func(a, b Task) int { return depth[a.Name] - depth[b.Name] })
+	for i := range tasks {
+		if parent[i] < 0 {
+			roots = append(roots, i)
+		} else {
+			children[parent[i]] = append(children[parent[i]], i)
+		}
+	}
+	order := make([]Task, 0, len(tasks))
+	var walk func(i int)
+	walk = func(i int) {
+		order = append(order, tasks[i])
+		for _, c := range children[i] {
+			walk(c)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
 	return order, depth
 }
 

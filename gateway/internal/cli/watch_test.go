@@ -1,0 +1,199 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/gateway/internal/cli"
+	"github.com/baton-flow/baton/gateway/internal/cli/config"
+	"github.com/baton-flow/baton/gateway/internal/cli/watch"
+)
+
+// fakeAPI gives the run states a test sends, and says who its token is.
+type fakeAPI struct {
+	cli.API // what a test does not use is not there
+	who     string
+	whoErr  error
+	states  chan watch.Run
+	watched chan string // team/run of each watch
+}
+
+func (f *fakeAPI) WhoAmI(context.Context) (string, error) { return f.who, f.whoErr }
+
+func (f *fakeAPI) Watch(ctx context.Context, team, run string, each func(watch.Run) error) error {
+	if f.watched != nil {
+		f.watched <- team + "/" + run
+	}
+	for {
+		select {
+		case r, ok := <-f.states:
+			if !ok {
+				return nil
+			}
+			if err := each(r); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// envFor is the environment of a command run by a test: its own config file, and the
+// variables given.
+func envFor(t *testing.T, vars map[string]string) func(string) string {
+	t.Helper()
+	all := map[string]string{config.EnvConfig: filepath.Join(t.TempDir(), "baton", "config.yaml")}
+	for k, v := range vars {
+		all[k] = v
+	}
+	return func(k string) string { return all[k] }
+}
+
+// liveRun is the run the live view tests go through: started, at an approval, rejected.
+func liveRun(step int) watch.Run {
+	now := time.Now()
+	r := watch.Run{ID: "r1", Workflow: "release", Version: 2, Status: "running", Start: now.Add(-5 * time.Second), Tasks: []watch.Task{
+		{Name: "start", Type: "start", Status: "succeeded"},
+		{Name: "build", Type: "script", Status: "running", Dependencies: []string{"start"}, Start: now.Add(-4 * time.Second)},
+		{Name: "approve", Type: "approval", Status: "notstarted", Dependencies: []string{"build"}},
+		{Name: "end", Type: "end", Status: "notstarted", Dependencies: []string{"approve"}},
+	}}
+	if step >= 1 {
+		r.Tasks[1].Status, r.Tasks[1].Duration = "succeeded", 3*time.Second
+		r.Tasks[2].Status, r.Tasks[2].Start = "waiting", now.Add(-time.Second)
+		r.Tasks[2].Approvers = []string{"ana@example.com"}
+	}
+	if step >= 2 {
+		r.Tasks[2].Status, r.Tasks[2].Duration, r.Tasks[2].Message = "failed", 2*time.Second, "rejected by ana@example.com"
+		r.Tasks[3].Status = "skipped"
+		r.Status, r.Duration, r.StatusMessage = "failed", 7*time.Second, "task approve failed"
+	}
+	return r
+}
+
+// TestRunWatchOnATerminal drives `baton run watch` on a real pseudo-terminal with a fake
+// source of run states, and reads the screen after each state: the view is redrawn in
+// place (the screen keeps its line count), each task's line shows its status, the waiting
+// approval names its approver, statuses are coloured, and the exit code is the run's
+// outcome.
+func TestRunWatchOnATerminal(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ptmx.Close() })
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 120}))
+	scr := &screen{}
+	go func() { _, _ = io.Copy(scr, ptmx) }()
+
+	api := &fakeAPI{states: make(chan watch.Run), watched: make(chan string, 1)}
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		defer tty.Close()
+		code <- cli.Main(context.Background(), []string{"run", "watch", "r1", "--team", "infra"}, cli.Env{
+			Getenv: envFor(t, map[string]string{config.EnvServer: "http://baton.test", config.EnvToken: "t"}),
+			Stdin:  strings.NewReader(""), Stdout: tty, Stderr: &stderr,
+			Connect: func(config.Context) (cli.API, error) { return api, nil },
+		})
+	}()
+	assert.Equal(t, "infra/r1", <-api.watched)
+
+	states := []struct {
+		name  string
+		lines []string // a pattern a line of the screen, in order
+	}{
+		{name: "started", lines: []string{
+			`^release v2  run r1$`,
+			`^Status: running  \d+s$`,
+			`^  ✓ start\s+succeeded$`,
+			`^  ●   build\s+running\s+\d+s$`,
+			`^  ○     approve\s+notstarted$`,
+			`^  ○       end\s+notstarted$`,
+		}},
+		{name: "at the approval", lines: []string{
+			`^release v2  run r1$`,
+			`^Status: running  \d+s$`,
+			`^  ✓ start\s+succeeded$`,
+			`^  ✓   build\s+succeeded\s+3s$`,
+			`^  ◷     approve\s+waiting\s+\d+s\s+for approval by ana@example.com$`,
+			`^  ○       end\s+notstarted$`,
+		}},
+		{name: "rejected", lines: []string{
+			`^release v2  run r1$`,
+			`^Status: failed  7s  task approve failed$`,
+			`^  ✓ start\s+succeeded$`,
+			`^  ✓   build\s+succeeded\s+3s$`,
+			`^  ✗     approve\s+failed\s+2s\s+rejected by ana@example.com$`,
+			`^  -       end\s+skipped$`,
+		}},
+	}
+	for i, st := range states {
+		api.states <- liveRun(i)
+		matches := func() bool {
+			got := scr.text()
+			if len(got) != len(st.lines) {
+				return false
+			}
+			for j, p := range st.lines {
+				if !regexp.MustCompile(p).MatchString(got[j]) {
+					return false
+				}
+			}
+			return true
+		}
+		require.Eventually(t, matches, 10*time.Second, 10*time.Millisecond,
+			"screen %s:\n%s", st.name, strings.Join(scr.text(), "\n"))
+	}
+	close(api.states)
+	assert.Equal(t, watch.ExitFailed, <-code, stderr.String())
+	raw := scr.bytes()
+	assert.Contains(t, raw, "\x1b[33mwaiting", "a waiting task is yellow on a terminal")
+	assert.Contains(t, raw, "\x1b[31mfailed", "a failed task is red on a terminal")
+	assert.Empty(t, stderr.String())
+}
+
+// TestRunWatchExitCodes: without a terminal the view writes a line a change, and the exit
+// code tells each outcome apart.
+func TestRunWatchExitCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		status string
+		want   int
+	}{
+		{"succeeded", 0}, {"failed", 3}, {"cancelled", 4}, {"timedout", 5}, {"running", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.status, func(t *testing.T) {
+			t.Parallel()
+			api := &fakeAPI{states: make(chan watch.Run, 2)}
+			api.states <- watch.Run{ID: "r1", Workflow: "w", Status: "running", Tasks: []watch.Task{{Name: "start", Status: "running"}}}
+			api.states <- watch.Run{ID: "r1", Workflow: "w", Status: tt.status, Tasks: []watch.Task{{Name: "start", Status: "succeeded"}}}
+			close(api.states)
+			var out, stderr bytes.Buffer
+			code := cli.Main(context.Background(), []string{"run", "watch", "infra/r1"}, cli.Env{
+				Getenv: envFor(t, map[string]string{config.EnvServer: "http://baton.test", config.EnvToken: "t"}),
+				Stdout: &out, Stderr: &stderr,
+				Connect: func(config.Context) (cli.API, error) { return api, nil },
+			})
+			assert.Equal(t, tt.want, code, stderr.String())
+			assert.NotContains(t, out.String(), "\x1b[", "no escape sequence where stdout is no terminal")
+			assert.Contains(t, out.String(), "task start running\n")
+			if tt.status != "running" {
+				assert.Contains(t, out.String(), "run "+tt.status+"\n")
+			} else {
+				assert.Contains(t, stderr.String(), "stopped before it ended")
+			}
+		})
+	}
+}
