@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/baton-flow/baton/gateway/internal/cli/config"
+	"github.com/baton-flow/baton/libs/client"
 )
 
 // newLoginCmd is `baton login`: checks a token against a server, then keeps both as a
@@ -52,12 +53,12 @@ baton server prints an admin token to log in with.`,
 				return errors.New("no token: give --token TOKEN (or --token - to read it from standard input), or set BATON_TOKEN")
 			}
 			c := config.Context{Name: name, Server: config.NormalizeServer(server), Token: token, Team: team}
-			api, err := env.Connect(c)
+			cl, err := env.Connect(c)
 			if err != nil {
 				return err
 			}
-			who, err := api.WhoAmI(cmd.Context())
-			if errors.Is(err, ErrUnauthorized) {
+			who, err := whoAmI(cmd.Context(), cl)
+			if client.IsUnauthorized(err) {
 				return fmt.Errorf("%s refused the token: check that it is whole, not expired nor revoked (an admin lists tokens with `baton get tokens`)", c.Server)
 			}
 			if err != nil {
@@ -85,7 +86,7 @@ baton server prints an admin token to log in with.`,
 
 // unauthorizedHint turns a refused token into what to do about it.
 func unauthorizedHint(s *session, err error) error {
-	if !errors.Is(err, ErrUnauthorized) {
+	if !client.IsUnauthorized(err) {
 		return err
 	}
 	name := s.ctx.Name

@@ -17,6 +17,7 @@ import (
 
 	"github.com/baton-flow/baton/gateway/internal/cli/config"
 	"github.com/baton-flow/baton/gateway/internal/cli/watch"
+	"github.com/baton-flow/baton/libs/client"
 )
 
 // Env is what the command runs with: the process's environment and streams, and how it
@@ -26,9 +27,10 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// Connect returns the API of the server a context names; without it, only the commands
-	// that call no server are there.
-	Connect func(config.Context) (API, error)
+	// Connect returns a client of the server a context names; nil is the SDK's (Connect).
+	Connect func(config.Context) (*client.Client, error)
+	// Source, when set, gives the live view its run states instead of the server.
+	Source func(*client.Client) watch.Source
 	// Terminal reports whether w is a terminal and, if so, its width.
 	Terminal func(w io.Writer) (bool, int)
 }
@@ -52,7 +54,11 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if errors.As(err, &exit) {
 		return exit.code
 	}
-	fmt.Fprintln(env.Stderr, "baton:", err)
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "baton: ") { // the SDK's errors say it already
+		msg = "baton: " + msg
+	}
+	fmt.Fprintln(env.Stderr, msg)
 	return watch.ExitError
 }
 
@@ -60,6 +66,12 @@ func Main(ctx context.Context, args []string, env Env) int {
 func NewRoot(env *Env) *cobra.Command {
 	if env.Terminal == nil {
 		env.Terminal = terminal
+	}
+	if env.Connect == nil {
+		env.Connect = Connect
+	}
+	if env.Source == nil {
+		env.Source = func(c *client.Client) watch.Source { return &runSource{c: c} }
 	}
 	root := &cobra.Command{
 		Use:   "baton",
@@ -81,18 +93,14 @@ BATON_SERVER and BATON_TOKEN override the context's, for scripts and CI.`,
 	root.SetErr(env.Stderr)
 	root.PersistentFlags().String("context", "", "the context to use instead of the current one (see baton context list)")
 	root.PersistentFlags().String("team", "", "the team to work in instead of the context's (BATON_TEAM)")
-	root.AddCommand(newServerCmd(env), newContextCmd(env), newCompletionCmd(root))
-	// The commands that call a server need a client to call it with.
-	if env.Connect != nil {
-		root.AddCommand(newLoginCmd(env), newRunCmd(env))
-	}
+	root.AddCommand(newServerCmd(env), newLoginCmd(env), newContextCmd(env), newRunCmd(env), newCompletionCmd(root))
 	return root
 }
 
-// session is a command's resolved context and the API it names.
+// session is a command's resolved context and a client of its server.
 type session struct {
-	ctx config.Context
-	api API
+	ctx    config.Context
+	client *client.Client
 }
 
 // connect resolves the context of cmd's --context flag and connects to its server.
@@ -116,11 +124,11 @@ func connect(cmd *cobra.Command, env *Env) (*session, error) {
 	if team, _ := cmd.Flags().GetString("team"); team != "" {
 		c.Team = team
 	}
-	api, err := env.Connect(c)
+	cl, err := env.Connect(c)
 	if err != nil {
 		return nil, err
 	}
-	return &session{ctx: c, api: api}, nil
+	return &session{ctx: c, client: cl}, nil
 }
 
 // inTeam splits a TEAM/NAME argument, or names NAME in the session's team.

@@ -53,7 +53,7 @@ func followRun(cmd *cobra.Command, env *Env, s *session, team, id string) error 
 	out := cmd.OutOrStdout()
 	tty, width := env.Terminal(out)
 	v := &watch.View{Out: out, TTY: tty, Color: tty && env.Getenv("NO_COLOR") == "", Width: width, Now: time.Now}
-	last, err := watch.Follow(cmd.Context(), s.api, team, id, v)
+	last, err := watch.Follow(cmd.Context(), env.Source(s.client), team, id, v)
 	if err != nil {
 		return unauthorizedHint(s, err)
 	}

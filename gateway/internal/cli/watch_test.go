@@ -17,20 +17,18 @@ import (
 	"github.com/baton-flow/baton/gateway/internal/cli"
 	"github.com/baton-flow/baton/gateway/internal/cli/config"
 	"github.com/baton-flow/baton/gateway/internal/cli/watch"
+	"github.com/baton-flow/baton/libs/client"
 )
 
-// fakeAPI gives the run states a test sends, and says who its token is.
-type fakeAPI struct {
-	cli.API // what a test does not use is not there
-	who     string
-	whoErr  error
+// fakeSource gives the run states a test sends.
+type fakeSource struct {
 	states  chan watch.Run
 	watched chan string // team/run of each watch
 }
 
-func (f *fakeAPI) WhoAmI(context.Context) (string, error) { return f.who, f.whoErr }
+func (f *fakeSource) source(*client.Client) watch.Source { return f }
 
-func (f *fakeAPI) Watch(ctx context.Context, team, run string, each func(watch.Run) error) error {
+func (f *fakeSource) Watch(ctx context.Context, team, run string, each func(watch.Run) error) error {
 	if f.watched != nil {
 		f.watched <- team + "/" + run
 	}
@@ -96,7 +94,7 @@ func TestRunWatchOnATerminal(t *testing.T) {
 	scr := &screen{}
 	go func() { _, _ = io.Copy(scr, ptmx) }()
 
-	api := &fakeAPI{states: make(chan watch.Run), watched: make(chan string, 1)}
+	api := &fakeSource{states: make(chan watch.Run), watched: make(chan string, 1)}
 	var stderr bytes.Buffer
 	code := make(chan int, 1)
 	go func() {
@@ -104,7 +102,7 @@ func TestRunWatchOnATerminal(t *testing.T) {
 		code <- cli.Main(context.Background(), []string{"run", "watch", "r1", "--team", "infra"}, cli.Env{
 			Getenv: envFor(t, map[string]string{config.EnvServer: "http://baton.test", config.EnvToken: "t"}),
 			Stdin:  strings.NewReader(""), Stdout: tty, Stderr: &stderr,
-			Connect: func(config.Context) (cli.API, error) { return api, nil },
+			Source: api.source,
 		})
 	}()
 	assert.Equal(t, "infra/r1", <-api.watched)
@@ -176,7 +174,7 @@ func TestRunWatchExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.status, func(t *testing.T) {
 			t.Parallel()
-			api := &fakeAPI{states: make(chan watch.Run, 2)}
+			api := &fakeSource{states: make(chan watch.Run, 2)}
 			api.states <- watch.Run{ID: "r1", Workflow: "w", Status: "running", Tasks: []watch.Task{{Name: "start", Status: "running"}}}
 			api.states <- watch.Run{ID: "r1", Workflow: "w", Status: tt.status, Tasks: []watch.Task{{Name: "start", Status: "succeeded"}}}
 			close(api.states)
@@ -184,7 +182,7 @@ func TestRunWatchExitCodes(t *testing.T) {
 			code := cli.Main(context.Background(), []string{"run", "watch", "infra/r1"}, cli.Env{
 				Getenv: envFor(t, map[string]string{config.EnvServer: "http://baton.test", config.EnvToken: "t"}),
 				Stdout: &out, Stderr: &stderr,
-				Connect: func(config.Context) (cli.API, error) { return api, nil },
+				Source: api.source,
 			})
 			assert.Equal(t, tt.want, code, stderr.String())
 			assert.NotContains(t, out.String(), "\x1b[", "no escape sequence where stdout is no terminal")
