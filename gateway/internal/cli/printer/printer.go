@@ -92,7 +92,8 @@ func Print[R any](w io.Writer, p *Printer, raw any, rows []R, cols []Column[R]) 
 }
 
 // Object writes one object: json or yaml as it is; in table and wide, fields as
-// "Name:  value" lines (a describe).
+// "Name:  value" lines (a describe), a field without a name continuing the one above,
+// and a field without a value left out.
 func Object(w io.Writer, p *Printer, raw any, fields [][2]string) error {
 	switch p.Format {
 	case JSON:
@@ -103,6 +104,10 @@ func Object(w io.Writer, p *Printer, raw any, fields [][2]string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range fields {
 		if f[1] == "" {
+			continue
+		}
+		if f[0] == "" { // a further line of the field above
+			fmt.Fprintf(tw, "\t%s\n", f[1])
 			continue
 		}
 		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])

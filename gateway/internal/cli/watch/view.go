@@ -226,7 +226,7 @@ func WaitingFor(t Task, now time.Time) string {
 		end := t.Start.Add(time.Duration(ms) * time.Millisecond)
 		s := "until " + end.UTC().Format("15:04:05")
 		if !now.IsZero() && end.After(now) {
-			s += " (" + printer.Short(end.Sub(now)) + " left)"
+			s += " (" + printer.Short(max(end.Sub(now).Round(time.Second), time.Second)) + " left)"
 		}
 		return s
 	case "runworkflow":
@@ -274,7 +274,10 @@ func taskElapsed(t Task, now time.Time) time.Duration {
 		}
 		return 0
 	}
-	return t.Duration
+	if Ended(t.Status) {
+		return t.Duration
+	}
+	return 0 // not started: no time yet, whatever the server counts
 }
 
 // dagOrder puts tasks in the DAG's order and returns each one's depth (the longest path
