@@ -162,7 +162,6 @@ func workflowKind() kind {
 			col("STATUS", func(w client.Workflow) string { return w.Status }),
 			col("VERSION", func(w client.Workflow) string { return itoa(w.Version) }),
 			wideCol("DISPLAY NAME", func(w client.Workflow) string { return w.DisplayName }),
-			wideCol("TASKS", func(w client.Workflow) string { return strconv.Itoa(len(w.Tasks)) }),
 			wideCol("LABELS", func(w client.Workflow) string { return pairs(w.Labels) }),
 			timeCol("CREATED", func(w client.Workflow) time.Time { return w.CreationDate }),
 		},

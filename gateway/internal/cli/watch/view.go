@@ -159,7 +159,7 @@ func (v *View) lines(r Run) error {
 		case st == "waiting":
 			say += " " + WaitingFor(t, now)
 		case Ended(st) && t.Duration > 0:
-			say += " in " + printer.Short(t.Duration)
+			say += " (" + printer.Short(t.Duration) + ")"
 		}
 		if t.Message != "" && (st == "failed" || st == "invalid") {
 			say += ": " + t.Message
@@ -177,7 +177,7 @@ func (v *View) lines(r Run) error {
 		say := r.Status
 		if Ended(r.Status) {
 			if e := runElapsed(r, now); e > 0 {
-				say += " in " + printer.Short(e)
+				say += " (" + printer.Short(e) + ")"
 			}
 			if r.StatusMessage != "" {
 				say += ": " + r.StatusMessage
