@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -162,6 +163,9 @@ func valueString(v any) string {
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case bool:
 		return strconv.FormatBool(x)
+	}
+	if raw, err := json.Marshal(v); err == nil { // lists and objects as JSON
+		return string(raw)
 	}
 	return strings.TrimSpace(fmt.Sprint(v))
 }

@@ -137,6 +137,17 @@ const napFlow = `{"name":"nap","tasks":[{"name":"start","type":"start"},
   {"name":"nap","type":"sleep","params":[{"name":"duration","value":600000}],"dependencies":[{"taskRef":"start"}]},
   {"name":"end","type":"end","dependencies":[{"taskRef":"nap"}]}]}`
 
+// createWorkflow creates a workflow in team, once the team has reached the workflows
+// service (a team's creation reaches it as an event).
+func createWorkflow(t *testing.T, c *client.Client, team, doc string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, err := c.CreateWorkflowJSON(context.Background(), team, []byte(doc))
+		require.False(t, client.IsInvalid(err), "%v", err)
+		return err == nil
+	}, 30*time.Second, 20*time.Millisecond)
+}
+
 // ends keeps of a watched run's lines those that do not depend on when the run was read:
 // its first line, each task's end (sorted: two tasks may end between two reads in either
 // order) and the run's end, without durations.
@@ -170,8 +181,7 @@ func TestCommandsAgainstAServer(t *testing.T) {
 	_, err = admin.CreateTeam(ctx, &client.TeamRequest{Name: "infra"})
 	require.NoError(t, err)
 	for _, doc := range []string{helloFlow, failFlow, napFlow} {
-		_, err = admin.CreateWorkflowJSON(ctx, "infra", []byte(doc))
-		require.NoError(t, err)
+		createWorkflow(t, admin, "infra", doc)
 	}
 
 	cfgDir := t.TempDir()

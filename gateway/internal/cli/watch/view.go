@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -209,7 +211,11 @@ func WaitingFor(t Task, now time.Time) string {
 		}
 		return s
 	case "manual":
-		s := "for the manual form to be completed" + who
+		s := "for the manual form"
+		if fields := formFields(p["params"]); fields != "" {
+			s += " (" + fields + ")"
+		}
+		s += " to be completed" + who
 		if i := p["instructions"]; i != "" {
 			s += ": " + firstLine(i)
 		}
@@ -237,6 +243,22 @@ func WaitingFor(t Task, now time.Time) string {
 		}
 	}
 	return ""
+}
+
+// formFields names the fields of a manual form, given as its JSON list of params.
+func formFields(raw string) string {
+	var fields []struct {
+		Name string `json:"name"`
+		Key  string `json:"key"`
+	}
+	if json.Unmarshal([]byte(raw), &fields) != nil {
+		return ""
+	}
+	names := make([]string, 0, len(fields))
+	for _, f := range fields {
+		names = append(names, cmp.Or(f.Name, f.Key))
+	}
+	return strings.Join(names, ", ")
 }
 
 func first(p map[string]string, keys ...string) string {
