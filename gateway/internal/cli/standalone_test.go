@@ -17,9 +17,15 @@ import (
 
 	"github.com/baton-flow/baton/gateway/internal/cli"
 	"github.com/baton-flow/baton/gateway/internal/cli/config"
+	"github.com/baton-flow/baton/gateway/internal/contract"
 	"github.com/baton-flow/baton/libs/client"
 	"github.com/baton-flow/baton/libs/golden"
+	"github.com/baton-flow/baton/libs/testkit"
 )
+
+// TestMain runs the tests, each exchange of a command with a server checked against the
+// published contract, and reports how many were.
+func TestMain(m *testing.M) { testkit.Main(m, contract.Report) }
 
 // server is a `baton server` started by a test, on free ports and its own data directory.
 type server struct {
@@ -87,6 +93,10 @@ func baton(t *testing.T, cfg string, vars map[string]string, args ...string) (in
 	}
 	code := cli.Main(context.Background(), args, cli.Env{
 		Getenv: func(k string) string { return env[k] }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+		// The SDK's client, its exchanges checked against the contract.
+		Connect: func(c config.Context) (*client.Client, error) {
+			return client.New(c.Server, client.WithToken(c.Token), client.WithHTTPClient(contract.Client(t, nil)))
+		},
 	})
 	return code, out.String(), errOut.String()
 }
