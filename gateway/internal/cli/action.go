@@ -122,11 +122,7 @@ func newDecideCmd(env *Env, verb, short string, approve bool) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: openActions(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			team, id, err := s.inTeam(args[0])
+			s, team, id, err := connectIn(cmd, env, args[0])
 			if err != nil {
 				return err
 			}
@@ -157,11 +153,7 @@ func newCompleteCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			team, id, err := s.inTeam(args[0])
+			s, team, id, err := connectIn(cmd, env, args[0])
 			if err != nil {
 				return err
 			}

@@ -29,19 +29,10 @@ objects as they are.`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: kindAndName(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.ParseFormat(output)
+			k, s, p, err := readKind(cmd, env, output, args[0])
 			if err != nil {
 				return err
 			}
-			k, err := findKind(args[0])
-			if err != nil {
-				return err
-			}
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			p := printer.New(format)
 			out := cmd.OutOrStdout()
 			if len(args) == 1 {
 				team, err := s.listTeam(k)
@@ -74,15 +65,7 @@ func newDescribeCmd(env *Env) *cobra.Command {
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: kindAndName(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.ParseFormat(output)
-			if err != nil {
-				return err
-			}
-			k, err := findKind(args[0])
-			if err != nil {
-				return err
-			}
-			s, err := connect(cmd, env)
+			k, s, p, err := readKind(cmd, env, output, args[0])
 			if err != nil {
 				return err
 			}
@@ -90,7 +73,7 @@ func newDescribeCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.hint(k.describe(cmd.Context(), s, team, name, printer.New(format), cmd.OutOrStdout()))
+			return s.hint(k.describe(cmd.Context(), s, team, name, p, cmd.OutOrStdout()))
 		},
 	}
 	addOutputFlag(cmd, &output)
@@ -137,6 +120,24 @@ first. Runs are history and are not deleted: baton run cancel stops one.`,
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "cancel the runs not yet ended of a workflow or team first")
 	return cmd
+}
+
+// readKind reads what a read command of a kind needs: its printer, the kind named by word,
+// and a session.
+func readKind(cmd *cobra.Command, env *Env, output, word string) (kind, *session, *printer.Printer, error) {
+	format, err := printer.ParseFormat(output)
+	if err != nil {
+		return kind{}, nil, nil, err
+	}
+	k, err := findKind(word)
+	if err != nil {
+		return kind{}, nil, nil, err
+	}
+	s, err := connect(cmd, env)
+	if err != nil {
+		return kind{}, nil, nil, err
+	}
+	return k, s, printer.New(format), nil
 }
 
 // listTeam is the team a list of k is in: none for global kinds, the session's for team

@@ -23,11 +23,7 @@ tasks in turn: a later task's lines come once the one before it has ended). Secr
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: namesOf(env, "run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			team, id, err := s.inTeam(args[0])
+			s, team, id, err := connectIn(cmd, env, args[0])
 			if err != nil {
 				return err
 			}

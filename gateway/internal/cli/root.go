@@ -87,6 +87,7 @@ BATON_SERVER and BATON_TOKEN override the context's, for scripts and CI.`,
   baton run submit infra/deploy -p env=prod --watch`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       Version,
 	}
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
@@ -131,6 +132,15 @@ func connect(cmd *cobra.Command, env *Env) (*session, error) {
 		return nil, err
 	}
 	return &session{ctx: c, client: cl}, nil
+}
+
+// connectIn connects as connect does and splits arg, NAME or TEAM/NAME, as inTeam does.
+func connectIn(cmd *cobra.Command, env *Env, arg string) (s *session, team, name string, err error) {
+	if s, err = connect(cmd, env); err != nil {
+		return nil, "", "", err
+	}
+	team, name, err = s.inTeam(arg)
+	return s, team, name, err
 }
 
 // inTeam splits a TEAM/NAME argument, or names NAME in the session's team.

@@ -75,11 +75,7 @@ command is repeated within 24 hours (the first run is answered again).`,
 			if err != nil {
 				return err
 			}
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			team, workflow, err := s.inTeam(args[0])
+			s, team, workflow, err := connectIn(cmd, env, args[0])
 			if err != nil {
 				return err
 			}
@@ -131,11 +127,7 @@ watched. RUN is a run id in the context's team, or TEAM/RUN.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: namesOf(env, "run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			team, id, err := s.inTeam(args[0])
+			s, team, id, err := connectIn(cmd, env, args[0])
 			if err != nil {
 				return err
 			}
@@ -150,6 +142,9 @@ func followRun(cmd *cobra.Command, env *Env, s *session, team, id string) error 
 	tty, width := env.Terminal(out)
 	v := &watch.View{Out: out, TTY: tty, Color: tty && env.Getenv("NO_COLOR") == "", Width: width, Now: time.Now}
 	last, err := watch.Follow(cmd.Context(), env.Source(s.client), team, id, v)
+	if err != nil && cmd.Context().Err() != nil {
+		return fmt.Errorf("stopped watching run %s, which goes on: baton run watch %s/%s follows it again", id, team, id)
+	}
 	if err != nil {
 		return s.hint(err)
 	}
@@ -225,11 +220,7 @@ func runMove(env *Env, use, short, example string, move func(ctx context.Context
 			if err != nil {
 				return err
 			}
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			team, id, err := s.inTeam(args[0])
+			s, team, id, err := connectIn(cmd, env, args[0])
 			if err != nil {
 				return err
 			}
@@ -280,11 +271,7 @@ code is its outcome.`
 		if !watchIt {
 			return printIt(c, args)
 		}
-		s, err := connect(c, env)
-		if err != nil {
-			return err
-		}
-		team, id, err := s.inTeam(args[0])
+		s, team, id, err := connectIn(c, env, args[0])
 		if err != nil {
 			return err
 		}
