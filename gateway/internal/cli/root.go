@@ -31,8 +31,9 @@ type Env struct {
 	Connect func(config.Context) (*client.Client, error)
 	// Source, when set, gives the live view its run states instead of the server.
 	Source func(*client.Client) watch.Source
-	// Terminal reports whether w is a terminal and, if so, its width.
-	Terminal func(w io.Writer) (bool, int)
+	// Terminal reports whether w is a terminal and, if so, how to read its width and
+	// height.
+	Terminal func(w io.Writer) (bool, func() (width, height int))
 }
 
 // exitError ends the command with a code of its own, after printing nothing more.
@@ -158,10 +159,10 @@ func (s *session) inTeam(arg string) (team, name string, err error) {
 }
 
 // terminal reports whether w is a terminal and its width.
-func terminal(w io.Writer) (bool, int) {
+func terminal(w io.Writer) (bool, func() (int, int)) {
 	f, ok := w.(*os.File)
 	if !ok {
-		return false, 0
+		return false, nil
 	}
 	return isTerminal(f)
 }

@@ -139,8 +139,8 @@ watched. RUN is a run id in the context's team, or TEAM/RUN.`,
 // followRun draws a run live until it ends and ends the command with its outcome.
 func followRun(cmd *cobra.Command, env *Env, s *session, team, id string) error {
 	out := cmd.OutOrStdout()
-	tty, width := env.Terminal(out)
-	v := &watch.View{Out: out, TTY: tty, Color: tty && env.Getenv("NO_COLOR") == "", Width: width, Now: time.Now}
+	tty, size := env.Terminal(out)
+	v := &watch.View{Out: out, TTY: tty, Color: tty && env.Getenv("NO_COLOR") == "", Resize: size, Now: time.Now}
 	last, err := watch.Follow(cmd.Context(), env.Source(s.client), team, id, v)
 	if err != nil && cmd.Context().Err() != nil {
 		return fmt.Errorf("stopped watching run %s, which goes on: baton run watch %s/%s follows it again", id, team, id)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +24,13 @@ type View struct {
 	// Width, when known, cuts the lines to the terminal's width so that none wraps (a
 	// wrapped line would throw the redraw off).
 	Width int
-	Now   func() time.Time
+	// Height, when known, bounds a frame to the terminal's height, less a line: a frame
+	// taller than the screen scrolls, and the cursor cannot go back up to redraw it. Tasks
+	// that ended well or have not started are the first left out, then summed up on a line.
+	Height int
+	// Resize, when set, gives the terminal's width and height before each redraw.
+	Resize func() (width, height int)
+	Now    func() time.Time
 
 	drawn int // lines of the last frame
 	// Of the line-per-change output: the run's and each task's last status and wait.
@@ -48,6 +55,9 @@ func (v *View) End(r Run) error {
 }
 
 func (v *View) redraw(r Run) error {
+	if v.Resize != nil {
+		v.Width, v.Height = v.Resize()
+	}
 	var b strings.Builder
 	if v.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", v.drawn)
@@ -84,6 +94,7 @@ func (v *View) Frame(r Run) []string {
 	lines = append(lines, v.fit("Status: ", status, elapsed+msg))
 
 	order, depth := dagOrder(r.Tasks)
+	order, hidden := v.fitHeight(order, len(lines))
 	nameWidth := 0
 	for _, t := range order {
 		nameWidth = max(nameWidth, 2*depth[t.Name]+utf8.RuneCountInString(t.Name))
@@ -110,7 +121,62 @@ func (v *View) Frame(r Run) []string {
 		}
 		lines = append(lines, v.fit(prefix, fmt.Sprintf("%-10s", st), "  "+strings.TrimRight(rest, " ")))
 	}
+	if hidden != "" {
+		lines = append(lines, v.fit("  … "+hidden, "", ""))
+	}
 	return lines
+}
+
+// shownFirst ranks statuses for a frame too tall for the screen: what needs attention
+// first, then what is under way, then what waits its turn, last what ended well.
+func shownFirst(status string) int {
+	switch status {
+	case "failed", "invalid", "timedout", "cancelled":
+		return 0
+	case "waiting", "running":
+		return 1
+	case "ready", "notstarted", "":
+		return 2
+	}
+	return 3
+}
+
+// fitHeight keeps of tasks, in their order, as many as the height leaves room for after
+// the frame's first lines, and says what it left out ("12 more: 10 succeeded, 2 skipped").
+func (v *View) fitHeight(tasks []Task, above int) ([]Task, string) {
+	room := v.Height - 1 - above
+	if v.Height <= 0 || len(tasks) <= room {
+		return tasks, ""
+	}
+	room = max(room-1, 0) // the summing-up line
+	ranked := make([]int, len(tasks))
+	for i := range ranked {
+		ranked[i] = i
+	}
+	slices.SortStableFunc(ranked, func(a, b int) int { return shownFirst(tasks[a].Status) - shownFirst(tasks[b].Status) })
+	keep := make([]bool, len(tasks))
+	for _, i := range ranked[:room] {
+		keep[i] = true
+	}
+	var kept []Task
+	counts := map[string]int{}
+	var statuses []string
+	for i, t := range tasks {
+		if keep[i] {
+			kept = append(kept, t)
+			continue
+		}
+		st := cmp.Or(t.Status, "notstarted")
+		if counts[st] == 0 {
+			statuses = append(statuses, st)
+		}
+		counts[st]++
+	}
+	parts := make([]string, len(statuses))
+	for i, st := range statuses {
+		parts[i] = fmt.Sprintf("%d %s", counts[st], st)
+	}
+	return kept, fmt.Sprintf("%d more: %s", len(tasks)-len(kept), strings.Join(parts, ", "))
 }
 
 // fit joins a line's prefix, status (coloured) and rest, cut to the width.

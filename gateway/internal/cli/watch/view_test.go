@@ -43,6 +43,8 @@ func TestFrame(t *testing.T) {
 		{name: "frame-plain", view: watch.View{}},
 		{name: "frame-colour", view: watch.View{Color: true}},
 		{name: "frame-narrow", view: watch.View{Width: 40}},
+		// Taller than the screen: what needs attention is kept, the rest summed up.
+		{name: "frame-short", view: watch.View{Height: 8}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,6 +56,9 @@ func TestFrame(t *testing.T) {
 				for _, l := range frame {
 					assert.Less(t, len([]rune(l)), v.Width, "a line as wide as the terminal wraps: %q", l)
 				}
+			}
+			if v.Height > 0 {
+				assert.Less(t, len(frame), v.Height, "a frame as tall as the screen scrolls")
 			}
 			golden.MatchText(t, tt.name, []byte(strings.Join(frame, "\n")+"\n"))
 		})
