@@ -259,6 +259,8 @@ func TestCommandsAgainstAServer(t *testing.T) {
 
 	// Completion offers the server's workflows.
 	check("complete-workflows", 0, nil, "__complete", "run", "submit", "")
+	_, out, _ = baton(t, cfg, nil, "__complete", "run", "watch", "")
+	assert.Contains(t, out, napping[1]+"\n", "completion offers the team's runs")
 
 	// A refused token says how to log in again; the environment overrides the context.
 	check("token-refused", 1, map[string]string{config.EnvToken: "not-a-token"}, "get", "workflows")
