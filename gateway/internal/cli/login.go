@@ -90,7 +90,7 @@ func unauthorizedHint(s *session, err error) error {
 		return err
 	}
 	name := s.ctx.Name
-	if name == "" {
+	if name == "" || s.envToken {
 		return fmt.Errorf("%s refused the token (BATON_TOKEN): check it, or unset it and run `baton login --server %s --token TOKEN`", s.ctx.Server, s.ctx.Server)
 	}
 	return fmt.Errorf("%s refused the token of context %q: run `baton login --context %s --server %s --token TOKEN`", s.ctx.Server, name, name, s.ctx.Server)

@@ -105,6 +105,8 @@ BATON_SERVER and BATON_TOKEN override the context's, for scripts and CI.`,
 type session struct {
 	ctx    config.Context
 	client *client.Client
+	// envToken: the token is BATON_TOKEN's, not the context's.
+	envToken bool
 }
 
 // connect resolves the context of cmd's --context flag and connects to its server.
@@ -132,7 +134,7 @@ func connect(cmd *cobra.Command, env *Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{ctx: c, client: cl}, nil
+	return &session{ctx: c, client: cl, envToken: env.Getenv(config.EnvToken) != ""}, nil
 }
 
 // connectIn connects as connect does and splits arg, NAME or TEAM/NAME, as inTeam does.
