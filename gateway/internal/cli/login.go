@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,6 +63,9 @@ baton server prints an admin token to log in with.`,
 			if client.IsUnauthorized(err) {
 				return fmt.Errorf("%s refused the token: check that it is whole, not expired nor revoked (an admin lists tokens with `baton get tokens`)", c.Server)
 			}
+			if unreachable(err) {
+				return fmt.Errorf("cannot reach %s (%w): check the URL, and that the server runs (baton server starts one)", c.Server, err)
+			}
 			if err != nil {
 				return fmt.Errorf("check the token against %s: %w", c.Server, err)
 			}
@@ -84,8 +89,20 @@ baton server prints an admin token to log in with.`,
 	return cmd
 }
 
-// unauthorizedHint turns a refused token into what to do about it.
+// unreachable reports whether err is a request that got no answer at all (no API error,
+// nor the command's end).
+func unreachable(err error) bool {
+	var ue *url.Error
+	_, isAPI := client.AsError(err)
+	return !isAPI && errors.As(err, &ue) && !errors.Is(err, context.Canceled)
+}
+
+// unauthorizedHint turns a refused token, or a server that does not answer, into what to
+// do about it.
 func unauthorizedHint(s *session, err error) error {
+	if unreachable(err) {
+		return fmt.Errorf("cannot reach %s (%w): check that it runs there, or choose another context (baton context list)", s.ctx.Server, err)
+	}
 	if !client.IsUnauthorized(err) {
 		return err
 	}

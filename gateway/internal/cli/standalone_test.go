@@ -273,6 +273,8 @@ func TestCommandsAgainstAServer(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "a revoked token is refused")
 	check("token-refused-context", 1, nil, "--context", "staging", "get", "workflows", "--team", "infra")
 	check("unknown-context", 1, nil, "--context", "nowhere", "get", "workflows")
+	check("unreachable", 1, map[string]string{config.EnvServer: "http://127.0.0.1:1"}, "get", "workflows")
+	check("login-unreachable", 1, nil, "login", "--server", "http://127.0.0.1:1", "--token", "t")
 
 	check("delete-workflow", 0, nil, "delete", "workflow", "hello")
 	check("get-workflow-deleted", 1, nil, "get", "workflow", "hello")
