@@ -12,7 +12,7 @@ TEST_FLAGS ?= -count=1 -timeout 18m
 
 ## run: start the gateway and every service in one process on embedded MongoDB and Kafka
 run:
-	$(GO) run ./gateway/cmd/standalone
+	$(GO) run ./gateway/cmd/baton server
 
 ## build: build every binary into bin/
 build:

@@ -1,22 +1,21 @@
 // Command standalone runs the gateway and every Baton service in one process on embedded
-// MongoDB and Kafka: what `make run` starts.
+// MongoDB and Kafka: it is `baton server` under its former name, its arguments the
+// server's flags (see docs/cli.md).
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/baton-flow/baton/gateway/internal/standalone"
+	"github.com/baton-flow/baton/gateway/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := standalone.Run(ctx, os.Getenv, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "baton:", err)
-		os.Exit(1)
-	}
+	args := append([]string{"server"}, os.Args[1:]...)
+	code := cli.Main(ctx, args, cli.Env{Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	stop()
+	os.Exit(code)
 }

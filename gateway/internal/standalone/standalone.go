@@ -75,6 +75,15 @@ func tuneGC(getenv func(string) string) {
 // Run starts everything and serves until ctx ends. It prints the API's URL and the admin
 // token to stdout once the gateway is ready.
 func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+	return RunWithProgress(ctx, getenv, stdout, nil)
+}
+
+// RunWithProgress is Run that also tells progress each step of the start as it happens
+// (see Progress); a nil progress tells nothing.
+func RunWithProgress(ctx context.Context, getenv func(string) string, stdout io.Writer, progress Progress) error {
+	if progress == nil {
+		progress = func(Step) {}
+	}
 	tuneGC(getenv)
 	retention := DefaultKafkaRetention
 	if v := getenv("BATON_KAFKA_RETENTION"); v != "" {
@@ -88,6 +97,7 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir %s: %w", dataDir, err)
 	}
+	progress(Step{Kind: StepDataDir, Detail: dataDir})
 	token, err := adminToken(dataDir, getenv("BATON_BOOTSTRAP_TOKEN"))
 	if err != nil {
 		return err
@@ -125,12 +135,14 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	if getenv("BATON_MONGO_URI") == "" {
+		progress(Step{Kind: StepStoreStarting, Detail: filepath.Join(dataDir, "mongo")})
 		m, err := embedded.StartMongo(ctx, embedded.MongoConfig{Dir: filepath.Join(dataDir, "mongo"), Addr: "127.0.0.1:0", Logger: quiet})
 		if err != nil {
 			return fmt.Errorf("embedded mongo: %w", err)
 		}
 		defer m.Close()
 		overrides["BATON_MONGO_URI"] = m.URI()
+		progress(Step{Kind: StepStoreReady, Detail: m.URI()})
 		// The embedded database is this process's alone, and so are its one runs replica,
 		// its one schedules replica and its one workflows replica.
 		overrides["BATON_RUNS_ALONE"] = "true"
@@ -146,6 +158,7 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		// The embedded broker keeps messages in memory and loses them at a restart; the
 		// databases are the truth. What the in-process consumers have long read is dropped,
 		// so the process's memory follows its traffic, not its age.
+		progress(Step{Kind: StepBrokerStarting})
 		k, err := embedded.StartKafka(embedded.KafkaConfig{Addr: "127.0.0.1:0", Partitions: host.DefaultPartitions, Topics: topics,
 			Retention: retention, RetentionBytes: kafkaRetentionBytes})
 		if err != nil {
@@ -153,6 +166,7 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		}
 		defer k.Close()
 		overrides["BATON_KAFKA_BROKERS"] = strings.Join(k.Brokers(), ",")
+		progress(Step{Kind: StepBrokerReady, Detail: overrides["BATON_KAFKA_BROKERS"]})
 	}
 	env := func(key string) string {
 		if v, ok := overrides[key]; ok {
@@ -165,6 +179,7 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	progress(Step{Kind: StepConnecting})
 	p, err := host.Connect(ctx, "baton", cfg, host.Options{})
 	if err != nil {
 		return err
@@ -177,8 +192,11 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		if err != nil {
 			return err
 		}
+		progress(Step{Kind: StepServiceBuilt, Detail: u.Name})
 		// Services listen on free loopback ports; only the gateway is public.
 		u.Addr, u.AdvertiseAddr = "127.0.0.1:0", ""
+		name := u.Name
+		u.OnServing = func(addr net.Addr) { progress(Step{Kind: StepServiceReady, Detail: name, Addr: addr.String()}) }
 		units = append(units, u)
 	}
 	gw, err := gateway.Build(ctx, p)
@@ -186,6 +204,7 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		return err
 	}
 	gw.OnServing = func(addr net.Addr) {
+		progress(Step{Kind: StepServiceReady, Detail: gw.Name, Addr: addr.String()})
 		if admin := p.AdminAddr(); admin != "" {
 			fmt.Fprintf(stdout, "Metrics for operators at http://%s/metrics\n", admin)
 		}
