@@ -198,7 +198,7 @@ func TestIntegrationSecurity(t *testing.T) {
 	}
 
 	table := routes.Declared()
-	require.Len(t, table, 108)
+	require.Len(t, table, 113)
 	tested := map[string]int{}
 	for _, r := range table {
 		path := concrete(r.Pattern, "sec-a")
