@@ -44,3 +44,25 @@ func TestSavingTheSameWorkflowMakesNoVersion(t *testing.T) {
 		assert.Equal(t, float64(3), got.body["version"], "a new password default is a change")
 	})
 }
+
+// A dry run answers what a PUT would save, validated, and saves nothing: a new version, the
+// same one when nothing changes, a new workflow.
+func TestDryRunSavesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	f.must(t, http.StatusCreated, editor, http.MethodPost, base, described(formWorkflow("dry", "s3cret"), "first"))
+	would := f.must(t, http.StatusOK, editor, http.MethodPut, base+"?dryRun=true", described(formWorkflow("dry", "********"), "second"))
+	assert.Equal(t, float64(2), would.body["version"])
+	assert.Equal(t, "second", would.body["description"])
+	assert.NotContains(t, string(would.raw), "s3cret")
+	same := f.must(t, http.StatusOK, editor, http.MethodPut, base+"?dryRun=true", described(formWorkflow("dry", "********"), "first"))
+	assert.Equal(t, float64(1), same.body["version"], "nothing would change")
+	got := f.must(t, http.StatusOK, reader, http.MethodGet, base+"/dry", nil)
+	assert.Equal(t, float64(1), got.body["version"])
+	assert.Equal(t, "first", got.body["description"])
+
+	created := f.must(t, http.StatusCreated, editor, http.MethodPut, base+"?dryRun=true", formWorkflow("fresh", "x"))
+	assert.Equal(t, float64(1), created.body["version"])
+	f.must(t, http.StatusNotFound, reader, http.MethodGet, base+"/fresh", nil)
+	f.must(t, http.StatusBadRequest, editor, http.MethodPut, base+"?dryRun=true", `{"name":"broken","tasks":[{"name":"a","type":"nope"}]}`)
+}

@@ -53,6 +53,8 @@ type saveRequest struct {
 	reserve func(ctx context.Context) (release func(), err error)
 	// owe returns the events a save owes, stored with the catalog that records it.
 	owe func(s saved) ([]outbox.Entry, error)
+	// dryRun answers what the save would store, storing nothing.
+	dryRun bool
 }
 
 // saved describes a stored save.
@@ -92,6 +94,9 @@ func (d *definitions) save(ctx context.Context, req saveRequest) (domain.Workflo
 			if view, s, same, err := d.unchanged(ctx, req, cat); err != nil || same {
 				return view, s, err
 			}
+		}
+		if req.dryRun {
+			return d.wouldBe(req, cat), saved{Created: !exists, Replaced: exists && req.mode == modeReplace, Seq: cat.Seq}, nil
 		}
 		var release func()
 		if !exists && req.reserve != nil {
@@ -139,6 +144,23 @@ func (d *definitions) unchanged(ctx context.Context, req saveRequest, cat *domai
 		return domain.Workflow{}, saved{}, false, nil
 	}
 	return d.view(req.ns, e, prev), saved{Entry: e, Revision: prev, Seq: cat.Seq, Unchanged: true}, true, nil
+}
+
+// wouldBe is the version req would store, as a read would answer it.
+func (d *definitions) wouldBe(req saveRequest, cat *domain.Catalog) domain.Workflow {
+	e, exists := cat.Entry(req.def.Name)
+	version := 1
+	switch {
+	case !exists:
+		e = domain.Entry{Name: req.def.Name, CreationDate: d.now()}
+	case req.mode == modeReplace:
+		version = e.Latest
+	default:
+		version = e.Latest + 1
+	}
+	changelog := req.changelog
+	changelog.Date = domain.NewTime(d.now())
+	return d.view(req.ns, e, domain.Revision{Name: req.def.Name, Version: version, Changelog: changelog, Workflow: req.def.Definition()})
 }
 
 // canonical is w as JSON, written one way whichever way it was saved: a trigger other
