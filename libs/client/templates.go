@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
+	"net/url"
 )
 
 // TemplateQuery filters a search of workflow templates; the zero value lists them all.
@@ -58,4 +60,27 @@ func (c *Client) GetWorkflowTemplate(ctx context.Context, name string, opts ...R
 func (c *Client) DeleteWorkflowTemplate(ctx context.Context, name string) error {
 	_, err := c.call(ctx, http.MethodDelete, p("workflowtemplate", name), nil, nil, nil)
 	return err
+}
+
+// ApplyWorkflowTemplateJSON makes the JSON template doc the latest version of its
+// template, sent as it is: it creates the template, adds a version, or, when doc is the
+// latest version already, saves nothing. It answers the template as saved and whether it
+// was created.
+func (c *Client) ApplyWorkflowTemplateJSON(ctx context.Context, doc []byte) (*WorkflowTemplate, bool, error) {
+	return c.putTemplateJSON(ctx, doc, nil)
+}
+
+// DryRunWorkflowTemplateJSON answers what ApplyWorkflowTemplateJSON of doc would save,
+// saving nothing.
+func (c *Client) DryRunWorkflowTemplateJSON(ctx context.Context, doc []byte) (*WorkflowTemplate, bool, error) {
+	return c.putTemplateJSON(ctx, doc, url.Values{"dryRun": {"true"}})
+}
+
+func (c *Client) putTemplateJSON(ctx context.Context, doc []byte, q url.Values) (*WorkflowTemplate, bool, error) {
+	var out WorkflowTemplate
+	status, err := c.call(ctx, http.MethodPut, p("workflowtemplate"), q, json.RawMessage(doc), &out)
+	if err != nil {
+		return nil, false, err
+	}
+	return &out, status == http.StatusCreated, nil
 }

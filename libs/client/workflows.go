@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"iter"
 	"net/http"
+	"net/url"
 )
 
 // ReadOption narrows a read: which version, with or without tasks.
@@ -184,4 +185,16 @@ func ret[T any](v *T, err error) (*T, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// DryRunWorkflowJSON answers what ApplyWorkflowJSON of doc would save in team, validated,
+// saving nothing: the next version, the latest when doc changes nothing, or version 1 of
+// a new workflow (created).
+func (c *Client) DryRunWorkflowJSON(ctx context.Context, team string, doc []byte) (*Workflow, bool, error) {
+	var out Workflow
+	status, err := c.call(ctx, http.MethodPut, p("team", team, "workflow"), url.Values{"dryRun": {"true"}}, json.RawMessage(doc), &out)
+	if err != nil {
+		return nil, false, err
+	}
+	return &out, status == http.StatusCreated, nil
 }

@@ -92,15 +92,23 @@ func TestCanvasRoundTripFromWorkflow(t *testing.T) {
 	assert.Equal(t, map[string]any{"decisionCondition": "2\\d\\d", "label": "ok"}, edge["data"])
 	assert.Equal(t, map[string]any{"executionCondition": "failure"}, findEdge(t, edges, "verdict", "nap")["data"])
 
+	// The canvas sent back as read is the workflow as saved: no new version.
+	same := f.must(t, http.StatusOK, editor, http.MethodPut, base+"/everything/compose", canvas).body
+	assert.EqualValues(t, 1, same["version"], "the round trip changes nothing")
+	first := f.must(t, http.StatusOK, reader, http.MethodGet, base+"/everything?version=1", nil).body
+	assert.Equal(t, definition(saved), definition(first))
+
+	// A change makes version 2, its tasks as they were.
+	canvas["description"] = "moved"
 	v2 := f.must(t, http.StatusOK, editor, http.MethodPut, base+"/everything/compose", canvas).body
 	assert.EqualValues(t, 2, v2["version"])
-	first := f.must(t, http.StatusOK, reader, http.MethodGet, base+"/everything?version=1", nil).body
 	second := f.must(t, http.StatusOK, reader, http.MethodGet, base+"/everything?version=2", nil).body
 	assert.JSONEq(t, js(t, first["tasks"]), js(t, second["tasks"]))
-	assert.Equal(t, definition(first), definition(second))
+	assert.Equal(t, "moved", second["description"])
 
 	// ?version= is honoured, and replace overwrites in place.
 	assert.EqualValues(t, 1, f.must(t, http.StatusOK, reader, http.MethodGet, base+"/everything/compose?version=1", nil).body["version"])
+	canvas["description"] = "moved again"
 	replaced := f.must(t, http.StatusOK, editor, http.MethodPut, base+"/everything/compose?replace=true", canvas).body
 	assert.EqualValues(t, 2, replaced["version"])
 }

@@ -58,9 +58,11 @@ func TestTaskPasswordParamIsSecret(t *testing.T) {
 			assert.Contains(t, string(got.raw), "********", path)
 		}
 
-		f.must(t, http.StatusOK, editor, http.MethodPut, base, loginWorkflow("login", "********"))
+		// Each save changes the description too: one that changes nothing makes no version.
+		f.must(t, http.StatusOK, editor, http.MethodPut, base, described(loginWorkflow("login", "********"), "second"))
 		canvas := f.must(t, http.StatusOK, reader, http.MethodGet, base+"/login/compose", nil)
-		f.must(t, http.StatusOK, editor, http.MethodPut, base+"/login/compose", canvas.raw)
+		f.must(t, http.StatusOK, editor, http.MethodPut, base+"/login/compose",
+			[]byte(strings.Replace(string(canvas.raw), `"description":"second"`, `"description":"third"`, 1)))
 		svc := auth.Principal{Type: auth.TypeService, ID: "runs", Name: "runs"}
 		snap := f.must(t, http.StatusOK, svc, http.MethodGet, "/internal/v1/teams/infra/workflows/login", nil)
 		assert.Equal(t, float64(3), snap.body["version"])

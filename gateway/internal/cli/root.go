@@ -96,7 +96,7 @@ BATON_SERVER and BATON_TOKEN override the context's, for scripts and CI.`,
 	root.PersistentFlags().String("context", "", "the context to use instead of the current one (see baton context list)")
 	root.PersistentFlags().String("team", "", "the team to work in instead of the context's (BATON_TEAM)")
 	root.AddCommand(newServerCmd(env), newLoginCmd(env), newContextCmd(env),
-		newGetCmd(env), newDescribeCmd(env), newDeleteCmd(env), newRunCmd(env), newActionCmd(env),
+		newApplyCmd(env), newGetCmd(env), newDescribeCmd(env), newDeleteCmd(env), newRunCmd(env), newActionCmd(env),
 		newCompletionCmd(root))
 	return root
 }

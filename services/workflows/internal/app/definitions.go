@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -51,6 +53,8 @@ type saveRequest struct {
 	reserve func(ctx context.Context) (release func(), err error)
 	// owe returns the events a save owes, stored with the catalog that records it.
 	owe func(s saved) ([]outbox.Entry, error)
+	// dryRun answers what the save would store, storing nothing.
+	dryRun bool
 }
 
 // saved describes a stored save.
@@ -60,6 +64,8 @@ type saved struct {
 	Seq      int64
 	Created  bool
 	Replaced bool
+	// Unchanged: the definition was the latest version's already; nothing was written.
+	Unchanged bool
 }
 
 // errNeedsRoom: the name vanished while saving; the save must reserve room and try again.
@@ -84,6 +90,14 @@ func (d *definitions) save(ctx context.Context, req saveRequest) (domain.Workflo
 		if err := d.keepSecrets(ctx, req.ns, &req.def, cat); err != nil {
 			return domain.Workflow{}, saved{}, err
 		}
+		if exists && req.mode != modeCreate {
+			if view, s, same, err := d.unchanged(ctx, req, cat); err != nil || same {
+				return view, s, err
+			}
+		}
+		if req.dryRun {
+			return d.wouldBe(req, cat), saved{Created: !exists, Replaced: exists && req.mode == modeReplace, Seq: cat.Seq}, nil
+		}
 		var release func()
 		if !exists && req.reserve != nil {
 			if release, err = req.reserve(ctx); err != nil {
@@ -104,6 +118,78 @@ func (d *definitions) save(ctx context.Context, req saveRequest) (domain.Workflo
 	}
 	return domain.Workflow{}, saved{}, apperr.New(apperr.ConcurrentModification,
 		"%s '%s' is being created and deleted by others; try again.", d.kind, name)
+}
+
+// unchanged reports whether req would store what the latest version of its name holds
+// already, and answers that version then: saving the same definition again writes
+// nothing and makes no version (an apply run twice changes nothing the second time).
+func (d *definitions) unchanged(ctx context.Context, req saveRequest, cat *domain.Catalog) (domain.Workflow, saved, bool, error) {
+	e, _ := cat.Entry(req.def.Name)
+	prev, err := d.store.FindRevision(ctx, req.ns, e.Name, e.Latest, e.RevOf(e.Latest), domain.LoadTasks)
+	if apperr.HasReason(err, apperr.WorkflowRevisionNotFound) {
+		return domain.Workflow{}, saved{}, false, nil // replaced meanwhile: saved as a change
+	}
+	if err != nil {
+		return domain.Workflow{}, saved{}, false, err
+	}
+	was, err := canonical(prev.Workflow)
+	if err != nil {
+		return domain.Workflow{}, saved{}, false, err
+	}
+	now, err := canonical(req.def.Definition())
+	if err != nil {
+		return domain.Workflow{}, saved{}, false, err
+	}
+	if !bytes.Equal(was, now) {
+		return domain.Workflow{}, saved{}, false, nil
+	}
+	return d.view(req.ns, e, prev), saved{Entry: e, Revision: prev, Seq: cat.Seq, Unchanged: true}, true, nil
+}
+
+// wouldBe is the version req would store, as a read would answer it.
+func (d *definitions) wouldBe(req saveRequest, cat *domain.Catalog) domain.Workflow {
+	e, exists := cat.Entry(req.def.Name)
+	version := 1
+	switch {
+	case !exists:
+		e = domain.Entry{Name: req.def.Name, CreationDate: d.now()}
+	case req.mode == modeReplace:
+		version = e.Latest
+	default:
+		version = e.Latest + 1
+	}
+	changelog := req.changelog
+	changelog.Date = domain.NewTime(d.now())
+	return d.view(req.ns, e, domain.Revision{Name: req.def.Name, Version: version, Changelog: changelog, Workflow: req.def.Definition()})
+}
+
+// canonical is w as JSON, written one way whichever way it was saved: a trigger other
+// than manual that is off and has no conditions is as good as absent (a canvas lists them
+// all), and no conditions as none.
+func canonical(w domain.Workflow) ([]byte, error) {
+	raw, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	if triggers, ok := doc["triggers"].(map[string]any); ok {
+		for kind, v := range triggers {
+			t, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			if c, ok := t["conditions"].([]any); ok && len(c) == 0 {
+				delete(t, "conditions")
+			}
+			if on, _ := t["enabled"].(bool); kind != "manual" && !on && len(t) == 1 {
+				delete(triggers, kind)
+			}
+		}
+	}
+	return json.Marshal(doc) // maps as JSON: keys sorted
 }
 
 // commit stores the revision and the catalog recording it. mayCreate says whether room

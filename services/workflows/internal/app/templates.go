@@ -45,21 +45,21 @@ func (s *Templates) Create(ctx context.Context, body domain.Workflow) (domain.Wo
 	if err != nil {
 		return domain.Workflow{}, err
 	}
-	w, _, err := s.save(ctx, name, body, modeCreate)
+	w, _, err := s.save(ctx, name, body, modeCreate, false)
 	return w, err
 }
 
-// Put saves body as a new version of its template, or over the latest with replace;
-// either creates the template when it does not exist.
-func (s *Templates) Put(ctx context.Context, body domain.Workflow, replace bool) (domain.Workflow, bool, error) {
+// Put saves body as a new version of its template, or over the latest with m.Replace;
+// either creates the template when it does not exist. m.DryRun saves nothing.
+func (s *Templates) Put(ctx context.Context, body domain.Workflow, m PutMode) (domain.Workflow, bool, error) {
 	name, err := domain.NewName(body.Name)
 	if err != nil {
 		return domain.Workflow{}, false, err
 	}
-	return s.save(ctx, name, body, putMode(replace))
+	return s.save(ctx, name, body, putMode(m.Replace), m.DryRun)
 }
 
-func (s *Templates) save(ctx context.Context, name string, body domain.Workflow, mode saveMode) (domain.Workflow, bool, error) {
+func (s *Templates) save(ctx context.Context, name string, body domain.Workflow, mode saveMode, dryRun bool) (domain.Workflow, bool, error) {
 	p, err := auth.Require(ctx, auth.Scope{}, templateResource, "write")
 	if err != nil {
 		return domain.Workflow{}, false, err
@@ -73,7 +73,7 @@ func (s *Templates) save(ctx context.Context, name string, body domain.Workflow,
 		return domain.Workflow{}, false, err
 	}
 	out, sv, err := s.defs.save(ctx, saveRequest{
-		ns: templates, def: w, mode: mode,
+		ns: templates, def: w, mode: mode, dryRun: dryRun,
 		changelog: domain.Changelog{Author: authorName(p), Reason: changelogReason(body)},
 	})
 	return out, sv.Created, err

@@ -96,13 +96,20 @@ func (s *Workflows) Create(ctx context.Context, team string, body domain.Workflo
 	if err != nil {
 		return domain.Workflow{}, err
 	}
-	w, _, err := s.save(ctx, p, t, name, body, modeCreate)
+	w, _, err := s.save(ctx, p, t, name, body, modeCreate, false)
 	return w, err
+}
+
+// PutMode is how a PUT saves: Replace overwrites the latest version rather than adding
+// one; DryRun answers what would be saved, saving nothing.
+type PutMode struct {
+	Replace, DryRun bool
 }
 
 // Put saves body as a new version of the workflow its name names, or with replace over the
 // latest version; either creates the workflow when it does not exist. created reports that.
-func (s *Workflows) Put(ctx context.Context, team string, body domain.Workflow, replace bool) (w domain.Workflow, created bool, err error) {
+// A body that is the latest version already saves nothing and answers that version.
+func (s *Workflows) Put(ctx context.Context, team string, body domain.Workflow, m PutMode) (w domain.Workflow, created bool, err error) {
 	p, t, err := s.authorize(ctx, team, "", "write")
 	if err != nil {
 		return domain.Workflow{}, false, err
@@ -111,7 +118,7 @@ func (s *Workflows) Put(ctx context.Context, team string, body domain.Workflow, 
 	if err != nil {
 		return domain.Workflow{}, false, err
 	}
-	return s.save(ctx, p, t, name, body, putMode(replace))
+	return s.save(ctx, p, t, name, body, putMode(m.Replace), m.DryRun)
 }
 
 func putMode(replace bool) saveMode {
@@ -122,7 +129,7 @@ func putMode(replace bool) saveMode {
 }
 
 // save validates body as workflow name of t and stores it.
-func (s *Workflows) save(ctx context.Context, p auth.Principal, t domain.Team, name string, body domain.Workflow, mode saveMode) (domain.Workflow, bool, error) {
+func (s *Workflows) save(ctx context.Context, p auth.Principal, t domain.Team, name string, body domain.Workflow, mode saveMode, dryRun bool) (domain.Workflow, bool, error) {
 	w := body
 	if strings.TrimSpace(w.DisplayName) == "" {
 		w.DisplayName = strings.TrimSpace(body.Name)
@@ -137,7 +144,7 @@ func (s *Workflows) save(ctx context.Context, p auth.Principal, t domain.Team, n
 	}
 	author := authorName(p)
 	out, sv, err := s.defs.save(ctx, saveRequest{
-		ns: namespace(t), def: w, mode: mode,
+		ns: namespace(t), def: w, mode: mode, dryRun: dryRun,
 		changelog: domain.Changelog{Author: author, Reason: changelogReason(body)},
 		reserve:   func(ctx context.Context) (func(), error) { return s.reserve(ctx, t) },
 		owe: func(sv saved) ([]outbox.Entry, error) {
@@ -403,7 +410,7 @@ func (s *Workflows) Duplicate(ctx context.Context, team, name string) (domain.Wo
 			w.DisplayName += " (copy)"
 		}
 		w.Changelog = &domain.Changelog{Reason: fmt.Sprintf("Duplicated from '%s' version %d.", name, e.Latest)}
-		out, _, err := s.save(ctx, p, t, copyName, w, modeCreate)
+		out, _, err := s.save(ctx, p, t, copyName, w, modeCreate, false)
 		if apperr.HasReason(err, apperr.WorkflowAlreadyExists) {
 			continue // taken meanwhile: try the next name
 		}
@@ -565,7 +572,7 @@ func (s *Workflows) PutCanvas(ctx context.Context, team, name string, c domain.C
 	if w.Name == "" {
 		w.Name = name
 	}
-	saved, created, err := s.save(ctx, p, t, name, w, putMode(replace))
+	saved, created, err := s.save(ctx, p, t, name, w, putMode(replace), false)
 	if err != nil {
 		return domain.Canvas{}, false, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/libs/workflowid"
+	"github.com/baton-flow/baton/services/workflows/internal/app"
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 )
 
@@ -81,11 +82,15 @@ func (h *handlers) putWorkflow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	dryRun, err := httpx.Bool(c, "dryRun", false)
+	if err != nil {
+		return err
+	}
 	var body domain.Workflow
 	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
-	w, created, err := h.workflows.Put(c.UserContext(), param(c, "team"), body, replace)
+	w, created, err := h.workflows.Put(c.UserContext(), param(c, "team"), body, app.PutMode{Replace: replace, DryRun: dryRun})
 	if err != nil {
 		return err
 	}
