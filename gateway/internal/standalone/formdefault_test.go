@@ -1,6 +1,7 @@
 package standalone_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,10 +57,15 @@ printf '%s' "$(tasks.form.results.pw)" | sha256sum | cut -c1-64 > $(results.hash
 		assert.Contains(t, got, `"default":"********"`, path)
 		assertNoSecret(t, path, []byte(got), map[string]string{"default": def})
 	}
+	// Sent back as read, with the mask: the same workflow, so no new version; with another
+	// description, a new version that keeps the default.
 	code, out = g.call(t, http.MethodPut, "/api/v2/team/rel/workflow", g.token, readAll(t, g.baton, reads[0], g.token))
 	require.Equal(t, http.StatusOK, code, out)
+	require.Equal(t, float64(1), out["version"], "the mask read back is the default kept")
+	code, out = g.call(t, http.MethodPut, "/api/v2/team/rel/workflow", g.token, withDescription(t, readAll(t, g.baton, reads[0], g.token), "second"))
+	require.Equal(t, http.StatusOK, code, out)
 	require.Equal(t, float64(2), out["version"])
-	code, out = g.call(t, http.MethodPut, "/api/v2/team/rel/workflow/defaulted/compose", g.token, readAll(t, g.baton, reads[2], g.token))
+	code, out = g.call(t, http.MethodPut, "/api/v2/team/rel/workflow/defaulted/compose", g.token, withDescription(t, readAll(t, g.baton, reads[2], g.token), "third"))
 	require.Equal(t, http.StatusOK, code, out)
 	var answers strings.Builder
 	for _, path := range append(reads, "/api/v2/team/rel/workflow/defaulted?version=3", "/api/v2/team/rel/workflow/defaulted/changelog") {
@@ -95,4 +101,15 @@ printf '%s' "$(tasks.form.results.pw)" | sha256sum | cut -c1-64 > $(results.hash
 		return code == http.StatusOK && count["status"].(map[string]any)["succeeded"] == float64(1)
 	}, 10*time.Second, 20*time.Millisecond)
 	o.assertNoSecretAtRest(t, id, "defaulted-template", everySecret)
+}
+
+// withDescription answers the JSON object raw with its description set to d.
+func withDescription(t *testing.T, raw, d string) string {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(raw), &m))
+	m["description"] = d
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	return string(out)
 }

@@ -58,6 +58,9 @@ func TestIntegrationTaskPasswordParamStaysSecret(t *testing.T) {
 	}
 	code, out = b.call(t, http.MethodPut, "/api/v2/team/keyed/workflow", b.token, readAll(t, b, reads[0], b.token))
 	require.Equal(t, http.StatusOK, code, out)
+	require.Equal(t, float64(1), out["version"], "the mask read back is the value kept: nothing changed")
+	code, out = b.call(t, http.MethodPut, "/api/v2/team/keyed/workflow", b.token, withDescription(t, readAll(t, b, reads[0], b.token), "again"))
+	require.Equal(t, http.StatusOK, code, out)
 	require.Equal(t, float64(2), out["version"])
 
 	code, run := b.call(t, http.MethodPost, "/api/v2/team/keyed/workflow/signed/submit?start=true", b.token, `{}`)
