@@ -116,36 +116,41 @@ func (s *session) teamArg(args []string) (string, error) {
 }
 
 func newTeamMembersCmd(env *Env) *cobra.Command {
+	return teamListCmd(env, &cobra.Command{
+		Use:     "members [TEAM]",
+		Short:   "List a team's members and their roles",
+		Example: "  baton team members payments\n  baton team members -o wide",
+	}, func(t *client.Team) []client.TeamMember { return t.Members }, memberCols)
+}
+
+// teamListCmd completes cmd as a table of what pick reads of the team named (the
+// context's when none is).
+func teamListCmd[T any](env *Env, cmd *cobra.Command, pick func(*client.Team) []T, cols []printer.Column[T]) *cobra.Command {
 	var output string
-	cmd := &cobra.Command{
-		Use:               "members [TEAM]",
-		Short:             "List a team's members and their roles",
-		Example:           "  baton team members payments\n  baton team members -o wide",
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: namesOf(env, "team"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.ParseFormat(output)
-			if err != nil {
-				return err
-			}
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			team, err := s.teamArg(args)
-			if err != nil {
-				return err
-			}
-			t, err := s.client.GetTeam(cmd.Context(), team)
-			if err != nil {
-				return s.teamHint(cmd.Context(), err, team, false)
-			}
-			members := t.Members
-			if members == nil {
-				members = []client.TeamMember{}
-			}
-			return printer.Print(cmd.OutOrStdout(), printer.New(format), members, members, memberCols)
-		},
+	cmd.Args = cobra.MaximumNArgs(1)
+	cmd.ValidArgsFunction = namesOf(env, "team")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		format, err := printer.ParseFormat(output)
+		if err != nil {
+			return err
+		}
+		s, err := connect(cmd, env)
+		if err != nil {
+			return err
+		}
+		team, err := s.teamArg(args)
+		if err != nil {
+			return err
+		}
+		t, err := s.client.GetTeam(cmd.Context(), team)
+		if err != nil {
+			return s.teamHint(cmd.Context(), err, team, false)
+		}
+		rows := pick(t)
+		if rows == nil {
+			rows = []T{}
+		}
+		return printer.Print(cmd.OutOrStdout(), printer.New(format), rows, rows, cols)
 	}
 	addOutputFlag(cmd, &output)
 	return cmd
@@ -262,41 +267,13 @@ var approverCols = []printer.Column[client.ApproverGroup]{
 }
 
 func newTeamApproversCmd(env *Env) *cobra.Command {
-	var output string
-	cmd := &cobra.Command{
+	return teamListCmd(env, &cobra.Command{
 		Use:   "approvers [TEAM]",
 		Short: "List a team's approver groups and their approvers",
 		Long: `Lists the team's approver groups: an approval task naming a group (approverGroupRef) is
 answered only by its approvers.`,
-		Example:           "  baton team approvers payments\n  baton team approvers -o json",
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: namesOf(env, "team"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.ParseFormat(output)
-			if err != nil {
-				return err
-			}
-			s, err := connect(cmd, env)
-			if err != nil {
-				return err
-			}
-			team, err := s.teamArg(args)
-			if err != nil {
-				return err
-			}
-			t, err := s.client.GetTeam(cmd.Context(), team)
-			if err != nil {
-				return s.teamHint(cmd.Context(), err, team, false)
-			}
-			groups := t.ApproverGroups
-			if groups == nil {
-				groups = []client.ApproverGroup{}
-			}
-			return printer.Print(cmd.OutOrStdout(), printer.New(format), groups, groups, approverCols)
-		},
-	}
-	addOutputFlag(cmd, &output)
-	return cmd
+		Example: "  baton team approvers payments\n  baton team approvers -o json",
+	}, func(t *client.Team) []client.ApproverGroup { return t.ApproverGroups }, approverCols)
 }
 
 func newTeamSetApproversCmd(env *Env) *cobra.Command {
