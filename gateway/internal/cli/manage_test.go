@@ -133,6 +133,10 @@ func TestScheduleCommands(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, runs, 2, "one run per fire of the window, however often backfilled")
 
+	// --at makes a runOnce schedule, its one fire in its zone.
+	at := time.Now().In(kolkata).AddDate(0, 0, 30).Format("2006-01-02") + "T10:00"
+	r.check("schedule-create-once", 0, nil, "schedule", "create", "nightly", "--at", at, "--timezone", "Asia/Kolkata")
+
 	// Refusals say why, and where to look.
 	r.check("schedule-backfill-future", 1, nil, "schedule", "backfill", created.ID, "--from", "now", "--to", time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339))
 	r.check("schedule-create-bad-cron", 1, nil, "schedule", "create", "hello", "--cron", "0 0 30 2 *")
@@ -204,6 +208,15 @@ func TestTeamCommands(t *testing.T) {
 	r.check("team-add-member-role", 0, nil, "team", "add-member", "payments", "cy@example.com", "--role", "editor")
 	r.check("team-add-member-bad-role", 1, nil, "team", "add-member", "payments", "dee@example.com", "--role", "boss")
 	r.check("team-members", 0, nil, "team", "members", "payments")
+
+	// A user token is made for a user named by email, and acts as them.
+	out := r.check("team-user-token", 0, nil, "token", "create", "--type", "user", "--principal", "bo@example.com", "--name", "bo")
+	bo, err := client.New(r.srv.url, client.WithToken(secrets.FindString(out)))
+	require.NoError(t, err)
+	profile, err := bo.GetProfile(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "bo@example.com", profile.Email)
+	r.check("team-user-token-stranger", 1, nil, "token", "create", "--type", "user", "--principal", "zed@example.com", "--name", "zed")
 
 	r.check("team-set-approvers", 0, nil, "team", "set-approvers", "payments", "leads", "ana@example.com", "bo@example.com")
 	r.check("team-set-approvers-replace", 0, nil, "team", "set-approvers", "payments", "leads", "cy@example.com")

@@ -318,7 +318,7 @@ reason, and nothing is created.`,
 			}
 			say := fmt.Sprintf("Schedule %s of %s created (%s, %s)", created.ID, created.WorkflowRef, scheduleWhen(*created), created.Timezone)
 			if f := inZone(next[created.ID], created.Timezone); len(f) > 0 {
-				say += ": next fires " + strings.Join(f, ", ")
+				say += ": next fires " + strings.Join(f, ", ") + "."
 			} else if created.TriggerDisabled {
 				say += ": it does not fire while the workflow's schedule trigger is disabled.\n" + triggerHint
 			} else {

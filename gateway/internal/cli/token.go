@@ -67,8 +67,12 @@ not expire. -o json prints the API's answer, secret included.`,
 			if err != nil {
 				return err
 			}
+			named := principal // as given: a user's email reads better than their id
 			if principal, err = s.principal(cmd.Context(), typ, principal); err != nil {
 				return err
+			}
+			if typ != "user" {
+				named = principal
 			}
 			req := &client.TokenCreateRequest{Type: typ, Name: name, Principal: principal, Description: description, Permissions: permissions}
 			if expires != "" {
@@ -88,8 +92,8 @@ not expire. -o json prints the API's answer, secret included.`,
 			}
 			out := cmd.OutOrStdout()
 			whom := typ
-			if principal != "" {
-				whom += " " + principal
+			if named != "" {
+				whom += " " + named
 			}
 			expiry := "it does not expire"
 			if !created.ExpirationDate.IsZero() {
