@@ -26,5 +26,5 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		}
 	}
 	walk(cli.NewRoot(&cli.Env{Getenv: func(string) string { return "" }}))
-	assert.Equal(t, 24, seen, "every command is there")
+	assert.Equal(t, 43, seen, "every command is there")
 }

@@ -292,15 +292,7 @@ func scheduleKind() kind {
 		one: func(ctx context.Context, c *client.Client, team, id string) (*client.WorkflowSchedule, error) {
 			return c.GetSchedule(ctx, team, id)
 		},
-		fields: func(p *printer.Printer, s *client.WorkflowSchedule) [][2]string {
-			return [][2]string{
-				{"ID", s.ID}, {"Name", s.Name}, {"Description", s.Description}, {"Workflow", s.WorkflowRef},
-				{"Type", s.Type}, {"Status", s.Status}, {"When", scheduleWhen(*s)}, {"Timezone", s.Timezone},
-				{"Trigger disabled", boolWord(s.TriggerDisabled)}, {"Overlap policy", s.OverlapPolicy},
-				{"Misfire policy", s.MisfirePolicy}, {"Next", p.Time(s.NextScheduleDate)}, {"Last", p.Time(s.LastScheduleDate)},
-				{"Params", nameValues(s.Params)}, {"Labels", pairs(s.Labels)}, {"Created", p.Time(s.CreationDate)},
-			}
-		},
+		fields: scheduleFields,
 		del: func(ctx context.Context, c *client.Client, team, id string, _ bool) error {
 			return c.DeleteSchedule(ctx, team, id)
 		},
@@ -477,19 +469,21 @@ func teamKind() kind {
 	})
 }
 
+var tokenCols = []printer.Column[client.Token]{
+	col("ID", func(t client.Token) string { return t.ID }),
+	col("NAME", func(t client.Token) string { return t.Name }),
+	col("TYPE", func(t client.Token) string { return t.Type }),
+	col("PRINCIPAL", func(t client.Token) string { return t.Principal }),
+	col("VALID", func(t client.Token) string { return strconv.FormatBool(t.Valid) }),
+	wideCol("PERMISSIONS", func(t client.Token) string { return strings.Join(t.Permissions, ",") }),
+	{Header: "EXPIRES", Value: func(p *printer.Printer, t client.Token) string { return p.Time(t.ExpirationDate) }},
+	timeCol("CREATED", func(t client.Token) time.Time { return t.CreationDate }),
+}
+
 func tokenKind() kind {
 	return makeKind(spec[client.Token]{
 		name: "token",
-		cols: []printer.Column[client.Token]{
-			col("ID", func(t client.Token) string { return t.ID }),
-			col("NAME", func(t client.Token) string { return t.Name }),
-			col("TYPE", func(t client.Token) string { return t.Type }),
-			col("PRINCIPAL", func(t client.Token) string { return t.Principal }),
-			col("VALID", func(t client.Token) string { return strconv.FormatBool(t.Valid) }),
-			wideCol("PERMISSIONS", func(t client.Token) string { return strings.Join(t.Permissions, ",") }),
-			printer.Column[client.Token]{Header: "EXPIRES", Value: func(p *printer.Printer, t client.Token) string { return p.Time(t.ExpirationDate) }},
-			timeCol("CREATED", func(t client.Token) time.Time { return t.CreationDate }),
-		},
+		cols: tokenCols,
 		all: func(ctx context.Context, c *client.Client, _ string) iter.Seq2[client.Token, error] {
 			return c.Tokens(ctx, client.TokenQuery{})
 		},

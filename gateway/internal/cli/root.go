@@ -97,6 +97,7 @@ BATON_SERVER and BATON_TOKEN override the context's, for scripts and CI.`,
 	root.PersistentFlags().String("team", "", "the team to work in instead of the context's (BATON_TEAM)")
 	root.AddCommand(newServerCmd(env), newLoginCmd(env), newContextCmd(env),
 		newApplyCmd(env), newGetCmd(env), newDescribeCmd(env), newDeleteCmd(env), newRunCmd(env), newActionCmd(env),
+		newScheduleCmd(env), newTokenCmd(env), newTeamCmd(env),
 		newCompletionCmd(root))
 	return root
 }
