@@ -177,7 +177,7 @@ func newRunListCmd(env *Env) *cobra.Command {
 				return err
 			}
 			team := s.ctx.Team
-			q := client.RunQuery{Order: "DESC", Statuses: statuses, Triggers: triggers, Limit: min(max(limit, 1), 1000)}
+			q := client.RunQuery{Order: "DESC", Statuses: statuses, Triggers: triggers, Limit: pageSize(limit)}
 			if len(args) == 1 {
 				var wf string
 				if team, wf, err = s.inTeam(args[0]); err != nil {
@@ -284,4 +284,15 @@ code is its outcome.`
 	cmd.Flags().BoolVar(&fromFailure, "from-failure", false, "keep the succeeded tasks' results and run only the rest")
 	cmd.Flags().BoolVarP(&watchIt, "watch", "w", false, "show the new run live; exit with its outcome")
 	return cmd
+}
+
+// maxPage is the largest page the API answers.
+const maxPage = 1000
+
+// pageSize is the page to read a list of at most limit (0: every one) in.
+func pageSize(limit int) int {
+	if limit <= 0 {
+		return maxPage
+	}
+	return min(limit, maxPage)
 }
