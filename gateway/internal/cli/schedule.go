@@ -198,13 +198,9 @@ func newScheduleDescribeCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, team, id, err := connectIn(cmd, env, args[0])
+			s, team, sc, err := readSchedule(cmd, env, args[0])
 			if err != nil {
 				return err
-			}
-			sc, err := s.client.GetSchedule(cmd.Context(), team, id)
-			if err != nil {
-				return s.scheduleHint(err, team)
 			}
 			p := printer.New(format)
 			fields := scheduleFields(p, sc)
@@ -368,13 +364,9 @@ func newSchedulePauseCmd(env *Env, verb, status string) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: namesOf(env, "schedule"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, team, id, err := connectIn(cmd, env, args[0])
+			s, team, sc, err := readSchedule(cmd, env, args[0])
 			if err != nil {
 				return err
-			}
-			sc, err := s.client.GetSchedule(cmd.Context(), team, id)
-			if err != nil {
-				return s.scheduleHint(err, team)
 			}
 			out := cmd.OutOrStdout()
 			switch {
@@ -428,13 +420,9 @@ zone, or now.`,
 			if from == "" || to == "" {
 				return fmt.Errorf("give the window: --from TIME --to TIME")
 			}
-			s, team, id, err := connectIn(cmd, env, args[0])
+			s, team, sc, err := readSchedule(cmd, env, args[0])
 			if err != nil {
 				return err
-			}
-			sc, err := s.client.GetSchedule(cmd.Context(), team, id)
-			if err != nil {
-				return s.scheduleHint(err, team)
 			}
 			loc, err := time.LoadLocation(sc.Timezone)
 			if err != nil {
@@ -451,7 +439,7 @@ zone, or now.`,
 			if end.Before(start) {
 				return fmt.Errorf("--to %s is before --from %s", to, from)
 			}
-			res, err := s.client.BackfillSchedule(cmd.Context(), team, id, start, end)
+			res, err := s.client.BackfillSchedule(cmd.Context(), team, sc.ID, start, end)
 			if err != nil {
 				return s.scheduleHint(err, team)
 			}
@@ -540,4 +528,18 @@ func parseTime(s string, loc *time.Location) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is no time: write RFC 3339 (2026-12-01T09:00:00Z), YYYY-MM-DD, YYYY-MM-DDTHH:MM or now", s)
+}
+
+// readSchedule connects and reads schedule arg, ID or TEAM/ID, with the hint an unknown
+// one deserves.
+func readSchedule(cmd *cobra.Command, env *Env, arg string) (*session, string, *client.WorkflowSchedule, error) {
+	s, team, id, err := connectIn(cmd, env, arg)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	sc, err := s.client.GetSchedule(cmd.Context(), team, id)
+	if err != nil {
+		return nil, "", nil, s.scheduleHint(err, team)
+	}
+	return s, team, sc, nil
 }
