@@ -1,0 +1,135 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/baton-flow/baton/libs/client"
+	"github.com/baton-flow/baton/libs/golden"
+)
+
+const applyTask = `kind: Task
+name: greet
+description: Says hello.
+spec:
+  image: alpine:3
+  script: echo hello $(params.who)
+  params:
+    - name: who
+      type: text
+      default: world
+`
+
+const applyGlobalTask = `{"kind": "GlobalTask", "name": "notify", "description": "Posts a message.",
+ "spec": {"image": "curlimages/curl:8", "command": ["curl"], "arguments": ["-d", "$(params.text)", "$(params.url)"],
+  "params": [{"name": "url", "type": "text", "required": true}, {"name": "text", "type": "text"}]}}`
+
+const applySchedule = `kind: Schedule
+name: nightly
+description: Ships to staging every night.
+workflowRef: release
+type: cron
+cronSchedule: "0 2 * * *"
+timezone: Europe/Paris
+params:
+  - name: env
+    value: staging
+`
+
+// apply makes tasks (a team's and the global catalogue's) and schedules what files say:
+// created, unchanged when applied again (no version; the same schedule), a dry run
+// printing the change and saving nothing, the change saved, and refusals named.
+func TestApplyTasksAndSchedulesAgainstAServer(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	ctx := context.Background()
+	admin, err := client.New(srv.url, client.WithToken(srv.token))
+	require.NoError(t, err)
+	_, err = admin.CreateTeam(ctx, &client.TeamRequest{Name: "infra"})
+	require.NoError(t, err)
+	cfgDir, dir := t.TempDir(), t.TempDir()
+	cfg := cfgDir + "/baton/config.yaml"
+	n := strings.NewReplacer(srv.url, "<SERVER>", srv.token, "<TOKEN>", dir, "<DIR>", cfgDir, "<CONFIG DIR>")
+	trace := regexp.MustCompile(`\(trace [0-9a-f]+\)`)
+	check := func(name string, wantCode int, ids *strings.Replacer, args ...string) {
+		t.Helper()
+		code, out, errOut := baton(t, cfg, nil, args...)
+		assert.Equal(t, wantCode, code, "%s: exit code; stderr: %s", name, errOut)
+		got := trace.ReplaceAllString(n.Replace(out+errOut), "(trace <TRACE>)")
+		if ids != nil {
+			got = ids.Replace(got)
+		}
+		golden.MatchText(t, name, []byte(got))
+	}
+	write := func(name, content string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
+	}
+	taskVersion := func() int64 {
+		t.Helper()
+		got, err := admin.GetTeamTask(ctx, "infra", "greet")
+		require.NoError(t, err)
+		return got.Version
+	}
+	schedules := func() []client.WorkflowSchedule {
+		t.Helper()
+		page, err := admin.QuerySchedules(ctx, "infra", client.ScheduleQuery{Limit: 100})
+		require.NoError(t, err)
+		return page.Content
+	}
+	check("apply-kinds-login", 0, nil, "login", "--server", srv.url, "--token", srv.token, "--team", "infra")
+	write("greet.yaml", applyTask)
+	write("notify.json", applyGlobalTask)
+	write("release.yaml", applyWorkflow)
+	write("schedule.yaml", applySchedule)
+
+	check("apply-kinds-create", 0, nil, "apply", "-f", dir)
+	check("apply-kinds-again", 0, nil, "apply", "-f", dir)
+	assert.EqualValues(t, 1, taskVersion(), "applied twice, one version")
+	g, err := admin.GetGlobalTask(ctx, "notify")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, g.Version)
+	require.Len(t, schedules(), 1, "applied twice, one schedule")
+	first := schedules()[0]
+	assert.Equal(t, "0 2 * * *", first.CronSchedule)
+
+	// Tasks: a change is shown by a dry run, saved by an apply.
+	write("greet.yaml", strings.Replace(applyTask, "default: world", "default: team", 1))
+	check("apply-task-dry-run", 0, nil, "apply", "-f", filepath.Join(dir, "greet.yaml"), "--dry-run")
+	assert.EqualValues(t, 1, taskVersion(), "a dry run saves nothing")
+	check("apply-task-change", 0, nil, "apply", "-f", filepath.Join(dir, "greet.yaml"))
+	assert.EqualValues(t, 2, taskVersion())
+	write("broken-task.yaml", "kind: Task\nname: broken\nspec:\n  image: alpine:3\n  params:\n    - {name: x, type: nope}\n")
+	check("apply-task-refused", 1, nil, "apply", "-f", filepath.Join(dir, "broken-task.yaml"))
+
+	// Schedules: the same, the stored schedule changed in place (its id kept).
+	write("schedule.yaml", strings.Replace(applySchedule, `"0 2 * * *"`, `"30 3 * * 1-5"`, 1))
+	check("apply-schedule-dry-run", 0, strings.NewReplacer(first.ID, "<ID>"), "apply", "-f", filepath.Join(dir, "schedule.yaml"), "--dry-run")
+	require.Len(t, schedules(), 1)
+	assert.Equal(t, "0 2 * * *", schedules()[0].CronSchedule, "a dry run saves nothing")
+	check("apply-schedule-change", 0, nil, "apply", "-f", filepath.Join(dir, "schedule.yaml"))
+	got := schedules()
+	require.Len(t, got, 1)
+	assert.Equal(t, first.ID, got[0].ID, "the schedule is replaced, not made again")
+	assert.Equal(t, "30 3 * * 1-5", got[0].CronSchedule)
+	assert.Equal(t, "Ships to staging every night.", got[0].Description)
+	check("apply-schedule-again", 0, nil, "apply", "-f", filepath.Join(dir, "schedule.yaml"))
+
+	write("bad-cron.yaml", strings.Replace(applySchedule, `"0 2 * * *"`, `"61 * * * *"`, 1))
+	check("apply-schedule-bad-cron", 1, nil, "apply", "-f", filepath.Join(dir, "bad-cron.yaml"), "--dry-run")
+
+	// Two schedules of one name: apply cannot tell which is meant, and says which they are.
+	second, err := admin.CreateSchedule(ctx, "infra", &client.WorkflowSchedule{Name: "nightly", WorkflowRef: "release",
+		Type: "cron", CronSchedule: "0 4 * * *", Timezone: "UTC"})
+	require.NoError(t, err)
+	ids := strings.NewReplacer(first.ID, "<FIRST ID>", second.ID, "<SECOND ID>")
+	check("apply-schedule-two-named", 1, ids, "apply", "-f", filepath.Join(dir, "schedule.yaml"))
+	assert.Len(t, schedules(), 2, "nothing written")
+}
