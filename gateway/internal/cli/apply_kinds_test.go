@@ -38,6 +38,7 @@ workflowRef: release
 type: cron
 cronSchedule: "0 2 * * *"
 timezone: Europe/Paris
+catchupWindow: 90m
 params:
   - name: env
     value: staging

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
 
@@ -62,17 +63,35 @@ func (s *session) applySchedule(ctx context.Context, d applyDoc, team, what stri
 	if dryRun {
 		return s.dryRunSchedule(ctx, d, team, what, next, stored, have, doc, out)
 	}
+	var saved *client.WorkflowSchedule
 	if stored == nil {
-		if _, err := s.client.CreateSchedule(ctx, team, next); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "%s created\n", what)
-		return nil
+		saved, err = s.client.CreateSchedule(ctx, team, next)
+		what += " created"
+	} else {
+		saved, err = s.client.ApplySchedule(ctx, team, next)
+		what += " configured"
 	}
-	if _, err := s.client.ApplySchedule(ctx, team, next); err != nil {
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s configured\n", what)
+	fmt.Fprintln(out, what)
+	return readBack(saved, set, doc, out)
+}
+
+// readBack notes the fields the server keeps otherwise than the document writes them (a
+// zone or an expression it normalizes): written as the server keeps them, the next apply
+// finds nothing to change.
+func readBack(saved *client.WorkflowSchedule, set []string, doc map[string]any, out io.Writer) error {
+	got, err := scheduleSetFields(saved, set)
+	if err != nil {
+		return err
+	}
+	for _, k := range set {
+		if !equalJSON(got[k], doc[k]) {
+			kept, _ := json.Marshal(got[k])
+			fmt.Fprintf(out, "  note: the server keeps %s as %s; write it so for the next apply to find nothing to change\n", k, kept)
+		}
+	}
 	return nil
 }
 
@@ -125,7 +144,8 @@ func (s *session) scheduleNamed(ctx context.Context, team, name string) (*client
 		"rename or delete all but one (baton schedule delete ID)", team, len(found), name, strings.Join(ids, ", "))
 }
 
-// scheduleSetFields is the fields set of sch as the API writes them.
+// scheduleSetFields is the fields set of sch as the API writes them, a catchupWindow as
+// the server writes a duration.
 func scheduleSetFields(sch *client.WorkflowSchedule, set []string) (map[string]any, error) {
 	raw, err := json.Marshal(sch)
 	if err != nil {
@@ -139,6 +159,12 @@ func scheduleSetFields(sch *client.WorkflowSchedule, set []string) (map[string]a
 	for _, k := range set {
 		if v, ok := all[k]; ok {
 			out[k] = v
+			// A window is a duration however it is written: 90m is the server's 1h30m0s.
+			if w, ok := v.(string); ok && k == "catchupWindow" {
+				if d, err := time.ParseDuration(w); err == nil {
+					out[k] = d.String()
+				}
+			}
 		} else {
 			out[k] = nil // the empty value: absent from both, or set empty
 		}
