@@ -358,8 +358,13 @@ func (s *session) dryRun(ctx context.Context, d applyDoc, team, what string, cur
 	if err != nil {
 		return err
 	}
+	return writeDiff(out, before, after, from, d.source)
+}
+
+// writeDiff writes the unified diff of before (named from) and after (named to).
+func writeDiff(out io.Writer, before, after, from, to string) error {
 	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(before), B: difflib.SplitLines(after),
-		FromFile: from, ToFile: d.source, Context: 3})
+		FromFile: from, ToFile: to, Context: 3})
 	if err != nil {
 		return err
 	}

@@ -47,32 +47,56 @@ params:
 // apply makes tasks (a team's and the global catalogue's) and schedules what files say:
 // created, unchanged when applied again (no version; the same schedule), a dry run
 // printing the change and saving nothing, the change saved, and refusals named.
-func TestApplyTasksAndSchedulesAgainstAServer(t *testing.T) {
-	t.Parallel()
+// applyFixture is a server with team infra, a directory for files and a configuration
+// for the command.
+type applyFixture struct {
+	t     *testing.T
+	srv   *server
+	admin *client.Client
+	dir   string
+	cfg   string
+	n     *strings.Replacer
+}
+
+func newApplyFixture(t *testing.T) *applyFixture {
+	t.Helper()
 	srv := startServer(t)
-	ctx := context.Background()
 	admin, err := client.New(srv.url, client.WithToken(srv.token))
 	require.NoError(t, err)
-	_, err = admin.CreateTeam(ctx, &client.TeamRequest{Name: "infra"})
+	_, err = admin.CreateTeam(context.Background(), &client.TeamRequest{Name: "infra"})
 	require.NoError(t, err)
 	cfgDir, dir := t.TempDir(), t.TempDir()
-	cfg := cfgDir + "/baton/config.yaml"
+	// Only what changes between runs is replaced: a diff's indentation is its meaning.
 	n := strings.NewReplacer(srv.url, "<SERVER>", srv.token, "<TOKEN>", dir, "<DIR>", cfgDir, "<CONFIG DIR>")
-	trace := regexp.MustCompile(`\(trace [0-9a-f]+\)`)
-	check := func(name string, wantCode int, ids *strings.Replacer, args ...string) {
-		t.Helper()
-		code, out, errOut := baton(t, cfg, nil, args...)
-		assert.Equal(t, wantCode, code, "%s: exit code; stderr: %s", name, errOut)
-		got := trace.ReplaceAllString(n.Replace(out+errOut), "(trace <TRACE>)")
-		if ids != nil {
-			got = ids.Replace(got)
-		}
-		golden.MatchText(t, name, []byte(got))
+	return &applyFixture{t: t, srv: srv, admin: admin, dir: dir, cfg: cfgDir + "/baton/config.yaml", n: n}
+}
+
+var traceID = regexp.MustCompile(`\(trace [0-9a-f]+\)`)
+
+// check runs the command and matches its output, ids (when given) replacing what the
+// server made up, with the golden file name.
+func (f *applyFixture) check(name string, wantCode int, ids *strings.Replacer, args ...string) {
+	f.t.Helper()
+	code, out, errOut := baton(f.t, f.cfg, nil, args...)
+	assert.Equal(f.t, wantCode, code, "%s: exit code; stderr: %s", name, errOut)
+	got := traceID.ReplaceAllString(f.n.Replace(out+errOut), "(trace <TRACE>)")
+	if ids != nil {
+		got = ids.Replace(got)
 	}
-	write := func(name, content string) {
-		t.Helper()
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
-	}
+	golden.MatchText(f.t, name, []byte(got))
+}
+
+// write writes a file of the fixture's directory.
+func (f *applyFixture) write(name, content string) {
+	f.t.Helper()
+	require.NoError(f.t, os.WriteFile(filepath.Join(f.dir, name), []byte(content), 0o600))
+}
+
+func TestApplyTasksAndSchedulesAgainstAServer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newApplyFixture(t)
+	admin, dir, check, write := f.admin, f.dir, f.check, f.write
 	taskVersion := func() int64 {
 		t.Helper()
 		got, err := admin.GetTeamTask(ctx, "infra", "greet")
@@ -85,7 +109,7 @@ func TestApplyTasksAndSchedulesAgainstAServer(t *testing.T) {
 		require.NoError(t, err)
 		return page.Content
 	}
-	check("apply-kinds-login", 0, nil, "login", "--server", srv.url, "--token", srv.token, "--team", "infra")
+	check("apply-kinds-login", 0, nil, "login", "--server", f.srv.url, "--token", f.srv.token, "--team", "infra")
 	write("greet.yaml", applyTask)
 	write("notify.json", applyGlobalTask)
 	write("release.yaml", applyWorkflow)

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
-
 	"github.com/baton-flow/baton/gateway/internal/cli/printer"
 	"github.com/baton-flow/baton/libs/client"
 )
@@ -242,13 +240,7 @@ func (s *session) dryRunSchedule(ctx context.Context, d applyDoc, team, what str
 	if err != nil {
 		return err
 	}
-	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(before), B: difflib.SplitLines(after),
-		FromFile: from, ToFile: d.source, Context: 3})
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(out, diff)
-	return err
+	return writeDiff(out, before, after, from, d.source)
 }
 
 // yamlOf is m as YAML without its empty fields, "" for none.
