@@ -363,13 +363,22 @@ func (s *session) dryRun(ctx context.Context, d applyDoc, team, what string, cur
 
 // writeDiff writes the unified diff of before (named from) and after (named to).
 func writeDiff(out io.Writer, before, after, from, to string) error {
-	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(before), B: difflib.SplitLines(after),
+	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: diffLines(before), B: diffLines(after),
 		FromFile: from, ToFile: to, Context: 3})
 	if err != nil {
 		return err
 	}
 	_, err = io.WriteString(out, diff)
 	return err
+}
+
+// diffLines is s as the diff's lines, each ended by a newline: none for "", and no empty
+// line after the last.
+func diffLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return difflib.SplitLines(strings.TrimSuffix(s, "\n"))
 }
 
 // comparable is v as YAML without what each save changes (version, dates, changelog),

@@ -115,6 +115,13 @@ func TestApplyTasksAndSchedulesAgainstAServer(t *testing.T) {
 	write("release.yaml", applyWorkflow)
 	write("schedule.yaml", applySchedule)
 
+	// A dry run of what does not exist yet shows it whole and creates nothing; the workflow
+	// the schedule names is not there yet either, which the dry run says.
+	check("apply-kinds-dry-run-create", 1, nil, "apply", "-f", dir, "--dry-run")
+	_, err := admin.GetTeamTask(ctx, "infra", "greet")
+	assert.True(t, client.IsNotFound(err), "a dry run creates no task: %v", err)
+	assert.Empty(t, schedules(), "a dry run creates no schedule")
+
 	check("apply-kinds-create", 0, nil, "apply", "-f", dir)
 	check("apply-kinds-again", 0, nil, "apply", "-f", dir)
 	assert.EqualValues(t, 1, taskVersion(), "applied twice, one version")

@@ -213,7 +213,10 @@ func (s *session) dryRunSchedule(ctx context.Context, d applyDoc, team, what str
 	if next.WorkflowRef == "" {
 		return errors.New("the schedule names no workflow: give it a workflowRef")
 	}
-	if _, err := s.client.GetWorkflow(ctx, team, next.WorkflowRef); err != nil {
+	if _, err := s.client.GetWorkflow(ctx, team, next.WorkflowRef); client.IsNotFound(err) {
+		return fmt.Errorf("the schedule's workflow %s is not in team %s (a dry run creates none, "+
+			"not even one the same files hold)", next.WorkflowRef, team)
+	} else if err != nil {
 		return err
 	}
 	if next.CronSchedule != "" && next.Type != "runOnce" {
