@@ -105,6 +105,13 @@ func TestPasswordParamsAreSealedMaskedAndKept(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, v3)
 	require.EqualValues(t, 3, v3["version"])
 	assertMasked(t, v3)
+	// Sent again, as read (masked) or leaving them out, it is the latest version: no new one.
+	for _, body := range []string{mustJSON(t, v3), `{"spec":{"image":"alpine:3","script":"deploy v3","params":[
+		 {"name":"token","type":"password"},{"name":"env","type":"text","default":"prod"}]}}`} {
+		code, again := f.call(t, editor, http.MethodPut, path, body)
+		require.Equal(t, http.StatusOK, code, again)
+		assert.EqualValues(t, 3, again["version"], "the stored secrets are what the mask stands for")
+	}
 
 	// Every public read is masked: get (each version), search, both catalogues' queries.
 	for _, p := range []string{path, path + "?version=1", path + "?version=2", path + "?version=3"} {
