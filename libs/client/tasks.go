@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"net/http"
+	"net/url"
 )
 
 // Tasks of the catalogue can be read and written as JSON (Task) or as Tekton Task YAML
@@ -238,4 +240,49 @@ func (c *Client) SaveGlobalTaskYAML(ctx context.Context, name string, doc []byte
 // getGlobalTaskChangelog.
 func (c *Client) GetGlobalTaskChangelog(ctx context.Context, name string) ([]ChangelogEntry, error) {
 	return c.taskChangelog(ctx, "", name)
+}
+
+// putTaskJSON sends doc, a JSON task document, to PUT the task of its name.
+func (c *Client) putTaskJSON(ctx context.Context, team, name string, doc []byte, q url.Values) (*Task, bool, error) {
+	if name == "" {
+		return nil, false, errors.New("client: the task document has no name")
+	}
+	var out Task
+	status, err := c.call(ctx, http.MethodPut, taskPath(team, name), q, json.RawMessage(doc), &out)
+	if err != nil {
+		return nil, false, err
+	}
+	return &out, status == http.StatusCreated, nil
+}
+
+// ApplyTeamTaskJSON makes doc, a JSON task document named name (a file of the CLI, a task
+// read back), the latest version of its task in team's catalogue, sent as it is so that
+// every field of it is kept: it creates the task, adds a version, or, when the latest
+// version holds doc already, writes nothing and answers that version. It answers the
+// task as saved and whether it was created. saveTeamTask.
+func (c *Client) ApplyTeamTaskJSON(ctx context.Context, team, name string, doc []byte) (*Task, bool, error) {
+	if team == "" {
+		return nil, false, errNoTeam
+	}
+	return c.putTaskJSON(ctx, team, name, doc, nil)
+}
+
+// DryRunTeamTaskJSON answers what ApplyTeamTaskJSON of doc would save, validated, saving
+// nothing: the next version, the latest when doc changes nothing, or version 1 of a new
+// task (created). saveTeamTask.
+func (c *Client) DryRunTeamTaskJSON(ctx context.Context, team, name string, doc []byte) (*Task, bool, error) {
+	if team == "" {
+		return nil, false, errNoTeam
+	}
+	return c.putTaskJSON(ctx, team, name, doc, url.Values{"dryRun": {"true"}})
+}
+
+// ApplyGlobalTaskJSON is ApplyTeamTaskJSON in the global catalogue. saveGlobalTask.
+func (c *Client) ApplyGlobalTaskJSON(ctx context.Context, name string, doc []byte) (*Task, bool, error) {
+	return c.putTaskJSON(ctx, "", name, doc, nil)
+}
+
+// DryRunGlobalTaskJSON is DryRunTeamTaskJSON in the global catalogue. saveGlobalTask.
+func (c *Client) DryRunGlobalTaskJSON(ctx context.Context, name string, doc []byte) (*Task, bool, error) {
+	return c.putTaskJSON(ctx, "", name, doc, url.Values{"dryRun": {"true"}})
 }

@@ -92,7 +92,7 @@ func TestPasswordParamsAreSealedMaskedAndKept(t *testing.T) {
 
 	// A write sending the mask back keeps the stored default and value.
 	code, v2 := f.call(t, editor, http.MethodPut, path,
-		`{"changelog":{"reason":"masked"},"spec":{"image":"alpine:3","script":"deploy","params":[
+		`{"changelog":{"reason":"masked"},"spec":{"image":"alpine:3","script":"deploy v2","params":[
 		 {"name":"token","type":"password","default":"********","defaultValue":"********","value":"********"},
 		 {"name":"env","type":"text","default":"prod"}]}}`)
 	require.Equal(t, http.StatusOK, code, v2)
@@ -100,11 +100,18 @@ func TestPasswordParamsAreSealedMaskedAndKept(t *testing.T) {
 	assertMasked(t, v2)
 	// One leaving them out keeps them too.
 	code, v3 := f.call(t, editor, http.MethodPut, path,
-		`{"changelog":{"reason":"omitted"},"spec":{"image":"alpine:3","script":"deploy","params":[
+		`{"changelog":{"reason":"omitted"},"spec":{"image":"alpine:3","script":"deploy v3","params":[
 		 {"name":"token","type":"password"},{"name":"env","type":"text","default":"prod"}]}}`)
 	require.Equal(t, http.StatusOK, code, v3)
 	require.EqualValues(t, 3, v3["version"])
 	assertMasked(t, v3)
+	// Sent again, as read (masked) or leaving them out, it is the latest version: no new one.
+	for _, body := range []string{mustJSON(t, v3), `{"spec":{"image":"alpine:3","script":"deploy v3","params":[
+		 {"name":"token","type":"password"},{"name":"env","type":"text","default":"prod"}]}}`} {
+		code, again := f.call(t, editor, http.MethodPut, path, body)
+		require.Equal(t, http.StatusOK, code, again)
+		assert.EqualValues(t, 3, again["version"], "the stored secrets are what the mask stands for")
+	}
 
 	// Every public read is masked: get (each version), search, both catalogues' queries.
 	for _, p := range []string{path, path + "?version=1", path + "?version=2", path + "?version=3"} {
@@ -125,13 +132,18 @@ func TestPasswordParamsAreSealedMaskedAndKept(t *testing.T) {
 	assert.NotContains(t, string(yml.raw), secretDefault)
 	assert.NotContains(t, string(yml.raw), secretValue)
 
-	// The Tekton YAML, sent back as it was read, keeps them as well.
-	r := f.do(t, request{as: editor, method: http.MethodPut, path: path, body: string(yml.raw), contentType: yamlType})
+	// The Tekton YAML, sent back as it was read with a change, keeps them as well.
+	require.Contains(t, string(yml.raw), "deploy v3")
+	r := f.do(t, request{as: editor, method: http.MethodPut, path: path,
+		body: strings.Replace(string(yml.raw), "deploy v3", "deploy v4", 1), contentType: yamlType})
 	require.Equal(t, http.StatusOK, r.code, string(r.raw))
 	assert.NotContains(t, string(r.raw), secretDefault)
+	code, v4 := f.call(t, reader, http.MethodGet, path, "")
+	require.Equal(t, http.StatusOK, code, v4)
+	require.EqualValues(t, 4, v4["version"], "a change sent as YAML makes a version")
 
 	// Baton's services get the clear values, of every version, for the runs that need them.
-	for _, q := range []string{"ref=infra/deploy", "ref=infra/deploy&version=1", "ref=infra/deploy&version=2", "ref=infra/deploy&version=3"} {
+	for _, q := range []string{"ref=infra/deploy", "ref=infra/deploy&version=1", "ref=infra/deploy&version=2", "ref=infra/deploy&version=3", "ref=infra/deploy&version=4"} {
 		p := f.resolved(t, q)
 		assert.Equal(t, secretDefault, p["default"], q)
 		assert.Equal(t, secretDefault, p["defaultValue"], q)

@@ -21,25 +21,31 @@ import (
 	"github.com/baton-flow/baton/libs/client"
 )
 
-// newApplyCmd is `baton apply -f FILE|DIR`: workflows and templates made what files say.
+// newApplyCmd is `baton apply -f FILE|DIR`: workflows, templates, tasks and schedules made
+// what files say.
 func newApplyCmd(env *Env) *cobra.Command {
 	var files []string
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR ...",
-		Short: "Create or update workflows and templates from YAML or JSON files",
-		Long: `Makes each workflow and template the files describe the latest version of its name:
-creates it, adds a version, or, when the file says what the latest version holds already,
-writes nothing (no new version). A file is YAML (several documents apart with ---) or
-JSON; a directory is read for its .yaml, .yml and .json files, in name order.
+		Short: "Create or update workflows, templates, tasks and schedules from YAML or JSON files",
+		Long: `Makes each workflow, template and task the files describe the latest version of its
+name: creates it, adds a version, or, when the file says what the latest version holds
+already, writes nothing (no new version). A schedule is found by its name in the team:
+created when there is none, changed in place when a field the file sets differs, left
+alone when none does. A file is YAML (several documents apart with ---) or JSON; a
+directory is read for its .yaml, .yml and .json files, in name order.
 
-Each document is the API's workflow (as baton get workflow NAME -o yaml prints it) or
-template, with "kind: Workflow" (the default) or "kind: WorkflowTemplate". A workflow
-goes to its "team" field's team, else --team or the context's.
+Each document is the API's resource (as baton get prints it with -o yaml) with a kind:
+"Workflow" (the default), "WorkflowTemplate", "Task" (a team's), "GlobalTask" (the global
+catalogue's, an admin's to write) or "Schedule". A workflow, task or schedule goes to its
+"team" field's team, else --team or the context's.
 
 --dry-run validates each document on the server and prints what would change, as a
-diff of the latest version against what would be saved, saving nothing.`,
+diff of the latest version (or stored schedule) against what would be saved, saving
+nothing.`,
 		Example: `  baton apply -f deploy.yaml
+  baton apply -f tasks/ -f schedules/
   baton apply -f workflows/ --team infra
   baton apply -f deploy.yaml --dry-run`,
 		Args: cobra.NoArgs,
@@ -77,9 +83,17 @@ diff of the latest version against what would be saved, saving nothing.`,
 
 // Kinds apply takes.
 const (
-	kindWorkflow = "workflow"
-	kindTemplate = "workflowtemplate"
+	kindWorkflow   = "workflow"
+	kindTemplate   = "workflowtemplate"
+	kindTask       = "task"
+	kindGlobalTask = "globaltask"
+	kindSchedule   = "schedule"
 )
+
+// teamOwned reports whether documents of kind belong to a team.
+func teamOwned(kind string) bool {
+	return kind == kindWorkflow || kind == kindTask || kind == kindSchedule
+}
 
 // applyDoc is one document to apply: where it came from, its kind, and the resource as
 // JSON without its kind.
@@ -155,7 +169,7 @@ func readApplyFile(path string) ([]applyDoc, error) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: a document is a mapping of a workflow's or template's fields", source)
+			return nil, fmt.Errorf("%s: a document is a mapping of a resource's fields", source)
 		}
 		d, err := newApplyDoc(source, m)
 		if err != nil {
@@ -173,8 +187,14 @@ func newApplyDoc(source string, m map[string]any) (applyDoc, error) {
 		case "workflow":
 		case "workflowtemplate", "template":
 			d.kind = kindTemplate
+		case "task":
+			d.kind = kindTask
+		case "globaltask":
+			d.kind = kindGlobalTask
+		case "schedule":
+			d.kind = kindSchedule
 		default:
-			return applyDoc{}, fmt.Errorf("%s: kind %v is not Workflow or WorkflowTemplate", source, k)
+			return applyDoc{}, fmt.Errorf("%s: kind %v is not Workflow, WorkflowTemplate, Task, GlobalTask or Schedule", source, k)
 		}
 		delete(m, "kind")
 	}
@@ -182,7 +202,7 @@ func newApplyDoc(source string, m map[string]any) (applyDoc, error) {
 	if d.name == "" {
 		return applyDoc{}, fmt.Errorf("%s: the document has no name", source)
 	}
-	if d.kind == kindWorkflow {
+	if teamOwned(d.kind) {
 		d.team, _ = m["team"].(string)
 	}
 	body, err := json.Marshal(m)
@@ -197,8 +217,11 @@ func newApplyDoc(source string, m map[string]any) (applyDoc, error) {
 // it on out.
 func applyOne(ctx context.Context, s *session, flagTeam string, d applyDoc, dryRun bool, out io.Writer) error {
 	what := "template " + d.name
+	if d.kind == kindGlobalTask {
+		what = "global task " + d.name
+	}
 	team := d.team
-	if d.kind == kindWorkflow {
+	if teamOwned(d.kind) {
 		switch {
 		case team != "" && flagTeam != "" && team != flagTeam:
 			return fmt.Errorf("the document is team %s's, not %s's (--team)", team, flagTeam)
@@ -206,9 +229,12 @@ func applyOne(ctx context.Context, s *session, flagTeam string, d applyDoc, dryR
 			team = s.ctx.Team
 		}
 		if team == "" {
-			return errors.New(`the workflow names no team: give it a "team" field, or --team`)
+			return fmt.Errorf(`the %s names no team: give it a "team" field, or --team`, d.kind)
 		}
-		what = "workflow " + team + "/" + d.name
+		what = d.kind + " " + team + "/" + d.name
+	}
+	if d.kind == kindSchedule {
+		return s.applySchedule(ctx, d, team, what, dryRun, out)
 	}
 	current, err := s.currentVersion(ctx, d.kind, team, d.name)
 	if err != nil {
@@ -219,13 +245,20 @@ func applyOne(ctx context.Context, s *session, flagTeam string, d applyDoc, dryR
 	}
 	var saved int64
 	var created bool
-	if d.kind == kindWorkflow {
+	switch d.kind {
+	case kindWorkflow:
 		w, c, err := s.client.ApplyWorkflowJSON(ctx, team, d.body)
 		if err != nil {
 			return err
 		}
 		saved, created = w.Version, c
-	} else {
+	case kindTask, kindGlobalTask:
+		t, c, err := s.applyTask(ctx, d, team, false)
+		if err != nil {
+			return err
+		}
+		saved, created = t.Version, c
+	default:
 		w, c, err := s.client.ApplyWorkflowTemplateJSON(ctx, d.body)
 		if err != nil {
 			return err
@@ -255,12 +288,23 @@ type version struct {
 func (s *session) currentVersion(ctx context.Context, kind, team, name string) (*version, error) {
 	var v *version
 	var err error
-	if kind == kindWorkflow {
+	switch kind {
+	case kindWorkflow:
 		var w *client.Workflow
 		if w, err = s.client.GetWorkflow(ctx, team, name); err == nil {
 			v = &version{w.Version, w}
 		}
-	} else {
+	case kindTask, kindGlobalTask:
+		var t *client.Task
+		if kind == kindTask {
+			t, err = s.client.GetTeamTask(ctx, team, name)
+		} else {
+			t, err = s.client.GetGlobalTask(ctx, name)
+		}
+		if err == nil {
+			v = &version{t.Version, t}
+		}
+	default:
 		var t *client.WorkflowTemplate
 		if t, err = s.client.GetWorkflowTemplate(ctx, name); err == nil {
 			v = &version{t.Version, t}
@@ -275,13 +319,20 @@ func (s *session) currentVersion(ctx context.Context, kind, team, name string) (
 // dryRun prints what applying d would change of current (nil: d would be created).
 func (s *session) dryRun(ctx context.Context, d applyDoc, team, what string, current *version, out io.Writer) error {
 	var would version
-	if d.kind == kindWorkflow {
+	switch d.kind {
+	case kindWorkflow:
 		w, _, err := s.client.DryRunWorkflowJSON(ctx, team, d.body)
 		if err != nil {
 			return err
 		}
 		would = version{w.Version, w}
-	} else {
+	case kindTask, kindGlobalTask:
+		t, _, err := s.applyTask(ctx, d, team, true)
+		if err != nil {
+			return err
+		}
+		would = version{t.Version, t}
+	default:
 		t, _, err := s.client.DryRunWorkflowTemplateJSON(ctx, d.body)
 		if err != nil {
 			return err
@@ -307,13 +358,27 @@ func (s *session) dryRun(ctx context.Context, d applyDoc, team, what string, cur
 	if err != nil {
 		return err
 	}
-	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(before), B: difflib.SplitLines(after),
-		FromFile: from, ToFile: d.source, Context: 3})
+	return writeDiff(out, before, after, from, d.source)
+}
+
+// writeDiff writes the unified diff of before (named from) and after (named to).
+func writeDiff(out io.Writer, before, after, from, to string) error {
+	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: diffLines(before), B: diffLines(after),
+		FromFile: from, ToFile: to, Context: 3})
 	if err != nil {
 		return err
 	}
 	_, err = io.WriteString(out, diff)
 	return err
+}
+
+// diffLines is s as the diff's lines, each ended by a newline: none for "", and no empty
+// line after the last.
+func diffLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return difflib.SplitLines(strings.TrimSuffix(s, "\n"))
 }
 
 // comparable is v as YAML without what each save changes (version, dates, changelog),

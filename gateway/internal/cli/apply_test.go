@@ -2,17 +2,12 @@ package cli_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/baton-flow/baton/libs/client"
-	"github.com/baton-flow/baton/libs/golden"
 )
 
 const applyWorkflow = `# the release pipeline
@@ -46,26 +41,12 @@ const applyTemplate = `{"kind": "WorkflowTemplate", "name": "one-step", "descrip
 // which document it refused and why.
 func TestApplyAgainstAServer(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t)
 	ctx := context.Background()
-	admin, err := client.New(srv.url, client.WithToken(srv.token))
-	require.NoError(t, err)
-	_, err = admin.CreateTeam(ctx, &client.TeamRequest{Name: "infra"})
-	require.NoError(t, err)
-	cfgDir, dir := t.TempDir(), t.TempDir()
-	cfg := cfgDir + "/baton/config.yaml"
-	// Only what changes between runs is replaced: a diff's indentation is its meaning.
-	n := strings.NewReplacer(srv.url, "<SERVER>", srv.token, "<TOKEN>", dir, "<DIR>", cfgDir, "<CONFIG DIR>")
-	trace := regexp.MustCompile(`\(trace [0-9a-f]+\)`)
+	f := newApplyFixture(t)
+	admin, dir, write := f.admin, f.dir, f.write
 	check := func(name string, wantCode int, args ...string) {
 		t.Helper()
-		code, out, errOut := baton(t, cfg, nil, args...)
-		assert.Equal(t, wantCode, code, "%s: exit code; stderr: %s", name, errOut)
-		golden.MatchText(t, name, []byte(trace.ReplaceAllString(n.Replace(out+errOut), "(trace <TRACE>)")))
-	}
-	write := func(name, content string) {
-		t.Helper()
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
+		f.check(name, wantCode, nil, args...)
 	}
 	version := func() int64 {
 		t.Helper()
@@ -73,7 +54,7 @@ func TestApplyAgainstAServer(t *testing.T) {
 		require.NoError(t, err)
 		return w.Version
 	}
-	check("apply-login", 0, "login", "--server", srv.url, "--token", srv.token, "--team", "infra")
+	check("apply-login", 0, "login", "--server", f.srv.url, "--token", f.srv.token, "--team", "infra")
 	write("release.yaml", applyWorkflow)
 	write("template.json", applyTemplate)
 	write("notes.txt", "not read")

@@ -146,24 +146,39 @@ func masked(t domain.Task, err error) (domain.Task, error) {
 }
 
 func (s *Tasks) create(ctx context.Context, p auth.Principal, t domain.Task) (domain.Task, error) {
-	now := s.stamp()
-	t.Version, t.CreationDate = 1, now
-	t.Verified = t.Verified && mayVerify(p)
-	t.Changelog = domain.Changelog{Author: author(p), Reason: t.Changelog.Reason, Date: now}
+	t = s.first(p, t)
 	if err := s.store.CreateTask(ctx, t); err != nil {
 		return domain.Task{}, err
 	}
 	return t, nil
 }
 
+// first is t as version 1 of a new task written by p.
+func (s *Tasks) first(p auth.Principal, t domain.Task) domain.Task {
+	now := s.stamp()
+	t.Version, t.CreationDate = 1, now
+	t.Verified = t.Verified && mayVerify(p)
+	t.Changelog = domain.Changelog{Author: author(p), Reason: t.Changelog.Reason, Date: now}
+	return t
+}
+
 // maxSaveAttempts bounds how often Save switches between creating and updating when
 // others create or delete the same task meanwhile.
 const maxSaveAttempts = 3
 
-// Save writes a task through PUT: a new version of an existing task (or, with replace,
+// SaveMode is how Save writes: Replace overwrites the latest version in place instead of
+// adding one; DryRun answers what would be saved, validated, saving nothing.
+type SaveMode struct {
+	Replace bool
+	DryRun  bool
+}
+
+// Save writes a task through PUT: a new version of an existing task (or, with Replace,
 // the latest version overwritten in place), or version 1 of a new one, reported by
-// created.
-func (s *Tasks) Save(ctx context.Context, ref domain.Ref, in domain.Task, replace bool) (t domain.Task, created bool, err error) {
+// created. A task the latest version holds already (the same canonical form: see
+// sameTask) writes nothing and answers that version, so applying a file again makes no
+// version. With DryRun nothing is written and the answer is what would be.
+func (s *Tasks) Save(ctx context.Context, ref domain.Ref, in domain.Task, mode SaveMode) (t domain.Task, created bool, err error) {
 	p, err := authorize(ctx, ref, "write")
 	if err != nil {
 		return domain.Task{}, false, err
@@ -180,19 +195,36 @@ func (s *Tasks) Save(ctx context.Context, ref domain.Ref, in domain.Task, replac
 			w.Verified = w.Verified && mayVerify(p)
 			w.Changelog = domain.Changelog{Author: author(p), Reason: next.Changelog.Reason, Date: now}
 			w.Version = cur.Version + 1
-			if replace {
+			if mode.Replace {
 				w.Version = cur.Version
 			}
 			// Password values sent as the mask or left out are the latest version's.
 			w.KeepSecrets(cur.Spec.Params)
+			same, err := sameTask(cur, w)
+			switch {
+			case err != nil:
+				return domain.Task{}, err
+			case same:
+				return domain.Task{}, notWritten{cur}
+			case mode.DryRun:
+				return domain.Task{}, notWritten{w}
+			}
 			return w, nil
 		})
+		var nw notWritten
+		if errors.As(err, &nw) {
+			t, err = nw.task, nil
+		}
 		if !errors.Is(err, domain.ErrTaskNotFound) {
 			t, err = masked(t, err)
 			return t, false, err
 		}
 		first := next.Clone()
 		first.KeepSecrets(nil)
+		if mode.DryRun {
+			t, err = masked(s.first(p, first), nil)
+			return t, true, err
+		}
 		t, err = masked(s.create(ctx, p, first))
 		if !errors.Is(err, domain.ErrTaskAlreadyExists) {
 			return t, err == nil, err

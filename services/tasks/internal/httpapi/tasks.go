@@ -102,16 +102,22 @@ func (h *handlers) put(ref refOf) fiber.Handler {
 		if err != nil {
 			return err
 		}
+		dryRun, err := httpx.Bool(c, "dryRun", false)
+		if err != nil {
+			return err
+		}
 		in, err := decodeTask(c)
 		if err != nil {
 			return err
 		}
-		t, created, err := h.tasks.Save(c.UserContext(), ref(c), in, replace)
+		t, created, err := h.tasks.Save(c.UserContext(), ref(c), in, app.SaveMode{Replace: replace, DryRun: dryRun})
 		if err != nil {
 			return err
 		}
 		if created {
-			c.Location(c.Path())
+			if !dryRun {
+				c.Location(c.Path())
+			}
 			return render(c, http.StatusCreated, t)
 		}
 		return render(c, http.StatusOK, t)
