@@ -42,6 +42,13 @@ func TestSavingTheSameWorkflowMakesNoVersion(t *testing.T) {
 		assert.Equal(t, float64(2), got.body["version"], "a change makes a version")
 		got = f.must(t, http.StatusOK, editor, http.MethodPut, base, described(formWorkflow("same", "n3w"), "second"))
 		assert.Equal(t, float64(3), got.body["version"], "a new password default is a change")
+
+		tpl := described(formWorkflow("same-template", "********"), "first")
+		f.must(t, http.StatusCreated, admin, http.MethodPost, templates, tpl)
+		got = f.must(t, http.StatusOK, admin, http.MethodPut, templates, tpl)
+		assert.Equal(t, float64(1), got.body["version"], "a template saved unchanged")
+		got = f.must(t, http.StatusOK, admin, http.MethodPut, templates, described(formWorkflow("same-template", "********"), "second"))
+		assert.Equal(t, float64(2), got.body["version"], "a template changed")
 	})
 }
 
