@@ -134,6 +134,7 @@ func (s *queueSignals) state(team, queue string) *queueState {
 }
 
 func (s *queueSignals) await(team, queue string) (<-chan domain.QueuedAttempt, <-chan struct{}, func() *domain.QueuedAttempt) {
+	key := [2]string{team, queue}
 	c := make(chan domain.QueuedAttempt, 1)
 	s.mu.Lock()
 	st := s.state(team, queue)
@@ -148,6 +149,11 @@ func (s *queueSignals) await(team, queue string) (<-chan domain.QueuedAttempt, <
 				st.waiters = append(st.waiters[:i:i], st.waiters[i+1:]...)
 				break
 			}
+		}
+		if len(st.waiters) == 0 && !st.stored && s.queues[key] == st {
+			// Nothing waits on it and nothing is known stored there: forgotten, so that
+			// claims on queues of any name cannot grow the map; the next claim reads it.
+			delete(s.queues, key)
 		}
 		select {
 		case q := <-c:

@@ -73,3 +73,19 @@ func TestQueueSignalsLookOncePerInterval(t *testing.T) {
 	assert.False(t, s.look("infra", "deploy", now.Add(300*time.Millisecond), every))
 	assert.True(t, s.look("infra", "deploy", now.Add(700*time.Millisecond), every), "due again")
 }
+
+// A queue nothing waits on, with nothing known stored there, is forgotten: claims on
+// queues of any name leave nothing behind.
+func TestQueueSignalsForgetIdleQueues(t *testing.T) {
+	t.Parallel()
+	var s queueSignals
+	for _, q := range []string{"a", "b", "c"} {
+		_, _, done := s.await("infra", q)
+		done()
+	}
+	assert.Empty(t, s.queues)
+	_, _, done := s.await("infra", "kept")
+	s.fire("infra", "kept")
+	done()
+	assert.Len(t, s.queues, 1, "something was stored there: the next claim must read it")
+}
