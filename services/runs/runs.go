@@ -10,12 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
@@ -268,15 +268,15 @@ func (s *Service) Routes(r fiber.Router) {
 }
 
 // Run moves runs, follows runners' reports and removes deleted teams' runs until ctx ends.
+// One that fails stops the others: a service running in part (an engine whose reports no
+// longer come, say) is worse than one stopped, which its host restarts.
 func (s *Service) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	var errEngine, errUpdates, errTeams, errRecorded error
-	wg.Go(func() { errEngine = s.app.Run(ctx) })
-	wg.Go(func() { errUpdates = s.updates.Run(ctx) })
-	wg.Go(func() { errTeams = s.teams.Run(ctx) })
-	wg.Go(func() { errRecorded = s.recorded.Run(ctx) })
-	wg.Wait()
-	return errors.Join(errEngine, errUpdates, errTeams, errRecorded)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.app.Run(ctx) })
+	g.Go(func() error { return s.updates.Run(ctx) })
+	g.Go(func() error { return s.teams.Run(ctx) })
+	g.Go(func() error { return s.recorded.Run(ctx) })
+	return g.Wait()
 }
 
 // Build makes the service's unit from a connected platform.
