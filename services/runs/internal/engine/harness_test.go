@@ -135,9 +135,16 @@ func newHarness(t *testing.T) *harness {
 // start runs a replica named name until the test ends or stop is called.
 func (h *harness) start(name string) *Engine {
 	h.t.Helper()
-	e := New(Config{Replica: name, Reconcile: h.reconcile, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	return h.startWith(name, h.pub, 0)
+}
+
+// startWith is start with the replica publishing to pub and sending what runs put away
+// owe again after resend (0: the default).
+func (h *harness) startWith(name string, pub Publisher, resend time.Duration) *Engine {
+	h.t.Helper()
+	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.lockStore(),
-			Publisher: h.pub, Starter: h, Schedules: h.schedules, Limits: h})
+			Publisher: pub, Starter: h, Schedules: h.schedules, Limits: h})
 	e.now = h.clock.Now
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{e: e, stop: cancel, done: make(chan struct{})}

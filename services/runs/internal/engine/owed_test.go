@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -49,26 +47,7 @@ func (l *lossy) setLose(v bool) {
 // again after resend.
 func startOwing(h *harness, name string, pub Publisher, resend time.Duration) *Engine {
 	h.t.Helper()
-	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		Deps{Runs: h.store, Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.store,
-			Publisher: pub, Starter: h, Limits: h})
-	e.now = h.clock.Now
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{e: e, stop: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		_ = e.Run(ctx)
-	}()
-	h.t.Cleanup(func() { h.stop(name) })
-	h.mu.Lock()
-	h.replicas[name] = r
-	h.mu.Unlock()
-	require.Eventually(h.t, func() bool {
-		seen, err := h.store.Replicas(context.Background())
-		_, ok := seen[name]
-		return err == nil && ok
-	}, within, time.Millisecond, "replica %s alive", name)
-	return e
+	return h.startWith(name, pub, resend)
 }
 
 // statusSeqs lists the numbers of run's status events published so far, in the order
