@@ -71,29 +71,32 @@ func (a *App) ClaimQueued(ctx context.Context, team, queue, worker string, wait 
 	runner := workerRunner(team, queue, worker)
 	for {
 		// Registered before the read: an attempt dispatched after it is handed to this
-		// claim, one stored after it wakes it.
-		handed, woken, done := a.engine.AwaitQueued(team, queue)
+		// claim (claimed for it already when the dispatch could), one stored after it
+		// wakes it.
+		handed, woken, done := a.engine.AwaitQueued(team, queue, runner)
 		if a.engine.LookAtQueue(team, queue, claimLook) {
 			att, more, err := a.claimStored(ctx, team, queue, runner)
 			if more {
 				a.engine.QueueHasMore(team, queue)
 			}
 			if err != nil || att != nil {
-				a.giveBack(ctx, done())
+				a.giveBack(ctx, runner, done())
 				return att, err
 			}
 		}
 		left := until.Sub(a.now())
 		if left <= 0 {
-			a.giveBack(ctx, done())
-			return nil, nil
+			return a.leave(ctx, runner, done), nil
 		}
 		look := time.NewTimer(min(left, claimLook))
 		select {
-		case q := <-handed:
+		case h := <-handed:
 			done()
 			look.Stop()
-			att, err := a.claimQueued(ctx, q, runner, true)
+			if h.Claimed != nil {
+				return h.Claimed, nil
+			}
+			att, err := a.claimQueued(ctx, h.Q, runner, true)
 			if err != nil || att != nil {
 				return att, err
 			}
@@ -103,11 +106,22 @@ func (a *App) ClaimQueued(ctx context.Context, team, queue, worker string, wait 
 		case <-look.C:
 		}
 		look.Stop()
-		a.giveBack(ctx, done())
-		if ctx.Err() != nil {
-			return nil, nil
+		if att := a.leave(ctx, runner, done); att != nil || ctx.Err() != nil {
+			return att, nil
 		}
 	}
+}
+
+// leave unregisters a claim of runner that stops waiting: an attempt claimed for it as it
+// stopped is its answer while its worker still asks; anything else handed to it is given
+// back.
+func (a *App) leave(ctx context.Context, runner string, done func() *engine.Handoff) *events.TaskAttempt {
+	h := done()
+	if h != nil && h.Claimed != nil && ctx.Err() == nil {
+		return h.Claimed
+	}
+	a.giveBack(ctx, runner, h)
+	return nil
 }
 
 // claimStored claims the oldest attempt of the store's queue it can; more reports that
@@ -125,10 +139,28 @@ func (a *App) claimStored(ctx context.Context, team, queue, runner string) (att 
 	return nil, len(waiting) == claimBatch, nil
 }
 
-// giveBack puts an attempt handed to a claim that did not take it in the store's queue.
-func (a *App) giveBack(ctx context.Context, q *domain.QueuedAttempt) {
-	if q != nil {
-		a.engine.Requeue(context.WithoutCancel(ctx), *q)
+// giveBack returns an attempt handed to a claim of runner that did not take it: one
+// claimed for it on dispatch is released (dispatched anew), another goes to the store's
+// queue.
+func (a *App) giveBack(ctx context.Context, runner string, h *engine.Handoff) {
+	if h == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if h.Claimed == nil {
+		a.engine.Requeue(ctx, h.Q)
+		return
+	}
+	run, i, attempt, _ := domain.ParseAttemptID(h.Q.ID)
+	err := a.engine.Step(ctx, run, func(m *domain.Machine) error {
+		if i >= len(m.S.Tasks) || !m.Release(i, attempt, runner) {
+			return engine.ErrNoChange
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, engine.ErrNoChange) {
+		// Its lease brings it back.
+		a.log.Warn("cannot release an attempt its claim did not take", "attempt", h.Q.ID, "error", err)
 	}
 }
 
@@ -172,7 +204,7 @@ func (a *App) claimQueued(ctx context.Context, q domain.QueuedAttempt, runner st
 		return nil, a.queues.DeleteQueued(ctx, q.ID)
 	default:
 		if handed {
-			a.giveBack(ctx, &q)
+			a.giveBack(ctx, runner, &engine.Handoff{Q: q})
 		}
 		return nil, err
 	}

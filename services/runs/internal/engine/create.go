@@ -76,12 +76,6 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	}
 	ended := r.Phase.Ended()
 	slotted := !ended && !r.SharesSlot
-	r.WakeAt, a.idle = m.Wake(e.cfg.Lease)
-	status := e.statusEvents(st, m)
-	if ended {
-		// Stored in the archive at once, with every event it owes (owed.go).
-		e.putAwayOwed(st, r, tasks)
-	}
 	if slotted {
 		slot, err := e.slots.AcquireSlot(ctx, r.Team, r.ID, maxConcurrent)
 		if err != nil || !slot {
@@ -89,15 +83,25 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 			return false, err
 		}
 	}
+	// Once the run surely starts, and before its events and its wake: a claim on
+	// dispatch moves its task on.
+	claims := e.claimOnDispatch(m)
+	r.WakeAt, a.idle = m.Wake(e.cfg.Lease)
+	status := e.statusEvents(st, m)
+	if ended {
+		// Stored in the archive at once, with every event it owes (owed.go).
+		e.putAwayOwed(st, r, tasks)
+	}
 	if err := e.runs.CreateRun(ctx, r, tasks); err != nil {
 		if slotted {
 			_ = e.slots.ReleaseSlot(ctx, r.Team, r.ID)
 		}
+		e.settleClaims(st, claims, false)
 		e.forget(r.ID)
 		return false, err
 	}
 	a.st = st
-	e.effects(r.ID, st, m, status)
+	e.effects(r.ID, st, m, status, claims)
 	// Seen under the run's lock, before its next step can move it.
 	seen(r, tasks)
 	if ended {

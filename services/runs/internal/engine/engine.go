@@ -377,6 +377,8 @@ func sameMilli(a, b time.Time) bool {
 
 // commit stores a step and carries out its effects.
 func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Machine) error {
+	// Before the events and the wake: a claim on dispatch moves its task on.
+	claims := e.claimOnDispatch(m)
 	changed := m.Changed()
 	runChanged, _, prevPhase := m.RunChanged()
 	// Stored with the step, in the task runs and the run it writes: a crash after the
@@ -417,13 +419,16 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 					// The task runs were stored, with their status events: those go out now,
 					// before any later step's, as a stored step's would.
 					e.pub.enqueue(taskEvents(status), nil)
+					// Their claims too: the attempts are their workers'.
+					e.settleClaims(a.st, claims, true)
 					return fmt.Errorf("%w: %w", errStoredInPart, err)
 				}
 			}
+			e.settleClaims(a.st, claims, false)
 			return err
 		}
 	}
-	e.effects(id, a.st, m, status)
+	e.effects(id, a.st, m, status, claims)
 	return nil
 }
 
@@ -450,11 +455,14 @@ func (e *Engine) park(id string, a *actor) {
 
 // effects carries out what a stored step owes: its status events (statusEvents),
 // dispatches, child runs, timers, and the end of a run that ended.
-func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status []Message) {
+func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status []Message, claims []dispatchClaim) {
 	runChanged, _, prevPhase := m.RunChanged()
 	eff := m.Effects()
 	msgs := slices.Clip(status)
 	for _, i := range eff.Dispatch {
+		if claimedOnDispatch(claims, i) {
+			continue // its worker has it (claimOnDispatch)
+		}
 		msg, err := dispatch(st, i, e.now(), e.box)
 		if err != nil {
 			e.log.Error("cannot dispatch task run", "taskRun", st.Tasks[i].ID, "error", err)
@@ -463,7 +471,7 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status 
 		msgs = append(msgs, msg)
 	}
 	e.pub.enqueue(msgs, nil)
-	e.queueEffects(st, m, eff.Dispatch)
+	e.queueEffects(st, m, eff.Dispatch, claims)
 	e.gateEffects(st, eff)
 	for _, i := range eff.StartChild {
 		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })

@@ -114,6 +114,8 @@ type harness struct {
 	reconcile time.Duration
 	// schedules, when set, makes the replicas' schedules.
 	schedules Schedules
+	// queues has the replicas keep queues for workers over HTTP, in store.
+	queues bool
 
 	mu       sync.Mutex
 	replicas map[string]*replica
@@ -144,7 +146,7 @@ func (h *harness) startWith(name string, pub Publisher, resend time.Duration) *E
 	h.t.Helper()
 	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.lockStore(),
-			Publisher: pub, Starter: h, Schedules: h.schedules, Limits: h})
+			Publisher: pub, Starter: h, Schedules: h.schedules, Limits: h, Queues: h.queueStore()})
 	e.now = h.clock.Now
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{e: e, stop: cancel, done: make(chan struct{})}
@@ -172,6 +174,14 @@ func (h *harness) runStore() RunStore {
 		return h.runs
 	}
 	return h.store
+}
+
+// queueStore is the QueueStore the replicas started next use, if any.
+func (h *harness) queueStore() QueueStore {
+	if h.queues {
+		return h.store
+	}
+	return nil
 }
 
 // lockStore is the LockStore the replicas started next use.

@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
@@ -21,17 +25,17 @@ func TestQueueSignalsHandAttemptsToWaitingClaims(t *testing.T) {
 	}
 	assert.False(t, s.offer(q("a-1", "deploy")), "no claim waits")
 
-	first, _, doneFirst := s.await("infra", "deploy")
-	_, _, doneSecond := s.await("infra", "deploy")
-	_, _, doneOther := s.await("infra", "build")
+	first, _, doneFirst := s.await("infra", "deploy", "w")
+	_, _, doneSecond := s.await("infra", "deploy", "w")
+	_, _, doneOther := s.await("infra", "build", "w")
 	require.True(t, s.offer(q("a-1", "deploy")))
 	require.True(t, s.offer(q("b-1", "deploy")))
 	assert.False(t, s.offer(q("c-1", "deploy")), "each claim takes one attempt")
-	assert.Equal(t, "a-1", (<-first).ID, "the claim waiting longest first")
+	assert.Equal(t, "a-1", (<-first).Q.ID, "the claim waiting longest first")
 	assert.Nil(t, doneFirst(), "taken")
 	left := doneSecond()
 	require.NotNil(t, left, "handed and not taken")
-	assert.Equal(t, "b-1", left.ID)
+	assert.Equal(t, "b-1", left.Q.ID)
 	assert.Nil(t, doneOther())
 
 	assert.True(t, s.handed("a-1"), "handed, never stored")
@@ -45,7 +49,7 @@ func TestQueueSignalsHandAttemptsToWaitingClaims(t *testing.T) {
 func TestQueueSignalsWakeOnStore(t *testing.T) {
 	t.Parallel()
 	var s queueSignals
-	_, woken, done := s.await("infra", "deploy")
+	_, woken, done := s.await("infra", "deploy", "w")
 	defer done()
 	s.fire("infra", "build")
 	select {
@@ -80,12 +84,119 @@ func TestQueueSignalsForgetIdleQueues(t *testing.T) {
 	t.Parallel()
 	var s queueSignals
 	for _, q := range []string{"a", "b", "c"} {
-		_, _, done := s.await("infra", q)
+		_, _, done := s.await("infra", q, "w")
 		done()
 	}
 	assert.Empty(t, s.queues)
-	_, _, done := s.await("infra", "kept")
+	_, _, done := s.await("infra", "kept", "w")
 	s.fire("infra", "kept")
 	done()
 	assert.Len(t, s.queues, 1, "something was stored there: the next claim must read it")
+}
+
+// A claim taken for a step that claims an attempt for it is handed that attempt once the
+// step settles; a claim leaving meanwhile waits for the step, and gets what it claimed;
+// a step that stored nothing lets the claim wait again, first in line, unless it left.
+func TestQueueSignalsReserveForAClaimOnDispatch(t *testing.T) {
+	t.Parallel()
+	var s queueSignals
+	claimed := func(id string) *Handoff {
+		return &Handoff{Q: domain.QueuedAttempt{ID: id, Team: "infra", Queue: "deploy"}, Claimed: &events.TaskAttempt{TaskRunID: id}}
+	}
+
+	first, _, doneFirst := s.await("infra", "deploy", "w1")
+	second, _, doneSecond := s.await("infra", "deploy", "w2")
+	w := s.reserve("infra", "deploy")
+	require.NotNil(t, w)
+	assert.Equal(t, "w1", w.runner, "the claim waiting longest")
+	s.settle(w, claimed("a-1"))
+	got := <-first
+	require.NotNil(t, got.Claimed)
+	assert.Equal(t, "a-1", got.Claimed.TaskRunID)
+	assert.Nil(t, doneFirst(), "taken")
+	assert.False(t, s.handed("a-1"), "a claimed attempt is never stored: nothing to remember")
+
+	// Nothing stored: w2 waits again, first in line.
+	w = s.reserve("infra", "deploy")
+	require.NotNil(t, w)
+	assert.Nil(t, s.reserve("infra", "deploy"), "none waits while reserved")
+	s.settle(w, nil)
+	assert.Same(t, w, s.reserve("infra", "deploy"), "waiting again")
+
+	// Leaving during the step: done waits for it, and answers what it claimed.
+	left := make(chan *Handoff)
+	go func() { left <- doneSecond() }()
+	select {
+	case <-left:
+		t.Fatal("done answered before the step settled")
+	case <-time.After(20 * time.Millisecond):
+	}
+	s.settle(w, claimed("b-1"))
+	h := <-left
+	require.NotNil(t, h)
+	assert.Equal(t, "b-1", h.Claimed.TaskRunID)
+	select {
+	case <-second:
+		t.Fatal("taken twice")
+	default:
+	}
+
+	// A claim that left is not put back when its step stores nothing.
+	_, _, doneThird := s.await("infra", "deploy", "w3")
+	w = s.reserve("infra", "deploy")
+	go func() { left <- doneThird() }()
+	require.Eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return w.left }, within, time.Millisecond)
+	s.settle(w, nil)
+	assert.Nil(t, <-left)
+	assert.Nil(t, s.reserve("infra", "deploy"), "it left")
+}
+
+// A generic attempt dispatched while a worker's claim waits on its queue is claimed for
+// it by the dispatching write itself: handed claimed, stored running with the worker's
+// name, neither queued in the store nor sent to the queue's topic; its end ends the run.
+func TestDispatchClaimsForAWaitingWorker(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.queues = true
+	e := h.start("r1")
+	const worker = "queue:infra/deploy/w1"
+	ch, _, done := e.AwaitQueued("infra", "deploy", worker)
+	run := h.submit(e, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		task("build", tasktype.Generic, map[string]any{"queue": "deploy"}, "start"), task("end", tasktype.End, nil, "build")}})
+
+	var got Handoff
+	select {
+	case got = <-ch:
+	case <-time.After(within):
+		t.Fatal("nothing handed to the waiting claim")
+	}
+	assert.Nil(t, done())
+	require.NotNil(t, got.Claimed, "claimed by the dispatch")
+	assert.Equal(t, "build", got.Claimed.Name)
+	_, tasks := h.stored(run)
+	var build *domain.TaskRun
+	for _, tr := range tasks {
+		if tr.Name == "build" {
+			build = tr
+		}
+	}
+	require.NotNil(t, build)
+	assert.Equal(t, domain.Running, build.Status)
+	assert.Equal(t, worker, build.Runner)
+	queued, err := h.store.FindQueued(context.Background(), "infra", "deploy", 10)
+	require.NoError(t, err)
+	assert.Empty(t, queued)
+	h.pub.mu.Lock()
+	for _, m := range h.pub.msgs {
+		assert.NotEqual(t, events.QueueTopic("deploy"), m.Topic, "sent to the queue's topic")
+	}
+	h.pub.mu.Unlock()
+
+	require.NoError(t, e.Step(context.Background(), run, func(m *domain.Machine) error {
+		if !m.Ended(m.S.G.Index["build"], got.Claimed.Attempt, domain.Succeeded, "", nil, nil) {
+			return fmt.Errorf("not ended")
+		}
+		return nil
+	}))
+	h.ends(run, domain.Succeeded)
 }
