@@ -7,12 +7,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/baton-flow/baton/libs/client"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
 // The endpoints of workers of generic tasks over HTTP (app/workers.go). The gateway lets
-// through only principals allowed to work the queue they name.
+// through only principals allowed to work the queue they name. Their bodies are the SDK's
+// types (libs/client), the wire's one definition.
 func workerRoutes(r fiber.Router, h *handlers) {
 	r.Post("/team/:team/queue/:queue/claim", h.claimQueued)
 	r.Post("/team/:team/queue/:queue/attempt/:id/heartbeat", h.workerBeat)
@@ -21,34 +23,8 @@ func workerRoutes(r fiber.Router, h *handlers) {
 	r.Post("/team/:team/queue/:queue/attempt/:id/release", h.workerRelease)
 }
 
-// claimRequest is a worker's claim: its name, and how long to wait for an attempt.
-type claimRequest struct {
-	Worker      string `json:"worker"`
-	WaitSeconds int    `json:"waitSeconds"`
-}
-
-// workerAttempt is what a worker gets of the attempt it claimed.
-type workerAttempt struct {
-	ID        string         `json:"id"`
-	TaskRunID string         `json:"taskRunId"`
-	RunID     string         `json:"runId"`
-	Team      string         `json:"team"`
-	Workflow  string         `json:"workflow"`
-	Queue     string         `json:"queue"`
-	Name      string         `json:"name"`
-	Attempt   int            `json:"attempt"`
-	Deadline  *time.Time     `json:"deadline,omitempty"`
-	Params    map[string]any `json:"params"`
-	Results   []string       `json:"results"`
-	Secrets   []string       `json:"secrets"`
-	// HeartbeatSeconds is how often to beat; LeaseSeconds how long a silent worker keeps
-	// the attempt.
-	HeartbeatSeconds int `json:"heartbeatSeconds"`
-	LeaseSeconds     int `json:"leaseSeconds"`
-}
-
 func (h *handlers) claimQueued(c *fiber.Ctx) error {
-	var b claimRequest
+	var b client.ClaimRequest
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
@@ -71,7 +47,7 @@ func (h *handlers) claimQueued(c *fiber.Ctx) error {
 		return c.SendStatus(http.StatusNoContent)
 	}
 	timing := h.app.Timing()
-	out := workerAttempt{ID: domain.AttemptID(a.TaskRunID, a.Attempt), TaskRunID: a.TaskRunID, RunID: a.RunID, Team: a.Team,
+	out := client.WorkerAttempt{ID: domain.AttemptID(a.TaskRunID, a.Attempt), TaskRunID: a.TaskRunID, RunID: a.RunID, Team: a.Team,
 		Workflow: a.Workflow, Queue: a.Queue, Name: a.Name, Attempt: a.Attempt, Params: a.Params, Results: a.Results,
 		Secrets: a.Secrets, HeartbeatSeconds: max(1, int(timing.Beat/time.Second)), LeaseSeconds: int(timing.Lease / time.Second)}
 	if !a.Deadline.IsZero() {
@@ -90,13 +66,8 @@ func (h *handlers) claimQueued(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// workerRequest names the worker speaking for an attempt.
-type workerRequest struct {
-	Worker string `json:"worker"`
-}
-
 func (h *handlers) workerBeat(c *fiber.Ctx) error {
-	var b workerRequest
+	var b client.WorkerRequest
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
@@ -104,18 +75,11 @@ func (h *handlers) workerBeat(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"cancel": cancel})
-}
-
-// logRequest is a chunk of an attempt's log.
-type logRequest struct {
-	Worker string `json:"worker"`
-	Seq    int    `json:"seq"`
-	Text   string `json:"text"`
+	return c.JSON(client.HeartbeatAnswer{Cancel: cancel})
 }
 
 func (h *handlers) workerLog(c *fiber.Ctx) error {
-	var b logRequest
+	var b client.AttemptLog
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
@@ -125,16 +89,8 @@ func (h *handlers) workerLog(c *fiber.Ctx) error {
 	return c.SendStatus(http.StatusNoContent)
 }
 
-// endRequest ends an attempt.
-type endRequest struct {
-	Worker  string            `json:"worker"`
-	Status  string            `json:"status"`
-	Message string            `json:"message"`
-	Results map[string]string `json:"results"`
-}
-
 func (h *handlers) workerEnd(c *fiber.Ctx) error {
-	var b endRequest
+	var b client.AttemptEnd
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
@@ -146,7 +102,7 @@ func (h *handlers) workerEnd(c *fiber.Ctx) error {
 }
 
 func (h *handlers) workerRelease(c *fiber.Ctx) error {
-	var b workerRequest
+	var b client.WorkerRequest
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
