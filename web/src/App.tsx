@@ -7,13 +7,13 @@ import { useState } from "react";
 import { RouterProvider, createBrowserRouter } from "react-router";
 import { newQueryClient } from "./queryClient";
 import { routes } from "./routes";
-import { theme } from "./theme";
+import { cssVariablesResolver, theme } from "./theme";
 
 export function App() {
   const [queryClient] = useState(newQueryClient);
   const [router] = useState(() => createBrowserRouter(routes));
   return (
-    <MantineProvider theme={theme} defaultColorScheme="auto">
+    <MantineProvider theme={theme} defaultColorScheme="auto" cssVariablesResolver={cssVariablesResolver}>
       <Notifications position="top-right" />
       <QueryClientProvider client={queryClient}>
         <RouterProvider router={router} />

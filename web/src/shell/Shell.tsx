@@ -48,7 +48,6 @@ export function Shell() {
 
 function Header({ opened, toggle }: { opened: boolean; toggle: () => void }) {
   const profile = useProfile();
-  const navigate = useNavigate();
   const name = profile.data?.displayName || profile.data?.name || profile.data?.email;
   return (
     <Group h="100%" px="md" justify="space-between" wrap="nowrap">
@@ -78,8 +77,9 @@ function Header({ opened, toggle }: { opened: boolean; toggle: () => void }) {
             size="lg"
             aria-label="Sign out"
             onClick={() => {
+              // A fresh page: nothing read with the token stays in memory.
               clearToken();
-              navigate("/signin");
+              window.location.assign("/signin");
             }}
           >
             <IconLogout size={20} aria-hidden />

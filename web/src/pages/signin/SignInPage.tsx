@@ -77,7 +77,7 @@ export default function SignInPage() {
             </Text>
             <Text size="xs" c="dimmed">
               The API is described at{" "}
-              <Anchor href="/api/v2/docs" size="xs">
+              <Anchor href="/api/v2/docs" size="xs" underline="always">
                 /api/v2/docs
               </Anchor>
               .
