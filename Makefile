@@ -8,7 +8,7 @@ CONSUL    := $(TOOLS_BIN)/consul
 PKGS       = $(shell $(GO) list -m -f '{{.Path}}/...')
 TEST_FLAGS ?= -count=1 -timeout 18m
 
-.PHONY: run build test test-integration lint bench tools up down clean
+.PHONY: run build test test-integration lint bench tools up down clean web web-check web-e2e
 
 ## run: start the gateway and every service in one process on embedded MongoDB and Kafka
 run:
@@ -27,10 +27,12 @@ CONTRACT_LOG := $(CURDIR)/.tools/contract.log
 ## the crash test alone: 200 runs while the engine's processes are killed and restarted;
 ## then the schedules kill test alone: two schedules replicas killed and restarted for two
 ## minutes while schedules fire every second, each planned fire made once;
+## then the web UI's browser tests alone (web-e2e);
 ## last, how many answers the tests checked against the OpenAPI document
-test: tools lint
+test: tools lint web-check
 	@mkdir -p $(dir $(CONTRACT_LOG)) && rm -f $(CONTRACT_LOG)
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
+	$(MAKE) --no-print-directory web-e2e
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -timeout 40m -run '^TestCrashSafety(Alone)?$$' -v ./gateway/internal/crashtest/
 	BATON_SCHEDULE_KILL_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestSchedulesUnderKills$$' -v ./services/schedules/internal/killtest/
 	@awk '{r += $$2; s += $$3; q += $$4} END {printf "contract: %d responses validated against openapi.yaml (%d streams by status and content type; %d requests) by %d test binaries\n", r, s, q, NR}' $(CONTRACT_LOG)
@@ -93,6 +95,43 @@ $(CONSUL): libs/testkit/consulagent/go.mod
 	@mkdir -p $(TOOLS_BIN)
 	cd libs/testkit/consulagent && GOWORK=off GOFLAGS=-mod=mod GONOSUMDB=github.com/hashicorp/consul-awsauth \
 		$(GO) build -o $(CONSUL) github.com/hashicorp/consul
+
+# The UI's packages, installed exactly as package-lock.json says when it changes (npm ci
+# needs Node.js 20.19 or later and reaches only the npm registry).
+WEB_DEPS := web/node_modules/.package-lock.json
+
+## web: rebuild the web UI (web/) into gateway/internal/webui/dist, which is committed so
+## that the gateway embeds it with nothing but Go; run it after changing web/ and commit dist
+web: $(WEB_DEPS)
+	cd web && npm run build
+
+## web-check: the UI's type check and component tests (Vitest), then a build into a
+## temporary directory that must equal the committed gateway/internal/webui/dist
+web-check: $(WEB_DEPS)
+	cd web && npm run --silent typecheck && npx vitest run --reporter=dot
+	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
+	(cd web && BATON_WEB_OUT="$$out" npx vite build --logLevel warn) && \
+	if ! diff -r "$$out" gateway/internal/webui/dist >/dev/null; then \
+		echo "gateway/internal/webui/dist is not the build of web/: run make web and commit it"; \
+		diff -rq "$$out" gateway/internal/webui/dist | sed 's|'"$$out"'|<build>|'; exit 1; \
+	fi
+
+## web-e2e: the UI's browser tests (web/e2e, Playwright in Debian's Chromium) against a
+## fresh standalone instance, screenshots of every step in web/e2e/artifacts
+web-e2e: $(WEB_DEPS) chromium
+	BATON_WEB_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestBrowser$$' ./gateway/internal/webtest/
+
+$(WEB_DEPS): web/package-lock.json
+	@command -v npm >/dev/null || { echo "the web UI's checks need Node.js 20.19+ and npm"; exit 1; }
+	cd web && npm ci --no-audit --no-fund --prefer-offline
+	@touch $@
+
+.PHONY: chromium
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing chromium from Debian's packages"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends chromium; \
+	fi
 
 ## up / down: the distributed deployment with Docker Compose
 up:

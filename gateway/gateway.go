@@ -25,6 +25,7 @@ import (
 	"github.com/baton-flow/baton/gateway/internal/proxy"
 	"github.com/baton-flow/baton/gateway/internal/ratelimit"
 	"github.com/baton-flow/baton/gateway/internal/routes"
+	"github.com/baton-flow/baton/gateway/internal/webui"
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
@@ -284,6 +285,7 @@ type Gateway struct {
 	proxy      *proxy.Proxy
 	activation interface{ Check(context.Context) error } // nil: no activation check
 	docs       *openapi.Docs
+	ui         *webui.UI
 }
 
 // New returns a Gateway; Resolver and Signer are required.
@@ -323,7 +325,11 @@ func New(cfg Config, deps Deps) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g := &Gateway{table: table, authn: deps.Authenticator, proxy: px, docs: docs}
+	ui, err := webui.Default()
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &Gateway{table: table, authn: deps.Authenticator, proxy: px, docs: docs, ui: ui}
 	g.activation = deps.Activation
 	if g.authn == nil {
 		g.authn = authn.NewBootstrap(cfg.BootstrapToken)
@@ -358,12 +364,14 @@ func Build(_ context.Context, p *host.Platform) (host.Unit, error) {
 
 // Routes registers the gateway's handler for everything under /api/v2. The app must accept
 // bodies up to httpx.LargeBodyLimit; each route's own limit is checked here. The API's
-// OpenAPI document and its rendering are the gateway's own, ahead of the proxy.
+// OpenAPI document and its rendering are the gateway's own, ahead of the proxy. The web UI
+// (webui) answers GET and HEAD of every other path outside /api/.
 func (g *Gateway) Routes(r fiber.Router) {
 	r.All(openapi.SpecPath, g.serveDocs(g.docs.ServeSpec))
 	r.All(openapi.DocsPath, g.serveDocs(g.docs.ServePage))
 	r.All("/api/v2", g.handle)
 	r.All("/api/v2/*", g.handle)
+	g.ui.Routes(r)
 }
 
 // serveDocs answers one of the documentation endpoints: open, even on a locked

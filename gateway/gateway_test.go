@@ -429,7 +429,7 @@ func TestUnknownRoutes(t *testing.T) {
 	}{
 		{name: "unknown path", method: "GET", path: "/api/v2/nope", wantStatus: 404, wantReason: "ROUTE_NOT_FOUND"},
 		{name: "the prefix itself", method: "GET", path: "/api/v2", wantStatus: 404, wantReason: "ROUTE_NOT_FOUND"},
-		{name: "outside the api", method: "GET", path: "/nope", wantStatus: 404, wantReason: "ROUTE_NOT_FOUND"},
+		{name: "another api", method: "GET", path: "/api/nope", wantStatus: 404, wantReason: "ROUTE_NOT_FOUND"},
 		{name: "only the YAML document is served", method: "GET", path: "/api/v2/openapi.json", wantStatus: 404, wantReason: "ROUTE_NOT_FOUND"},
 		{name: "wrong method", method: "PUT", path: "/api/v2/team/infra", wantStatus: 405, wantReason: "METHOD_NOT_ALLOWED", wantAllow: "GET, HEAD, PATCH, DELETE"},
 		{name: "no global task delete", method: "DELETE", path: "/api/v2/task/echo", wantStatus: 405, wantReason: "METHOD_NOT_ALLOWED", wantAllow: "GET, HEAD, PUT"},

@@ -153,7 +153,7 @@ require (
 )
 
 require (
-	github.com/andybalholm/brotli v1.1.0 // indirect
+	github.com/andybalholm/brotli v1.1.0
 	github.com/baton-flow/baton/services/identity v0.0.0
 	github.com/baton-flow/baton/services/integrations v0.0.0
 	github.com/baton-flow/baton/services/runner v0.0.0

@@ -1,0 +1,56 @@
+// Every page of the UI, in one table. A page is a React.lazy chunk in pages/<area>/, so the
+// first load carries only the shell; add one line per page. `nav` puts a page in the
+// navigation bar (team pages) or the administration menu (admin pages).
+import { lazy, type ComponentType, type LazyExoticComponent } from "react";
+import type { RouteObject } from "react-router";
+import { IconPlayerPlay, type Icon } from "@tabler/icons-react";
+import { Page } from "./shell/Page";
+import { RequireSignIn } from "./shell/RequireSignIn";
+import { Shell } from "./shell/Shell";
+import { Home } from "./shell/Home";
+import { TeamLayout } from "./shell/TeamLayout";
+
+export interface NavEntry {
+  label: string;
+  icon: Icon;
+  /** Shown with the count of the team's pending actions. */
+  pendingActions?: boolean;
+}
+
+export interface PageEntry {
+  /** The path below /teams/:team/ (team pages) or /admin/ (admin pages). */
+  path: string;
+  page: LazyExoticComponent<ComponentType>;
+  nav?: NavEntry;
+}
+
+/** Pages of one team, under /teams/:team/. */
+export const teamPages: PageEntry[] = [
+  { path: "runs", page: lazy(() => import("./pages/runs/RunsPage")), nav: { label: "Runs", icon: IconPlayerPlay } },
+  { path: "runs/:runId", page: lazy(() => import("./pages/runs/RunPage")) },
+];
+
+/** Administration pages, under /admin/, shown to principals holding a global grant. */
+export const adminPages: PageEntry[] = [];
+
+const SignInPage = lazy(() => import("./pages/signin/SignInPage"));
+const NotFoundPage = lazy(() => import("./pages/notfound/NotFoundPage"));
+
+const child = (e: PageEntry): RouteObject => ({ path: e.path, element: <Page page={e.page} /> });
+
+export const routes: RouteObject[] = [
+  { path: "/signin", element: <Page page={SignInPage} /> },
+  {
+    element: (
+      <RequireSignIn>
+        <Shell />
+      </RequireSignIn>
+    ),
+    children: [
+      { index: true, element: <Home /> },
+      { path: "teams/:team", element: <TeamLayout />, children: [{ index: true, element: <Home /> }, ...teamPages.map(child)] },
+      ...(adminPages.length > 0 ? [{ path: "admin", children: adminPages.map(child) }] : []),
+      { path: "*", element: <Page page={NotFoundPage} /> },
+    ],
+  },
+];
