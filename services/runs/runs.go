@@ -31,6 +31,7 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/engine"
 	"github.com/baton-flow/baton/services/runs/internal/eventsub"
+	"github.com/baton-flow/baton/services/runs/internal/feed"
 	"github.com/baton-flow/baton/services/runs/internal/httpapi"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 	"github.com/baton-flow/baton/services/runs/internal/sources"
@@ -154,7 +155,10 @@ type Service struct {
 	updates  *kafkax.Consumer
 	teams    *kafkax.Consumer
 	recorded *kafkax.Consumer
-	signer   *auth.Signer
+	// feed follows runs for the watch streams, told of their changes by changes.
+	feed    *feed.Hub
+	changes *kafkax.Consumer
+	signer  *auth.Signer
 }
 
 // New wires the service.
@@ -230,6 +234,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		GroupID: cfg.GroupID + "-recorded-" + cfg.Replica, Topic: events.RunEventsRecorded,
 		Handler: eventsub.StatusRecorded(a), Logger: deps.Logger, DisableDeadLetter: true,
 	})
+	s.feed = feed.New(httpapi.RunReader(a), 0, deps.Logger)
+	s.changes = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
+		// Each replica in a group of its own, as for the recorded events: a run is
+		// watched on whichever replica the watcher reached (package feed).
+		GroupID: cfg.GroupID + "-feed-" + cfg.Replica, Topic: events.RunEvents, Types: eventsub.ChangeTypes,
+		Handler: eventsub.RunChanges(s.feed), Logger: deps.Logger, DisableDeadLetter: true,
+	})
 	return s, nil
 }
 
@@ -263,7 +274,9 @@ func (s schedules) CreateSchedule(ctx context.Context, r ScheduleRequest) (Sched
 // Routes registers the service's endpoints: the public ones under /api/v2, behind a signed
 // principal, and those Baton's own services call (libs/runsapi), behind a signed service.
 func (s *Service) Routes(r fiber.Router) {
-	httpapi.Routes(r.Group("/api/v2", fiberauth.Middleware(s.signer)), s.app)
+	api := r.Group("/api/v2", fiberauth.Middleware(s.signer))
+	httpapi.WatchRoutes(api, s.app, s.feed)
+	httpapi.Routes(api, s.app)
 	httpapi.InternalRoutes(r.Group(runsapi.Prefix, fiberauth.Middleware(s.signer), fiberauth.ServiceOnly()), s.app)
 }
 
@@ -276,6 +289,8 @@ func (s *Service) Run(ctx context.Context) error {
 	g.Go(func() error { return s.updates.Run(ctx) })
 	g.Go(func() error { return s.teams.Run(ctx) })
 	g.Go(func() error { return s.recorded.Run(ctx) })
+	g.Go(func() error { return s.feed.Run(ctx) })
+	g.Go(func() error { return s.changes.Run(ctx) })
 	return g.Wait()
 }
 

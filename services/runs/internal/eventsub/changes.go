@@ -1,0 +1,54 @@
+package eventsub
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/baton-flow/baton/libs/events"
+	"github.com/baton-flow/baton/libs/kafkax"
+)
+
+// Changes takes in that a run changed, for those watching it.
+type Changes interface {
+	Changed(run string)
+}
+
+// ChangeTypes are the event types of the run events topic that say a run changed.
+var ChangeTypes = []string{events.TypeStatusWorkflowRun, events.TypeStatusTaskRun, events.TypeStatusAction}
+
+// RunChanges handles the run events topic for the watch streams: each status event of a
+// run, of one of its task runs or of one of its actions says the run changed.
+func RunChanges(c Changes) kafkax.Handler {
+	return func(_ context.Context, e event.Event) error {
+		if run := changedRun(e); run != "" {
+			c.Changed(run)
+		}
+		return nil
+	}
+}
+
+// changedRun answers the run an event is about, "" when it names none.
+func changedRun(e event.Event) string {
+	switch e.Type() {
+	case events.TypeStatusWorkflowRun, events.TypeStatusTaskRun:
+		// "/workflowrun/<id>/status/<s>" or "/workflowrun/<id>/taskrun/<t>/status/<s>"
+		rest, ok := strings.CutPrefix(e.Subject(), "/workflowrun/")
+		if !ok {
+			return ""
+		}
+		run, _, _ := strings.Cut(rest, "/")
+		return run
+	case events.TypeStatusAction:
+		var a struct {
+			Run string `json:"workflowRunRef"`
+		}
+		if err := json.Unmarshal(e.Data(), &a); err != nil {
+			return ""
+		}
+		return a.Run
+	}
+	return ""
+}
