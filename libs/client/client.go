@@ -145,6 +145,8 @@ type request struct {
 	body        io.Reader
 	contentType string
 	accept      string
+	// lastEventID, when set, is sent as Last-Event-ID (a stream opened again).
+	lastEventID string
 }
 
 // do sends r and answers the response of a 2xx; any other status is an *Error, the body
@@ -166,6 +168,9 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		accept = "application/json"
 	}
 	req.Header.Set("Accept", accept)
+	if r.lastEventID != "" {
+		req.Header.Set("Last-Event-ID", r.lastEventID)
+	}
 	req.Header.Set("User-Agent", c.userAgent)
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

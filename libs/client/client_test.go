@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -321,8 +322,9 @@ func TestIteratorYieldsAnErrorOnceAndEnds(t *testing.T) {
 	assert.True(t, client.HasStatus(errs[0], 503))
 }
 
-// Watch yields the first read, then each change, not the duration's growth, and ends
-// with the ended run; a 503 on the way is waited through.
+// Watch, against a server without the run's stream, yields the first read, then each
+// change, not the duration's growth, and ends with the ended run; a 503 on the way is
+// waited through.
 func TestWatchYieldsChangesUntilTheRunEnds(t *testing.T) {
 	t.Parallel()
 	states := []struct{ status, phase, task string }{
@@ -336,6 +338,10 @@ func TestWatchYieldsChangesUntilTheRunEnds(t *testing.T) {
 	}
 	var reads atomic.Int32
 	c := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/watch") {
+			writeJSON(w, http.StatusNotFound, map[string]any{"status": 404, "reason": "ROUTE_NOT_FOUND", "code": 1005, "message": "No endpoint.", "path": r.URL.Path})
+			return
+		}
 		i := int(reads.Add(1)) - 1
 		require.Less(t, i, len(states), "no read after the run ended")
 		s := states[i]

@@ -18,54 +18,80 @@ const transientTries = 5
 // until it ends: the last run yielded is the ended one (phase completed or finalized).
 // Runs are team-scoped in the API, hence team.
 //
-// How it learns of changes: the API has no change feed for a run that a client can
-// follow (status events go to the sinks set up by operators, and runs answer no ETag), so
-// Watch reads the run every poll interval (WithPollInterval, one second by default) and
-// yields it when the run's or a task run's status, phase, status message, results,
-// attempt or awaitingApproval changed, or a task run was added. Changes between two reads
-// are seen together; a state that lasted less than the interval may not be seen at all.
+// How it learns of changes: it follows the run's stream (WatchWorkflowRun), which the
+// server sends a new state on as soon as the run or one of its task runs changes. A
+// stream cut short (the server shutting down, the connection lost) is opened again,
+// with Last-Event-ID, and goes on from the run's current state. Only a server without
+// the stream (one that answers its route not found) is read every poll interval instead
+// (WithPollInterval, one second by default); then changes between two reads are seen
+// together, and a state that lasted less than the interval may not be seen at all.
+// Either way a run is yielded when the run's or a task run's status, phase, status
+// message, results, attempt or awaitingApproval changed, or a task run was added.
 //
-// A read refused for a while (429 with Retry-After, 503, a network error) is tried
-// again, up to 5 times in a row; any other error, or the end of ctx, is yielded and ends
-// the sequence. Breaking out of the loop stops the watch.
+// A read or an opening refused for a while (429 with Retry-After, 503, a network error),
+// or a stream cut short, is tried again, up to 5 times in a row; any other error, or the
+// end of ctx, is yielded and ends the sequence. Breaking out of the loop stops the watch.
 func (c *Client) Watch(ctx context.Context, team, runID string) iter.Seq2[*WorkflowRun, error] {
 	return func(yield func(*WorkflowRun, error) bool) {
 		var last *runState
-		failures := 0
-		for {
-			run, err := c.GetWorkflowRun(ctx, team, runID)
-			wait := c.poll
-			switch {
-			case err == nil:
-				failures = 0
-				state := stateOf(run)
-				if last == nil || !reflect.DeepEqual(*last, state) || run.Ended() {
-					last = &state
-					if !yield(run, nil) || run.Ended() {
-						return
-					}
-				}
-			case ctx.Err() != nil:
-				yield(nil, ctx.Err())
-				return
-			case transient(err) && failures < transientTries:
-				failures++
-				if e, ok := AsError(err); ok && e.RetryAfter > wait {
-					wait = e.RetryAfter
-				}
-			default:
-				yield(nil, err)
-				return
+		changed := func(run *WorkflowRun, err error) bool {
+			if err != nil {
+				return yield(nil, err)
 			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				yield(nil, ctx.Err())
-				return
-			case <-t.C:
+			state := stateOf(run)
+			if last != nil && reflect.DeepEqual(*last, state) && !run.Ended() {
+				return true
 			}
+			last = &state
+			return yield(run, nil)
 		}
+		if c.followRun(ctx, team, runID, changed) {
+			return
+		}
+		c.pollRun(ctx, team, runID, changed)
+	}
+}
+
+// pollRun reads the run every poll interval, yielding each read, until it ends.
+func (c *Client) pollRun(ctx context.Context, team, runID string, yield func(*WorkflowRun, error) bool) {
+	failures := 0
+	for {
+		run, err := c.GetWorkflowRun(ctx, team, runID)
+		wait := c.poll
+		switch {
+		case err == nil:
+			failures = 0
+			if !yield(run, nil) || run.Ended() {
+				return
+			}
+		case ctx.Err() != nil:
+			yield(nil, ctx.Err())
+			return
+		case transient(err) && failures < transientTries:
+			failures++
+			if e, ok := AsError(err); ok && e.RetryAfter > wait {
+				wait = e.RetryAfter
+			}
+		default:
+			yield(nil, err)
+			return
+		}
+		if !sleep(ctx, wait) {
+			yield(nil, ctx.Err())
+			return
+		}
+	}
+}
+
+// sleep waits d, false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

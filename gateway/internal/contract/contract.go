@@ -14,8 +14,9 @@
 //     document declares without a body has none. Error answers are the ErrorBody.
 //   - A request the document refuses (a parameter, a body or credentials that do not match)
 //     is refused by the service: answered 2xx, it is a mismatch.
-//   - A followed log (`?follow=true`) streams until its task ends: its status and content
-//     type are checked, its body is not read.
+//   - A followed log (`?follow=true`) streams until its task ends, a watch
+//     (`text/event-stream`) until its run does: their status and content type are checked,
+//     their bodies are not read.
 //
 // Paths outside the document's base (health, readiness) are not part of the published
 // contract and pass unchecked. Counts of what was checked are kept per test binary and
@@ -333,8 +334,9 @@ func (c *Checker) checkResponse(ex *exchange, resp *http.Response) (problem stri
 	if ex.refused != "" && status < 400 {
 		problems = append(problems, fmt.Sprintf("answered %d to a request the document refuses: %s", status, ex.refused))
 	}
-	if followed(ex.req) && ex.input != nil {
-		// The body streams until the task ends: what can be checked now is the head.
+	if (followed(ex.req) || eventStream(resp)) && ex.input != nil {
+		// The body streams until the task (or the run watched) ends: what can be checked
+		// now is the head.
 		c.streamed.Add(1)
 		problems = append(problems, c.checkHead(ex, resp)...)
 		return strings.Join(problems, "\n\t"), nil
@@ -462,6 +464,13 @@ func schemaMessage(err *openapi3.SchemaError) string {
 func followed(req *http.Request) bool {
 	follow, err := strconv.ParseBool(req.URL.Query().Get("follow"))
 	return err == nil && follow
+}
+
+// eventStream reports whether resp is a successful answer streamed as Server-Sent
+// Events (a run watched), which lasts as long as what it follows.
+func eventStream(resp *http.Response) bool {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream" && resp.StatusCode < 300
 }
 
 // readBody reads resp's body and puts it back for the caller.

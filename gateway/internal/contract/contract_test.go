@@ -69,6 +69,18 @@ paths:
             text/plain:
               schema: {type: string}
         default: {$ref: '#/components/responses/Error'}
+  /api/v2/thing/{id}/watch:
+    parameters:
+      - {name: id, in: path, required: true, schema: {type: string}}
+    get:
+      operationId: watchThing
+      responses:
+        '200':
+          description: the thing as it changes
+          content:
+            text/event-stream:
+              schema: {type: string}
+        default: {$ref: '#/components/responses/Error'}
   /api/v2/open:
     get:
       operationId: open
@@ -180,6 +192,10 @@ func TestExchangesAreCheckedAgainstTheDocument(t *testing.T) {
 			answer: answer{200, "text/plain; charset=utf-8", "line\n"}, streamed: true},
 		{name: "a followed log of the wrong type", method: "GET", path: "/api/v2/thing/1/log?follow=true", auth: true,
 			answer: answer{200, "application/octet-stream", "line\n"}, streamed: true, want: `content type "application/octet-stream" is not declared`},
+		{name: "a watch", method: "GET", path: "/api/v2/thing/1/watch", auth: true,
+			answer: answer{200, "text/event-stream", "id: 1\nevent: thing\ndata: {}\n\n"}, streamed: true},
+		{name: "a stream where JSON is declared", method: "GET", path: "/api/v2/thing/1", auth: true,
+			answer: answer{200, "text/event-stream", "data: {}\n\n"}, streamed: true, want: `content type "text/event-stream" is not declared`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,9 +139,9 @@ func (p *Proxy) Forward(c *fiber.Ctx, route *routes.Route, params *routes.Params
 		return err
 	}
 
-	// A followed log stays open as long as the task runs: it is read as it comes. The
-	// service reads follow as strconv.ParseBool does.
-	if follow, _ := strconv.ParseBool(string(c.Request().URI().QueryArgs().Peek("follow"))); follow &&
+	// A followed log stays open as long as the task runs, a feed as long as what it
+	// follows: each is read as it comes. The service reads follow as strconv.ParseBool does.
+	if follow, _ := strconv.ParseBool(string(c.Request().URI().QueryArgs().Peek("follow"))); (follow || route.Feed) &&
 		route.Streaming && c.Method() == fiber.MethodGet {
 		return p.follow(c, req, route, params, instances)
 	}
@@ -271,7 +271,7 @@ func (p *Proxy) follow(c *fiber.Ctx, req *fasthttp.Request, route *routes.Route,
 			defer cancel()
 			defer res.Body.Close()
 			if _, err := io.Copy(w, res.Body); err != nil {
-				p.log.Debug("log stream ended early", "error", err.Error())
+				p.log.Debug("stream ended early", "route", route.Pattern, "error", err.Error())
 				return err
 			}
 			return nil

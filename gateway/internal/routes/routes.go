@@ -67,6 +67,9 @@ type Route struct {
 	// Streaming routes may answer with a long-lived stream (a followed task-run log): the
 	// response is passed on as it arrives and, when following, has no total timeout.
 	Streaming bool
+	// Feed routes, Streaming ones, always answer with a stream (Server-Sent Events): a
+	// run's changes, followed until it ends.
+	Feed bool
 	// Deprecated marks the compatibility paths of older clients.
 	Deprecated bool
 	// Extension marks what Baton serves beyond the seed's interface (API.md names each).
