@@ -234,7 +234,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		GroupID: cfg.GroupID + "-recorded-" + cfg.Replica, Topic: events.RunEventsRecorded,
 		Handler: eventsub.StatusRecorded(a), Logger: deps.Logger, DisableDeadLetter: true,
 	})
-	s.feed = feed.New(httpapi.RunReader(a), 0, deps.Logger)
+	s.feed = feed.New(httpapi.RunReader(a), 0, deps.Logger).WithTeams(httpapi.SummaryReader(a))
 	s.changes = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		// Each replica in a group of its own, as for the recorded events: a run is
 		// watched on whichever replica the watcher reached (package feed).

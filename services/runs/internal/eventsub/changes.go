@@ -11,9 +11,10 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 )
 
-// Changes takes in that a run changed, for those watching it.
+// Changes takes in that a run changed, for those watching it or its team; team tells
+// the run's team when asked, "" when the event does not say it.
 type Changes interface {
-	Changed(run string)
+	ChangedIn(run string, team func() string)
 }
 
 // ChangeTypes are the event types of the run events topic that say a run changed.
@@ -24,10 +25,25 @@ var ChangeTypes = []string{events.TypeStatusWorkflowRun, events.TypeStatusTaskRu
 func RunChanges(c Changes) kafkax.Handler {
 	return func(_ context.Context, e event.Event) error {
 		if run := changedRun(e); run != "" {
-			c.Changed(run)
+			c.ChangedIn(run, func() string { return teamOf(e) })
 		}
 		return nil
 	}
+}
+
+// teamOf answers the team a run's or an action's status event names, "" for a task run's
+// (whose data does not say it).
+func teamOf(e event.Event) string {
+	if e.Type() == events.TypeStatusTaskRun {
+		return ""
+	}
+	var d struct {
+		Team string `json:"team"`
+	}
+	if err := json.Unmarshal(e.Data(), &d); err != nil {
+		return ""
+	}
+	return d.Team
 }
 
 // changedRun answers the run an event is about, "" when it names none.

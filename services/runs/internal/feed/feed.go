@@ -18,6 +18,12 @@
 // read together at the end of it, so a change waits at most a read and Gap. A watcher
 // that takes its states slowly is given the latest one, never a backlog. A replica with
 // no watchers does nothing with what it hears but look the run up in an empty map.
+//
+// A team's stream works the same way per team (WithTeams, WatchTeam): a run changed is
+// read once (its summary, as the search answers it) for all the team's watchers, each
+// given the latest summary of each run changed since it last took them. A task run's
+// event does not name the team: the team of runs heard of is remembered, and a run not
+// heard of yet is read by each team watched, which keeps it if it is its own.
 package feed
 
 import (
@@ -91,6 +97,8 @@ type Hub struct {
 	mu      sync.Mutex
 	stopped bool
 	subs    map[string]*sub
+	// teams serves teams' streams (WithTeams); nil serves none.
+	teams *teams
 }
 
 // New makes a Hub reading runs with read; Run ends it. A zero gap means Gap.
@@ -118,24 +126,30 @@ func (h *Hub) Run(ctx context.Context) error {
 			ending = append(ending, w)
 		}
 	}
+	var teamsEnding []*TeamWatcher
+	if h.teams != nil {
+		for team, s := range h.teams.subs {
+			delete(h.teams.subs, team)
+			for w := range s.watchers {
+				teamsEnding = append(teamsEnding, w)
+			}
+		}
+	}
 	h.mu.Unlock()
 	h.cancel()
 	for _, w := range ending {
+		w.finish(ErrStopped)
+	}
+	for _, w := range teamsEnding {
 		w.finish(ErrStopped)
 	}
 	h.wg.Wait()
 	return nil
 }
 
-// Changed says run changed; its watchers, if any, are sent its new state.
-func (h *Hub) Changed(run string) {
-	h.mu.Lock()
-	s := h.subs[run]
-	h.mu.Unlock()
-	if s != nil {
-		s.touch()
-	}
-}
+// Changed says run changed; its watchers, if any, are sent its new state (ChangedIn
+// with its team not told).
+func (h *Hub) Changed(run string) { h.ChangedIn(run, nil) }
 
 // Watching says how many runs have watchers here.
 func (h *Hub) Watching() int {
@@ -231,7 +245,7 @@ func (h *Hub) loop(s *sub) {
 			}
 		case h.ctx.Err() != nil:
 			return
-		case apperr.KindOf(err) == apperr.KindNotFound:
+		case isNotFound(err):
 			// The run is gone (its team deleted): its watches end, cut short.
 			h.end(s, err)
 			return
@@ -252,6 +266,8 @@ func (h *Hub) loop(s *sub) {
 		}
 	}
 }
+
+func isNotFound(err error) bool { return apperr.KindOf(err) == apperr.KindNotFound }
 
 // sub is one run's subscription.
 type sub struct {

@@ -93,3 +93,38 @@ func Serve(ctx context.Context, out io.Writer, first State, w *Watcher, keepAliv
 		}
 	}
 }
+
+// ServeTeam writes the summaries w is given to out as Server-Sent Events, one per run
+// changed, and a comment every keepAlive while nothing changes, until ctx ends (the
+// client left) or the watch ends (the service shutting down): a team's stream has no end
+// of its own, so it is always cut short, with the error that cut it. A zero keepAlive
+// means KeepAlive.
+func ServeTeam(ctx context.Context, out io.Writer, w *TeamWatcher, keepAlive time.Duration) error {
+	if keepAlive <= 0 {
+		keepAlive = KeepAlive
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.Done():
+			if err := w.Err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("feed: the watch ended")
+		case <-tick.C:
+			if err := writeKeepAlive(out); err != nil {
+				return err
+			}
+		case <-w.Ready():
+			for _, s := range w.Next() {
+				if err := WriteEvent(out, s.ID, EventRun, s.Data); err != nil {
+					return err
+				}
+			}
+			tick.Reset(keepAlive)
+		}
+	}
+}

@@ -3,12 +3,15 @@ package httpapi
 import (
 	"context"
 	"io"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/runs/internal/app"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/feed"
 )
 
@@ -23,9 +26,11 @@ type watches struct {
 // WatchRoutes registers the watch streams on r (/api/v2, principal verified), before
 // Routes, whose /workflowrun/{id} would take /workflowrun/watch:
 //
+//	GET /team/{team}/workflowrun/watch
 //	GET /team/{team}/workflowrun/{id}/watch
 func WatchRoutes(r fiber.Router, a *app.App, hub *feed.Hub) {
 	x := &watches{app: a, hub: hub}
+	r.Get("/team/:team/workflowrun/watch", x.team)
 	r.Get("/team/:team/workflowrun/:id/watch", x.run)
 }
 
@@ -38,6 +43,48 @@ func RunReader(a *app.App) feed.Reader {
 		}
 		return feed.StateOf(v)
 	}
+}
+
+// SummaryReader reads a run's summary for the hub: as the runs search answers it.
+func SummaryReader(a *app.App) feed.SummaryReader {
+	return func(ctx context.Context, id string) (feed.Summary, error) {
+		v, err := a.Get(ctx, id, false)
+		if err != nil {
+			return feed.Summary{}, err
+		}
+		st, err := feed.StateOf(v)
+		return feed.Summary{State: st, Run: v.ID, Team: v.Team, Workflow: v.WorkflowRef, Status: v.Status}, err
+	}
+}
+
+// team streams the summaries of a team's runs as they change, those of the workflows
+// and statuses asked for (as the search names them), until the client leaves.
+func (x *watches) team(c *fiber.Ctx) error {
+	team := c.Params("team")
+	p, err := requireTeamRuns(c, team, "read")
+	if err != nil {
+		return err
+	}
+	f := feed.TeamFilter{Workflows: workflowid.ResolveAll(team, httpx.List(c, "workflows"))}
+	if p.Workflow != "" {
+		// A workflow's token sees that workflow's runs only.
+		f.None = len(f.Workflows) > 0 && !slices.Contains(f.Workflows, p.Workflow)
+		f.Workflows = []string{p.Workflow}
+	}
+	if f.Statuses, err = oneOf(c, "statuses", domain.Statuses); err != nil {
+		return err
+	}
+	eventStream(c)
+	if c.Method() == fiber.MethodHead {
+		httpx.Stream(c, nil) // the head alone
+		return nil
+	}
+	w := x.hub.WatchTeam(team, f)
+	httpx.Stream(c, func(ctx context.Context, out io.Writer) error {
+		defer w.Close()
+		return feed.ServeTeam(ctx, out, w, 0)
+	})
+	return nil
 }
 
 // run streams a run's states: as it is now, then each time it changes, until it ends.
