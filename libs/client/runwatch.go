@@ -73,7 +73,7 @@ func (c *Client) followRun(ctx context.Context, team, runID string, yield func(*
 			return false
 		} else {
 			opened = true
-			ended, stopped, err := readRunEvents(resp.Body, func(id string, run *WorkflowRun) bool {
+			ended, stopped, err := readRunEvents(resp.Body, true, func(id string, run *WorkflowRun) bool {
 				failures = 0
 				lastID = id
 				return yield(run, nil)
@@ -105,10 +105,10 @@ func cmpErr(err error) error {
 	return err
 }
 
-// readRunEvents reads a run's stream, calling each for each run event, until the stream
-// ends (err is nil at its proper end), each answers false (stopped), or the run event
-// read is of an ended run (ended).
-func readRunEvents(body io.Reader, each func(id string, run *WorkflowRun) bool) (ended, stopped bool, err error) {
+// readRunEvents reads a stream of runs, calling each for each run event, until the stream
+// ends, each answers false (stopped), or, untilEnded, the run event read is of an ended
+// run (ended).
+func readRunEvents(body io.Reader, untilEnded bool, each func(id string, run *WorkflowRun) bool) (ended, stopped bool, err error) {
 	r := bufio.NewScanner(body)
 	r.Buffer(make([]byte, 0, 64<<10), maxEventLine)
 	var id, name string
@@ -125,7 +125,7 @@ func readRunEvents(body io.Reader, each func(id string, run *WorkflowRun) bool) 
 				if !each(id, &run) {
 					return false, true, nil
 				}
-				if run.Ended() {
+				if untilEnded && run.Ended() {
 					return true, false, nil
 				}
 			}
@@ -152,4 +152,37 @@ func readRunEvents(body io.Reader, each func(id string, run *WorkflowRun) bool) 
 		return false, false, err
 	}
 	return false, false, errors.New("the stream ended")
+}
+
+// RunWatchQuery selects the runs WatchWorkflowRuns follows; empty lists select all.
+type RunWatchQuery struct {
+	Workflows []string // names, `<team>/<name>` or ids
+	Statuses  []string // see the Status constants
+}
+
+// WatchWorkflowRuns follows a team's runs (watchWorkflowRuns, Server-Sent Events): it
+// yields each run of the team that changes, as the search answers it (without its task
+// runs), among those q selects, as long as the stream lasts. It yields nothing for the
+// runs as they are when it opens: read them with WorkflowRuns once it is open. The stream
+// has no end of its own: when it is cut (the server shutting down, the connection lost)
+// or ctx ends, the error is yielded and the sequence ends; changes made before it is
+// opened again are not sent, so read the search again then.
+func (c *Client) WatchWorkflowRuns(ctx context.Context, team string, q RunWatchQuery) iter.Seq2[*WorkflowRun, error] {
+	return func(yield func(*WorkflowRun, error) bool) {
+		resp, err := c.do(ctx, request{method: http.MethodGet, path: p("team", team, "workflowrun", "watch"),
+			query: newQuery().list("workflows", q.Workflows).list("statuses", q.Statuses).values(), accept: "text/event-stream"})
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer resp.Body.Close()
+		_, stopped, err := readRunEvents(resp.Body, false, func(_ string, run *WorkflowRun) bool { return yield(run, nil) })
+		if stopped {
+			return
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		yield(nil, fmt.Errorf("client: watch the runs of team %s: %w", team, cmpErr(err)))
+	}
 }

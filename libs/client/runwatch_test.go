@@ -111,3 +111,31 @@ func TestWatchOfARunNotFoundIsItsError(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.True(t, client.HasReason(errs[0], "WORKFLOWRUN_NOT_FOUND"), "not polled: the stream's answer is the run's")
 }
+
+func TestWatchWorkflowRunsYieldsEachRunChangedUntilCut(t *testing.T) {
+	t.Parallel()
+	c := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		assert.Equal(t, "/api/v2/team/infra/workflowrun/watch", r.URL.Path)
+		assert.Equal(t, "build,test", r.URL.Query().Get("workflows"))
+		assert.Equal(t, "failed", r.URL.Query().Get("statuses"))
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = fmt.Fprint(w, "id: a\nevent: run\ndata: {\"id\":\"r1\",\"status\":\"failed\",\"phase\":\"completed\"}\n\n"+
+			": keep-alive\n\nid: b\nevent: run\ndata: {\"id\":\"r2\",\"status\":\"failed\",\"phase\":\"completed\"}\n\n")
+		w.(http.Flusher).Flush()
+		conn, _, err := w.(http.Hijacker).Hijack()
+		require.NoError(t, err)
+		_ = conn.Close()
+	})
+	var ids []string
+	var errs []error
+	for run, err := range c.WatchWorkflowRuns(t.Context(), "infra", client.RunWatchQuery{Workflows: []string{"build", "test"}, Statuses: []string{"failed"}}) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ids = append(ids, run.ID)
+	}
+	assert.Equal(t, []string{"r1", "r2"}, ids, "an ended run does not end a team's stream")
+	require.Len(t, errs, 1)
+	assert.ErrorContains(t, errs[0], "unexpected EOF")
+}

@@ -297,7 +297,7 @@ func TestRouteAttributes(t *testing.T) {
 		{"GET", "/api/v2/callback"}:  true,
 	}
 	routes := Default().Routes()
-	assert.Len(t, routes, 114)
+	assert.Len(t, routes, 115)
 	for _, r := range routes {
 		e := endpoint{r.Method, r.Pattern}
 		t.Run(r.Method+" "+r.Pattern, func(t *testing.T) {
@@ -308,7 +308,8 @@ func TestRouteAttributes(t *testing.T) {
 			assert.Equal(t, wantLimit, r.BodyLimit, "body limit")
 			assert.Equal(t, open[e], r.Open, "open")
 			assert.Equal(t, queryToken[e], r.QueryToken, "query token")
-			watch := e == endpoint{"GET", "/api/v2/team/{team}/workflowrun/{workflowRunId}/watch"}
+			watch := e == endpoint{"GET", "/api/v2/team/{team}/workflowrun/{workflowRunId}/watch"} ||
+				e == endpoint{"GET", "/api/v2/team/{team}/workflowrun/watch"}
 			assert.Equal(t, e == endpoint{"GET", "/api/v2/taskrun/{taskRunId}/log"} || watch, r.Streaming, "streaming")
 			assert.Equal(t, watch, r.Feed, "feed")
 		})

@@ -60,6 +60,8 @@ var declared = []Route{
 	{Method: get, Pattern: "/api/v2/team/{team}/workflowrun/{workflowRunId}", Service: Runs, Resource: "workflowrun", Action: "read", InWorkflow: true},
 	{Method: get, Pattern: "/api/v2/team/{team}/workflowrun/{workflowRunId}/watch", Service: Runs, Resource: "workflowrun", Action: "read", InWorkflow: true,
 		Streaming: true, Feed: true, Extension: true},
+	{Method: get, Pattern: "/api/v2/team/{team}/workflowrun/watch", Service: Runs, Resource: "workflowrun", Action: "read", InWorkflow: true,
+		Streaming: true, Feed: true, Extension: true},
 	{Method: del, Pattern: "/api/v2/team/{team}/workflowrun/{workflowRunId}/cancel", Service: Runs, Resource: "workflowrun", Action: "action", InWorkflow: true},
 	{Method: put, Pattern: "/api/v2/team/{team}/workflowrun/{workflowRunId}/finalize", Service: Runs, Resource: "workflowrun", Action: "action", InWorkflow: true},
 	{Method: put, Pattern: "/api/v2/team/{team}/workflowrun/{workflowRunId}/retry", Service: Runs, Resource: "workflowrun", Action: "action", InWorkflow: true},

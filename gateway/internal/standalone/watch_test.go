@@ -49,7 +49,14 @@ func (s *watchStream) events() []watchEvent {
 // response, its body unread.
 func openWatch(t *testing.T, base, token, team, id string) (*watchStream, *http.Response) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/api/v2/team/"+team+"/workflowrun/"+id+"/watch", nil)
+	return openStream(t, base+"/api/v2/team/"+team+"/workflowrun/"+id+"/watch", token)
+}
+
+// openStream opens the stream at url with token; a refusal is answered as the response,
+// its body unread.
+func openStream(t *testing.T, url, token string) (*watchStream, *http.Response) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "text/event-stream")
@@ -162,7 +169,8 @@ func shape(r client.WorkflowRun) string {
 // TestIntegrationWatch follows runs through the gateway: a watcher sees each state a
 // run of three tasks passes through, in order, and the stream ends with the run; another
 // team's token is refused with the contract's error; the SDK's Watch follows the stream;
-// a stream ends, cut short, when the instance shuts down.
+// a team's stream sends its runs' summaries as they change; a stream ends, cut short,
+// when the instance shuts down.
 func TestIntegrationWatch(t *testing.T) {
 	t.Parallel()
 	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0",
@@ -292,6 +300,34 @@ func TestIntegrationWatch(t *testing.T) {
 		require.NoError(t, s.err)
 		require.NotEmpty(t, s.states)
 		assert.Equal(t, "succeeded/completed one:succeeded two:succeeded three:succeeded", s.states[len(s.states)-1])
+	})
+
+	t.Run("a team's runs as they change", func(t *testing.T) {
+		team, resp := openStream(t, b.url+"/api/v2/team/watch/workflowrun/watch?workflows=gated&statuses=running,succeeded", b.token)
+		require.NotNil(t, team, "status %d", resp.StatusCode)
+		assert.Equal(t, "text/event-stream", team.resp.Header.Get("Content-Type"))
+		run, gates := submitGated(t, c)
+		for _, task := range []string{"one", "two", "three"} {
+			release(t, gates, task)
+		}
+		require.Eventually(t, func() bool {
+			evs := team.events()
+			return len(evs) > 0 && evs[len(evs)-1].run.ID == run.ID && evs[len(evs)-1].run.Status == client.StatusSucceeded
+		}, time.Minute, 5*time.Millisecond, "the run's end reaches the team's stream")
+		for _, ev := range team.events() {
+			assert.Equal(t, run.ID, ev.run.ID, "only the run that changed")
+			assert.Empty(t, ev.run.Tasks, "summaries, as the search answers them")
+			assert.Contains(t, []string{"running", "succeeded"}, ev.run.Status, "only the statuses asked for")
+		}
+
+		other, err := c.CreateToken(ctx, &client.TokenCreateRequest{Type: "team", Principal: "other", Permissions: []string{"**/read"}})
+		require.NoError(t, err)
+		s, resp := openStream(t, b.url+"/api/v2/team/watch/workflowrun/watch", other.Token)
+		require.Nil(t, s)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		s, resp = openStream(t, b.url+"/api/v2/team/watch/workflowrun/watch?statuses=bogus", b.token)
+		require.Nil(t, s)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	})
 
 	t.Run("a stream is cut short when the instance shuts down", func(t *testing.T) {
