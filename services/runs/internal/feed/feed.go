@@ -161,7 +161,7 @@ func (h *Hub) Watching() int {
 // Watch subscribes to run's changes: states read after this call reach the watcher.
 // Close it when done.
 func (h *Hub) Watch(run string) *Watcher {
-	w := &Watcher{hub: h, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &Watcher{watch: newWatch(), hub: h}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
@@ -287,30 +287,60 @@ func (s *sub) touch() {
 	}
 }
 
-// Watcher is one watch of a run: the latest state read since it last took one.
-type Watcher struct {
-	hub   *Hub
-	sub   *sub // guarded by the hub's mu
+// watch is what every watch has: a signal that it has something to give, and its end,
+// once, with why. Its mu also guards what the watch holds for its client.
+type watch struct {
 	ready chan struct{}
 	done  chan struct{}
 
 	mu     sync.Mutex
-	latest *State
 	err    error
 	closed bool
 }
 
-// Ready is signalled when Next has a state to give.
-func (w *Watcher) Ready() <-chan struct{} { return w.ready }
+func newWatch() watch { return watch{ready: make(chan struct{}, 1), done: make(chan struct{})} }
+
+// Ready is signalled when the watch has something to give.
+func (w *watch) Ready() <-chan struct{} { return w.ready }
 
 // Done is closed when the watch ends by itself: Err says why.
-func (w *Watcher) Done() <-chan struct{} { return w.done }
+func (w *watch) Done() <-chan struct{} { return w.done }
 
 // Err is why the watch ended (ErrStopped, or the run gone).
-func (w *Watcher) Err() error {
+func (w *watch) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
+}
+
+// signal says the watch has something to give.
+func (w *watch) signal() {
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (w *watch) finish(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if w.err == nil {
+		w.err = err
+	}
+	close(w.done)
+}
+
+// Watcher is one watch of a run: the latest state read since it last took one.
+type Watcher struct {
+	watch
+	hub *Hub
+	sub *sub // guarded by the hub's mu
+	// latest is guarded by mu.
+	latest *State
 }
 
 // Next takes the latest state read since the last Next; false when none was.
@@ -340,21 +370,5 @@ func (w *Watcher) offer(st State) {
 	}
 	w.latest = &st
 	w.mu.Unlock()
-	select {
-	case w.ready <- struct{}{}:
-	default:
-	}
-}
-
-func (w *Watcher) finish(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return
-	}
-	w.closed = true
-	if w.err == nil {
-		w.err = err
-	}
-	close(w.done)
+	w.signal()
 }

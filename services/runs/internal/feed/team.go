@@ -3,7 +3,6 @@ package feed
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -95,7 +94,7 @@ func (f TeamFilter) selects(s Summary) bool {
 
 // WatchTeam subscribes to the changes of team's runs that f selects. Close it when done.
 func (h *Hub) WatchTeam(team string, f TeamFilter) *TeamWatcher {
-	w := &TeamWatcher{hub: h, filter: f, latest: map[string]Summary{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &TeamWatcher{watch: newWatch(), hub: h, filter: f, latest: map[string]Summary{}}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped || h.teams == nil {
@@ -202,30 +201,13 @@ func (s *teamSub) touch() {
 // TeamWatcher is one watch of a team's runs: the latest summary of each run changed since
 // it last took them.
 type TeamWatcher struct {
+	watch
 	hub    *Hub
 	sub    *teamSub // guarded by the hub's mu
 	filter TeamFilter
-	ready  chan struct{}
-	done   chan struct{}
-
-	mu     sync.Mutex
+	// latest and order (the runs in the order they first changed) are guarded by mu.
 	latest map[string]Summary
 	order  []string
-	err    error
-	closed bool
-}
-
-// Ready is signalled when Next has summaries to give.
-func (w *TeamWatcher) Ready() <-chan struct{} { return w.ready }
-
-// Done is closed when the watch ends by itself: Err says why.
-func (w *TeamWatcher) Done() <-chan struct{} { return w.done }
-
-// Err is why the watch ended.
-func (w *TeamWatcher) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
 }
 
 // Next takes the latest summary of each run changed since the last Next, in the order
@@ -272,21 +254,5 @@ func (w *TeamWatcher) offer(s Summary) {
 	}
 	w.latest[s.Run] = s
 	w.mu.Unlock()
-	select {
-	case w.ready <- struct{}{}:
-	default:
-	}
-}
-
-func (w *TeamWatcher) finish(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return
-	}
-	w.closed = true
-	if w.err == nil {
-		w.err = err
-	}
-	close(w.done)
+	w.signal()
 }
