@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -253,6 +254,10 @@ func sendOne(client *http.Client, b *baton, r hostileRequest) hostileOutcome {
 		return hostileOutcome{req: r, err: err}
 	}
 	defer resp.Body.Close()
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" && resp.StatusCode < 300 {
+		// A watch: its answer is a stream that lasts as long as what it follows.
+		return hostileOutcome{req: r, status: resp.StatusCode}
+	}
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return hostileOutcome{req: r, status: resp.StatusCode, err: err}
