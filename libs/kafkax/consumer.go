@@ -97,6 +97,11 @@ type ConsumerOptions struct {
 	// names another is committed without being decoded. (Messages without the header, from
 	// producers other than Producer, are decoded and handed over as ever.)
 	Types []string
+	// FromNewest has a group with no committed offset start at the topic's end rather
+	// than its beginning: for a group of one replica's own (its name new at each start),
+	// which cares only for what is published from now on, and would otherwise read the
+	// topic's whole retention at each start.
+	FromNewest bool
 	// DisableDeadLetter drops (logs and commits) a message that still fails after
 	// MaxAttempts instead of writing it to the topic's dead-letter topic.
 	DisableDeadLetter bool
@@ -283,6 +288,13 @@ func (c *Consumer) validate() error {
 	return nil
 }
 
+func (c *Consumer) startOffset() int64 {
+	if c.opts.FromNewest {
+		return kafka.LastOffset
+	}
+	return kafka.FirstOffset
+}
+
 func (c *Consumer) readerConfig() kafka.ReaderConfig {
 	return kafka.ReaderConfig{
 		Brokers:                c.cfg.Brokers,
@@ -292,7 +304,7 @@ func (c *Consumer) readerConfig() kafka.ReaderConfig {
 		MaxBytes:               maxFetchBytes,
 		MaxWait:                maxWait,
 		CommitInterval:         commitEvery,
-		StartOffset:            kafka.FirstOffset,
+		StartOffset:            c.startOffset(),
 		HeartbeatInterval:      heartbeatInterval,
 		SessionTimeout:         sessionTimeout,
 		RebalanceTimeout:       rebalanceTimeout,

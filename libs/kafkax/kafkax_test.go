@@ -639,3 +639,36 @@ func TestConcurrentKeys(t *testing.T) {
 		assert.Equal(t, want, seen[strconv.Itoa(k)], "key %d in order, each once", k)
 	}
 }
+
+// A new group told FromNewest starts at the topic's end: what was published before it
+// joined never reaches it, what is published after does.
+func TestConsumerFromNewest(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, events.RunEvents)
+	p := env.producer(t)
+	for i := range 3 {
+		require.NoError(t, p.Publish(context.Background(), events.RunEvents, fmt.Sprint(i), newEvent(t, fmt.Sprintf("old-%d", i))))
+	}
+	got := make(chan string, 64)
+	env.startConsumer(t, kafkax.ConsumerOptions{
+		GroupID: "replica-1", Topic: events.RunEvents, FromNewest: true, DisableDeadLetter: true,
+		Handler: func(_ context.Context, e event.Event) error {
+			got <- e.ID()
+			return nil
+		},
+	})
+	// When it has joined is not told: publish until something arrives.
+	var first string
+	for i := 0; first == ""; i++ {
+		require.Less(t, i, 200, "nothing new arrived")
+		require.NoError(t, p.Publish(context.Background(), events.RunEvents, "k", newEvent(t, fmt.Sprintf("new-%d", i))))
+		select {
+		case first = <-got:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	assert.True(t, strings.HasPrefix(first, "new-"), "first handled: %s", first)
+	for len(got) > 0 {
+		assert.True(t, strings.HasPrefix(<-got, "new-"))
+	}
+}

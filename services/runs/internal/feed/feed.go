@@ -78,6 +78,12 @@ type Reader func(ctx context.Context, run string) (State, error)
 // Gap is how long after a read the changes heard meanwhile wait to be read together.
 const Gap = 50 * time.Millisecond
 
+// Resync is how often a watched run is read though no change was heard: a change whose
+// event this replica never heard (it was published while the replica's consumer was
+// joining, which starts at the topic's end) is seen within it. A state unchanged is not
+// sent again.
+const Resync = 10 * time.Second
+
 // retryAfter is the wait before a failed read is tried again.
 const retryAfter = time.Second
 
@@ -228,6 +234,8 @@ func (h *Hub) watchersOf(s *sub) []*Watcher {
 // together, until its last watcher leaves or the hub stops.
 func (h *Hub) loop(s *sub) {
 	defer h.wg.Done()
+	resync := time.NewTicker(Resync)
+	defer resync.Stop()
 	for {
 		select {
 		case <-h.ctx.Done():
@@ -235,6 +243,7 @@ func (h *Hub) loop(s *sub) {
 		case <-s.stop:
 			return
 		case <-s.dirty:
+		case <-resync.C:
 		}
 		wait := h.gap
 		st, err := h.read(h.ctx, s.run)
