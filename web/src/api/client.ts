@@ -27,7 +27,11 @@ const authorize: Middleware = {
  * api is the typed client of the public API: paths are the OpenAPI document's, which all start
  * with /api/v2, so the base is this origin (the gateway serves both the UI and the API).
  */
-export const api = createClient<paths>({ baseUrl: "" });
+export const api = createClient<paths>({
+  baseUrl: "",
+  // Every list in the contract's queries is comma-separated (style form, explode false).
+  querySerializer: { array: { style: "form", explode: false } },
+});
 api.use(authorize);
 
 type Result<T> = { data?: T; error?: unknown; response: Response };

@@ -18,7 +18,7 @@ const colors: Record<string, string> = {
 export function StatusBadge({ status }: { status: string | undefined }) {
   const s = status ?? "unknown";
   return (
-    <Badge color={colors[s] ?? "gray"} variant="light" autoContrast>
+    <Badge color={colors[s] ?? "gray"} variant="dot">
       {s}
     </Badge>
   );
