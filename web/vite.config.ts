@@ -24,5 +24,7 @@ export default defineConfig({
     setupFiles: ["./src/test/setup.ts"],
     include: ["src/**/*.test.{ts,tsx}"],
     css: false,
+    // Deadlines, not speed checks: two shared cores can be slow.
+    testTimeout: 30_000,
   },
 });

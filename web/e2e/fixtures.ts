@@ -50,7 +50,11 @@ interface Fixtures {
   admin: APIRequestContext;
   /** signIn signs page in with the admin token (or the one given) through the sign-in page. */
   signIn: (page: Page, as?: string) => Promise<void>;
-  /** step checks the page's accessibility, then keeps a screenshot named by flow and step. */
+  /**
+   * step checks the page's accessibility and that nothing failed in it (no uncaught error,
+   * nothing the Content-Security-Policy refused), then keeps a screenshot named by flow and
+   * step.
+   */
   step: (name: string, page?: Page) => Promise<void>;
 }
 
@@ -75,8 +79,15 @@ export const test = base.extend<Fixtures>({
   step: async ({ page }, use, testInfo) => {
     const flow = path.basename(testInfo.file, ".spec.ts");
     const title = testInfo.titlePath.slice(1).join(" ").replace(/[^A-Za-z0-9]+/g, "-").toLowerCase();
+    // Failed API calls show in the page; the browser's own line about them is not an error.
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(`uncaught: ${e.message}`));
+    page.on("console", (m) => {
+      if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) problems.push(`console: ${m.text()}`);
+    });
     let n = 0;
     await use(async (name: string, p: Page = page) => {
+      expect(problems.join("\n"), `errors in the page before ${name}`).toBe("");
       await checkA11y(p, name);
       n += 1;
       const file = `${String(n).padStart(2, "0")}-${name.replace(/[^A-Za-z0-9]+/g, "-").toLowerCase()}.png`;

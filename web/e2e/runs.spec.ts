@@ -61,6 +61,13 @@ test("a run made through the API is listed with its status", async ({ page, admi
   await expect(page.getByText("1 run", { exact: true })).toBeVisible();
   await step("the run listed with its status");
 
+  // A small laptop screen: the filters wrap, the table keeps its columns.
+  await page.setViewportSize({ width: 1024, height: 640 });
+  await expect(row).toBeVisible();
+  await expect(page.getByRole("columnheader", { name: "Duration" })).toBeVisible();
+  await step("on a small laptop screen");
+  await page.setViewportSize({ width: 1366, height: 768 });
+
   // A filter is in the URL: the link shows the same list.
   await page.getByRole("combobox", { name: "Status" }).click();
   await page.getByRole("option", { name: "failed" }).click();

@@ -2,7 +2,7 @@
 import { apiOK, expect, test, unique } from "./fixtures";
 
 test("sign in, switch team and theme, sign out", async ({ page, admin, step }) => {
-  const teams = [unique("e2e-a"), unique("e2e-b")];
+  const teams = [unique("e2e-a"), unique("e2e-b")] as const;
   for (const name of teams) {
     await apiOK(await admin.post("/api/v2/team", { data: { name, displayName: name } }), `create team ${name}`);
   }
@@ -40,6 +40,12 @@ test("sign in, switch team and theme, sign out", async ({ page, admin, step }) =
   await page.reload();
   await expect.poll(scheme).toBe(next);
   await expect(page.getByRole("heading", { name: "Runs" })).toBeVisible();
+
+  await page.getByRole("button", { name: "Go to… (Ctrl+K)" }).click();
+  await page.getByRole("textbox", { name: "Go to" }).fill(teams[0]);
+  await step("the command palette");
+  await page.getByRole("button", { name: `Switch to ${teams[0]}` }).click();
+  await expect(page).toHaveURL(new RegExp(`/teams/${teams[0]}/runs$`));
 
   await page.goto(`/teams/${teams[1]}/nothing-here`);
   await expect(page.getByRole("heading", { name: "Page not found" })).toBeVisible();

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 	"github.com/baton-flow/baton/gateway/internal/standalone"
 )
 
-// e2eTimeout bounds the whole Playwright run.
-const e2eTimeout = 10 * time.Minute
+// e2eTimeout bounds the whole Playwright run when the test has no deadline; with one
+// (go test -timeout), Playwright stops a little before it, so that its report is printed.
+const e2eTimeout = 15 * time.Minute
 
 // TestBrowser runs every flow of web/e2e in Chromium against one fresh standalone instance,
 // with BATON_URL and BATON_TOKEN (its admin token) in their environment, and fails with
@@ -52,10 +54,18 @@ func TestBrowser(t *testing.T) {
 	if grep := os.Getenv("BATON_E2E_GREP"); grep != "" {
 		args = append(args, "--grep", grep)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	deadline := time.Now().Add(e2eTimeout)
+	if d, ok := t.Deadline(); ok {
+		deadline = d.Add(-30 * time.Second)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npx, args...)
 	cmd.Dir = web
+	// npx starts Playwright, which starts workers and browsers: stop them all at the deadline.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(os.Environ(),
 		"BATON_URL="+b.url,
 		"BATON_TOKEN="+b.token,

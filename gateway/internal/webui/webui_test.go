@@ -205,3 +205,30 @@ func TestDefault(t *testing.T) {
 }
 
 var assetRef = regexp.MustCompile(`(?:src|href)="(/assets/[^"]+)"`)
+
+// firstLoadBudget bounds the JavaScript the page loads before any page of the UI, gzipped:
+// pages, the designer and charts load on demand.
+const firstLoadBudget = 300 << 10
+
+// TestFirstLoadBudget holds that the scripts index.html loads weigh at most firstLoadBudget
+// gzipped, as served.
+func TestFirstLoadBudget(t *testing.T) {
+	t.Parallel()
+	ui, err := webui.Default()
+	require.NoError(t, err)
+	app := newApp(t, ui)
+	_, page := do(t, app, "GET", "/", nil)
+	total := 0
+	for _, m := range assetRef.FindAllStringSubmatch(string(page), -1) {
+		if !strings.HasSuffix(m[1], ".js") {
+			continue
+		}
+		resp, body := do(t, app, "GET", m[1], map[string]string{"Accept-Encoding": "gzip"})
+		require.Equal(t, 200, resp.StatusCode, m[1])
+		require.Equal(t, "gzip", resp.Header.Get("Content-Encoding"), m[1])
+		total += len(body)
+	}
+	require.Positive(t, total, "the page loads no script:\n%s", page)
+	t.Logf("first load: %d KiB of JavaScript, gzipped", total>>10)
+	assert.LessOrEqual(t, total, firstLoadBudget, "the first load grew past its budget: load what only some pages need with React.lazy")
+}

@@ -25,10 +25,12 @@ const authorize: Middleware = {
 
 /**
  * api is the typed client of the public API: paths are the OpenAPI document's, which all start
- * with /api/v2, so the base is this origin (the gateway serves both the UI and the API).
+ * with /api/v2, so the base is this page's origin (the gateway serves both the UI and the API).
  */
 export const api = createClient<paths>({
-  baseUrl: "",
+  baseUrl: window.location.origin,
+  // Looked up at each call, not once: tests put their own fetch in place.
+  fetch: (request) => globalThis.fetch(request),
   // Every list in the contract's queries is comma-separated (style form, explode false).
   querySerializer: { array: { style: "form", explode: false } },
 });

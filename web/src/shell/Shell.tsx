@@ -21,6 +21,7 @@ import { ErrorAlert } from "../api/ErrorAlert";
 import { isAdmin, useProfile } from "../api/profile";
 import { adminPages, teamPages } from "../routes";
 import { clearToken } from "../session/session";
+import { CommandPalette } from "./CommandPalette";
 import { useCurrentTeam, useTeams } from "./teams";
 
 /** Shell is the frame of every signed-in page: header, navigation bar and the page. */
@@ -59,6 +60,7 @@ function Header({ opened, toggle }: { opened: boolean; toggle: () => void }) {
         <TeamSwitcher />
       </Group>
       <Group gap="xs" wrap="nowrap">
+        <CommandPalette />
         <ThemeToggle />
         {name && (
           <Text size="sm" visibleFrom="sm" data-testid="identity">
