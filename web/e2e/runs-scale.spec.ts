@@ -50,7 +50,7 @@ test("the runs list of a team with many runs", async ({ page, admin, signIn, ste
       }
     }
   };
-  await Promise.all(Array.from({ length: 8 }, worker)).finally(() => clearInterval(progress));
+  await Promise.all(Array.from({ length: 16 }, worker)).finally(() => clearInterval(progress));
   console.log(`made ${n} runs in ${((Date.now() - began) / 1000).toFixed(1)} s`);
 
   await signIn(page);
