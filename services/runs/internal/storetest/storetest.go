@@ -106,6 +106,7 @@ func createAndFind(t *testing.T, s app.Stores) {
 	assert.Equal(t, map[string]any{"who": "world"}, got.Params)
 	assert.Equal(t, "replica-a", got.Owner)
 	assert.Nil(t, got.Definition, "FindRun reads the run alone")
+	assert.Nil(t, got.Workspaces, "a run without workspaces reads back without")
 	def, err := s.Runs.FindDefinition(ctx, got)
 	require.NoError(t, err)
 	assert.Len(t, def.Tasks, 3)
