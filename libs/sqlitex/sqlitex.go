@@ -212,12 +212,36 @@ func (db *DB) commit(batch []*job) {
 	// function runs.
 	ctx := context.Background()
 	fail := func(err error) {
-		_, _ = db.conn.ExecContext(ctx, "ROLLBACK")
+		_ = db.exec(ctx, "ROLLBACK")
 		for _, j := range batch {
 			j.done <- err
 		}
 	}
-	if _, err := db.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if len(batch) == 1 {
+		// Alone in its transaction, a function needs no savepoint: its failure rolls back
+		// the transaction.
+		j := batch[0]
+		if err := j.ctx.Err(); err != nil {
+			j.done <- err
+			return
+		}
+		if err := db.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
+			fail(fmt.Errorf("begin: %w", err))
+			return
+		}
+		if err := db.run(j); err != nil {
+			fail(err)
+			return
+		}
+		if err := db.exec(ctx, "COMMIT"); err != nil {
+			fail(fmt.Errorf("commit: %w", err))
+			return
+		}
+		db.commits.Add(1)
+		j.done <- nil
+		return
+	}
+	if err := db.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
 		fail(fmt.Errorf("begin: %w", err))
 		return
 	}
@@ -227,23 +251,23 @@ func (db *DB) commit(batch []*job) {
 			errs[i] = err
 			continue
 		}
-		if _, err := db.conn.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if err := db.exec(ctx, "SAVEPOINT w"); err != nil {
 			fail(fmt.Errorf("savepoint: %w", err))
 			return
 		}
 		errs[i] = db.run(j)
 		if errs[i] != nil {
-			if _, err := db.conn.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+			if err := db.exec(ctx, "ROLLBACK TO w"); err != nil {
 				fail(fmt.Errorf("roll back a failed write: %w", err))
 				return
 			}
 		}
-		if _, err := db.conn.ExecContext(ctx, "RELEASE w"); err != nil {
+		if err := db.exec(ctx, "RELEASE w"); err != nil {
 			fail(fmt.Errorf("release: %w", err))
 			return
 		}
 	}
-	if _, err := db.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if err := db.exec(ctx, "COMMIT"); err != nil {
 		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
@@ -251,6 +275,20 @@ func (db *DB) commit(batch []*job) {
 	for i, j := range batch {
 		j.done <- errs[i]
 	}
+}
+
+// exec runs one of the writer's own statements (BEGIN, SAVEPOINT, COMMIT…), prepared once.
+func (db *DB) exec(ctx context.Context, query string) error {
+	s, ok := db.wstmts[query]
+	if !ok {
+		var err error
+		if s, err = db.conn.PrepareContext(ctx, query); err != nil {
+			return err
+		}
+		db.wstmts[query] = s
+	}
+	_, err := s.ExecContext(ctx)
+	return err
 }
 
 // run calls one write function, a panic in it becoming its error.
