@@ -90,8 +90,13 @@ func (s *Store) CountMonthlyOnce(ctx context.Context, team, month, run string, m
 }
 
 func (s *Store) countMonthly(ctx context.Context, team, month, run string, max int, once bool) (ok, added bool, err error) {
+	key := monthKey{team, month}
+	stored := s.takeStored(key)
 	err = s.write(ctx, "count a run of "+team, func(tx *sqlitex.Tx) error {
 		ok, added = false, false
+		if err := unhold(tx, key, stored); err != nil {
+			return err
+		}
 		if once {
 			held, err := exists(tx, `SELECT 1 FROM monthly_held WHERE team = ? AND month = ? AND run = ?`, team, month, run)
 			if err != nil || held {
@@ -118,21 +123,77 @@ func (s *Store) countMonthly(ctx context.Context, team, month, run string, max i
 		ok, added = true, true
 		return nil
 	})
+	if err != nil {
+		s.putStored(key, stored)
+	}
 	return ok, added, err
 }
 
-// RunStored keeps run's count and forgets it is held, at once.
-func (s *Store) RunStored(ctx context.Context, team, month, run string) error {
-	return s.write(ctx, "unhold the count of "+run, func(tx *sqlitex.Tx) error {
-		_, err := tx.Exec(`DELETE FROM monthly_held WHERE team = ? AND month = ? AND run = ?`, team, month, run)
-		return err
-	})
+// RunStored notes that run is stored, for the next write of its month's count (or
+// SettleMonthly) to unhold: a submit then costs no write of its own for it. Until then
+// the count reads as held nowhere else than in HeldMonthly's answer, which leaves it out.
+func (s *Store) RunStored(_ context.Context, team, month, run string) error {
+	s.putStored(monthKey{team, month}, map[string]bool{run: true})
+	return nil
+}
+
+// monthKey names a team's month.
+type monthKey struct{ team, month string }
+
+// takeStored takes the runs noted stored in key's month.
+func (s *Store) takeStored(key monthKey) map[string]bool {
+	s.storedMu.Lock()
+	defer s.storedMu.Unlock()
+	out := s.stored[key]
+	delete(s.stored, key)
+	return out
+}
+
+// putStored notes runs stored in key's month (again, after a write that failed).
+func (s *Store) putStored(key monthKey, runs map[string]bool) {
+	if len(runs) == 0 {
+		return
+	}
+	s.storedMu.Lock()
+	defer s.storedMu.Unlock()
+	if s.stored == nil {
+		s.stored = map[monthKey]map[string]bool{}
+	}
+	if s.stored[key] == nil {
+		s.stored[key] = map[string]bool{}
+	}
+	for run := range runs {
+		s.stored[key][run] = true
+	}
+}
+
+// isStored reports whether run is noted stored and not yet unheld.
+func (s *Store) isStored(key monthKey, run string) bool {
+	s.storedMu.Lock()
+	defer s.storedMu.Unlock()
+	return s.stored[key][run]
+}
+
+// unhold forgets that the counts of runs, stored, are held.
+func unhold(tx *sqlitex.Tx, key monthKey, runs map[string]bool) error {
+	for run := range runs {
+		if _, err := tx.Exec(`DELETE FROM monthly_held WHERE team = ? AND month = ? AND run = ?`, key.team, key.month, run); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // GiveBackMonthly uncounts run if its count is held; false when it is not.
 func (s *Store) GiveBackMonthly(ctx context.Context, team, month, run string) (bool, error) {
 	var given bool
+	key := monthKey{team, month}
+	stored := s.takeStored(key)
 	err := s.write(ctx, "give back the count of "+run, func(tx *sqlitex.Tx) error {
+		// A run noted stored keeps its count: unheld first, it is not given back.
+		if err := unhold(tx, key, stored); err != nil {
+			return err
+		}
 		n, err := tx.ExecAffected(`DELETE FROM monthly_held WHERE team = ? AND month = ? AND run = ?`, team, month, run)
 		if err != nil || n == 0 {
 			given = false
@@ -142,6 +203,9 @@ func (s *Store) GiveBackMonthly(ctx context.Context, team, month, run string) (b
 		_, err = tx.Exec(`UPDATE monthly SET n = n - 1 WHERE team = ? AND month = ? AND n > 0`, team, month)
 		return err
 	})
+	if err != nil {
+		s.putStored(key, stored)
+	}
 	return given, err
 }
 
@@ -160,13 +224,38 @@ func (s *Store) HeldMonthly(ctx context.Context, before time.Time) ([]domain.Hel
 			return nil, fmt.Errorf("counts held: %w", err)
 		}
 		c.Since = time.Unix(0, since).UTC()
+		if s.isStored(monthKey{c.Team, c.Month}, c.Run) {
+			continue // stored, its held mark not yet written away
+		}
 		out = append(out, c)
 	}
 	return out, rows.Err()
 }
 
-// SettleMonthly has nothing to write: RunStored forgets at once.
-func (s *Store) SettleMonthly(context.Context) error { return nil }
+// SettleMonthly writes what RunStored noted and no count has written yet.
+func (s *Store) SettleMonthly(ctx context.Context) error {
+	s.storedMu.Lock()
+	pending := s.stored
+	s.stored = nil
+	s.storedMu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	err := s.write(ctx, "unhold the counts of runs stored", func(tx *sqlitex.Tx) error {
+		for key, runs := range pending {
+			if err := unhold(tx, key, runs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for key, runs := range pending {
+			s.putStored(key, runs)
+		}
+	}
+	return err
+}
 
 // Usage reads team's counters for month.
 func (s *Store) Usage(ctx context.Context, team, month string) (domain.QuotaUsage, error) {
@@ -181,6 +270,13 @@ func (s *Store) Usage(ctx context.Context, team, month string) (domain.QuotaUsag
 
 // DeleteTeamQuotas forgets team's slots and monthly counts.
 func (s *Store) DeleteTeamQuotas(ctx context.Context, team string) error {
+	s.storedMu.Lock()
+	for key := range s.stored {
+		if key.team == team {
+			delete(s.stored, key)
+		}
+	}
+	s.storedMu.Unlock()
 	return s.write(ctx, "delete the counters of "+team, func(tx *sqlitex.Tx) error {
 		for _, q := range []string{`DELETE FROM slots WHERE team = ?`, `DELETE FROM monthly WHERE team = ?`, `DELETE FROM monthly_held WHERE team = ?`} {
 			if _, err := tx.Exec(q, team); err != nil {

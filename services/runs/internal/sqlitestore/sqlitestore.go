@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
@@ -52,6 +53,11 @@ type Store struct {
 	box Sealer
 	// own says Close closes db, which Open opened.
 	own bool
+
+	// stored are the runs noted stored (RunStored) whose counts are still marked held, by
+	// month: the next write of that month's count, or SettleMonthly, unholds them.
+	storedMu sync.Mutex
+	stored   map[monthKey]map[string]bool
 }
 
 // Open opens (creating it if need be) the database file at path and brings its schema up
