@@ -41,21 +41,21 @@ test: tools lint web-check
 test-integration: tools
 	BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) -run 'Integration' $(PKGS)
 
-# Core packages, which must not import Fiber, the Mongo driver or kafka-go, not even
+# Core packages, which must not import Fiber, the Mongo driver, kafka-go or SQLite, not even
 # transitively: each service's domain and app (use cases), the runs engine, and the
 # contracts in libs they build on. Extended regular expressions over import paths, one
 # word each; the libs ones are anchored so that their adapters (auth/fiberauth,
 # outbox/mongorelay) stay out. Each must match at least one package, so a rename cannot
 # silently take a package out of the rule.
 LINT_CORE := /internal/domain /internal/app /internal/engine /libs/auth$$ /libs/outbox$$ /libs/events$$
-LINT_ADAPTERS     := gofiber/fiber|mongo-driver|segmentio/kafka-go
+LINT_ADAPTERS     := gofiber/fiber|mongo-driver|segmentio/kafka-go|modernc.org/sqlite
 
 empty :=
 space := $(empty) $(empty)
 # any_of joins regular expressions into one alternation; an empty list matches nothing.
 any_of = $(if $(strip $(1)),$(subst $(space),|,$(strip $(1))),^$$.)
 
-## lint: gofmt, go vet, and core packages (LINT_CORE) free of Fiber, Mongo and Kafka
+## lint: gofmt, go vet, and core packages (LINT_CORE) free of Fiber, Mongo, Kafka and SQLite
 lint:
 	@out=$$(gofmt -l gateway libs services deploy); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
@@ -65,7 +65,7 @@ lint:
 	done; \
 	core=$$(grep -E '$(call any_of,$(LINT_CORE))' <<<"$$all"); \
 	bad=$$($(GO) list -f '{{.ImportPath}}: {{join .Deps " "}}' $$core | grep -E '$(LINT_ADAPTERS)' | cut -d: -f1); \
-	if [ -n "$$bad" ]; then echo "core packages must not import Fiber, Mongo or Kafka:"; echo "$$bad"; exit 1; fi
+	if [ -n "$$bad" ]; then echo "core packages must not import Fiber, Mongo, Kafka or SQLite:"; echo "$$bad"; exit 1; fi
 
 ## bench: benchmarks, printing their numbers; then the engine's speed table end to end
 ## (gateway/internal/standalone/engine_bench_test.go), each benchmark a fixed workload on

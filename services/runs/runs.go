@@ -33,7 +33,6 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/eventsub"
 	"github.com/baton-flow/baton/services/runs/internal/feed"
 	"github.com/baton-flow/baton/services/runs/internal/httpapi"
-	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 	"github.com/baton-flow/baton/services/runs/internal/sources"
 )
 
@@ -68,6 +67,11 @@ type Config struct {
 	// database cannot do by index, and its reconciler looks for other replicas' work only
 	// now and then. Never set it where two replicas share a database.
 	Alone bool
+	// DatabaseURL picks the service's store (BATON_RUNS_DATABASE_URL): empty keeps it in
+	// the shared MongoDB (BATON_MONGO_URI, the database <prefix>runs); sqlite:<path> or
+	// file:<path> keeps it in a SQLite file of its own at path, for one replica alone
+	// (standalone mode's default).
+	DatabaseURL string
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -77,7 +81,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	cfg := Config{GroupID: "baton-" + Name, Replica: getenv("BATON_RUNS_REPLICA"), PublicURL: getenv("BATON_PUBLIC_URL"),
-		SecretKey: key}
+		SecretKey: key, DatabaseURL: getenv(DatabaseURLEnv)}
+	if _, _, err := SQLitePath(cfg.DatabaseURL); err != nil {
+		return Config{}, err
+	}
 	for _, d := range []struct {
 		name string
 		into *time.Duration
@@ -159,6 +166,7 @@ type Service struct {
 	feed    *feed.Hub
 	changes *kafkax.Consumer
 	signer  *auth.Signer
+	store   storeHandle
 }
 
 // New wires the service.
@@ -198,12 +206,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runs: %s: %w", secrets.EnvKey, err)
 	}
-	var opts []mongostore.Option
-	if cfg.Alone {
-		opts = append(opts, mongostore.Exclusive())
-	}
-	store := mongostore.New(deps.DB, box, opts...)
-	if err := store.EnsureIndexes(ctx); err != nil {
+	stores, handle, err := openStores(ctx, cfg, deps, box)
+	if err != nil {
 		return nil, err
 	}
 	a := app.New(app.Config{
@@ -211,11 +215,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 			Reconcile: cfg.Reconcile, Logger: deps.Logger},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
 	}, app.Deps{
-		Stores:    app.Stores{Runs: store, Quotas: store, Keys: store, Heartbeats: store, Logs: store, Replicas: store, Actions: store, Locks: store, Queues: store},
+		Stores:    stores,
 		Publisher: producer{deps.Publisher}, Definitions: deps.Definitions, Catalogue: deps.Catalogue,
 		Contexts: deps.Contexts, Approvers: deps.Approvers, Schedules: deps.Schedules, Tokens: tokens, Sealer: box,
 	})
-	s := &Service{app: a, signer: deps.Signer}
+	s := &Service{app: a, signer: deps.Signer, store: handle}
 	s.updates = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID, Topic: events.TaskUpdates, Handler: eventsub.TaskUpdates(a), Logger: deps.Logger,
 		// Reports of different runs (the key) are applied side by side: one at a time,
@@ -292,7 +296,12 @@ func (s *Service) Run(ctx context.Context) error {
 	g.Go(func() error { return s.recorded.Run(ctx) })
 	g.Go(func() error { return s.feed.Run(ctx) })
 	g.Go(func() error { return s.changes.Run(ctx) })
-	return g.Wait()
+	err := g.Wait()
+	if s.store.close != nil {
+		// The service's own file: nothing writes to it once its work has stopped.
+		err = errors.Join(err, s.store.close())
+	}
+	return err
 }
 
 // Build makes the service's unit from a connected platform.
@@ -307,5 +316,11 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true, BodyLimit: httpx.LargeBodyLimit}, nil
+	checks := p.Checks()
+	if svc.store.ping != nil {
+		// Its database is a file of its own, not the process's MongoDB.
+		delete(checks, "mongo")
+		checks["sqlite"] = svc.store.ping
+	}
+	return host.Unit{Name: Name, Service: svc, Checks: checks, Discoverable: true, BodyLimit: httpx.LargeBodyLimit}, nil
 }

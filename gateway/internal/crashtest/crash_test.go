@@ -101,7 +101,10 @@ type cluster struct {
 	t *testing.T
 	// alone runs one runs replica as the only writer of its database, as standalone mode
 	// does (runs.Config.Alone); otherwise two share it.
-	alone    bool
+	alone bool
+	// runsDB is the runs replica's SQLite file when it is alone, as standalone mode gives
+	// it one; empty keeps the runs in the shared MongoDB (db).
+	runsDB   string
 	db       *mongo.Database
 	kafka    kafkax.Config
 	producer *kafkax.Producer
@@ -164,7 +167,7 @@ func (c *cluster) startRuns(i int) *process {
 	svc, err := runs.New(ctx, runs.Config{
 		GroupID: c.kafka.TopicPrefix + "runs", Replica: replica,
 		RunnerLease: 30 * time.Second, ReplicaTimeout: 5 * time.Second, Reconcile: 200 * time.Millisecond,
-		SecretKey: secretKey, Alone: c.alone,
+		SecretKey: secretKey, Alone: c.alone, DatabaseURL: c.runsDatabaseURL(),
 	}, runs.Deps{DB: c.db, Kafka: c.kafka, Publisher: g, Signer: c.signer, Logger: c.log,
 		Definitions: c.defs, Catalogue: noCatalogue{}, Contexts: contexts{}})
 	require.NoError(c.t, err)
@@ -360,6 +363,9 @@ func crashSafety(t *testing.T, alone bool) {
 	c := &cluster{t: t, alone: alone, db: client.Database(testkit.Database(t)), kafka: kcfg, producer: producer, signer: signer,
 		static: registry.NewStatic(nil), defs: workflows, workDirs: []string{t.TempDir(), t.TempDir()},
 		logs: &memLog{}, client: contract.Client(t, httpClient, contract.BehindGateway())}
+	if alone {
+		c.runsDB = filepath.Join(t.TempDir(), "runs.db")
+	}
 	c.log = testLogger(c.logs)
 	sinks := newSinks(t)
 	c.startIntegrations(sinks)
@@ -538,7 +544,7 @@ func crashSafety(t *testing.T, alone bool) {
 
 	// Nothing is left owed: no run in flight, no concurrency slot held.
 	settled := assert.Eventually(t, func() bool {
-		n, err := c.db.Collection("live").CountDocuments(ctx, bson.M{})
+		n, err := c.countInFlight(ctx)
 		return err == nil && n == 0
 	}, 30*time.Second, 100*time.Millisecond, "runs left in flight")
 	if !settled {
@@ -556,17 +562,12 @@ func crashSafety(t *testing.T, alone bool) {
 	assert.Equal(t, 0, slots.N, "slots left held")
 }
 
-// leftInFlight logs the runs still in the live collection, with their owner, phase and
+// leftInFlight logs the runs still in flight, with their owner, phase and
 // wake time, and answers their ids.
 func (c *cluster) leftInFlight(ctx context.Context) []string {
-	var left []struct {
-		ID     string    `bson:"_id"`
-		Owner  string    `bson:"owner"`
-		Phase  string    `bson:"phase"`
-		WakeAt time.Time `bson:"wakeAt"`
-	}
-	if cur, err := c.db.Collection("live").Find(ctx, bson.M{}); err == nil {
-		_ = cur.All(ctx, &left)
+	left, err := c.findInFlight(ctx)
+	if err != nil {
+		c.t.Logf("runs in flight: %v", err)
 	}
 	ids := make([]string, len(left))
 	for i, r := range left {

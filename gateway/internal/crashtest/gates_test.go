@@ -372,10 +372,8 @@ func (g *gates) checkGates(ctx context.Context, ids []string, runs map[string]ma
 		g.retried.Load(), g.repeated.Load(), g.early.Load(), g.late.Load(), waited)
 
 	// Nothing is left held or waited for: a lock let go by all is removed.
-	cur, err := g.c.db.Collection("locks").Find(ctx, bson.M{})
+	left, err := g.c.findLocks(ctx)
 	if assert.NoError(t, err) {
-		var left []bson.M
-		assert.NoError(t, cur.All(ctx, &left))
 		assert.Empty(t, left, "locks left held or waited for")
 	}
 	page, ok := g.c.call(ctx, "/api/v2/team/crash/action/query?statuses=submitted")
@@ -398,6 +396,20 @@ func ended(t *testing.T, task map[string]any) time.Time {
 // dumpGates logs the lock records, the decisions not yet applied and what the store holds
 // of the stuck runs, for a stall to be read against the kills.
 func (g *gates) dumpGates(ctx context.Context, stuck []string) {
+	if g.c.runsDB != "" {
+		locks, err := g.c.findLocks(ctx)
+		g.t.Logf("locks: %v %v", locks, err)
+		left, err := g.c.findInFlight(ctx)
+		for _, r := range left {
+			if slices.Contains(stuck, r.ID) {
+				g.t.Logf("live: %+v", r)
+			}
+		}
+		if err != nil {
+			g.t.Logf("live: %v", err)
+		}
+		return
+	}
 	dump := func(coll string, filter bson.M, fields ...string) {
 		opts := options.Find()
 		if len(fields) > 0 {

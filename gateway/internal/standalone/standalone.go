@@ -135,6 +135,15 @@ func RunWithProgress(ctx context.Context, getenv func(string) string, stdout io.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	if getenv("BATON_MONGO_URI") == "" {
+		if getenv(runs.DatabaseURLEnv) == "" {
+			url, ok, err := runsDatabaseURL(dataDir, filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_"))
+			if err != nil {
+				return fmt.Errorf("runs database: %w", err)
+			}
+			if ok {
+				overrides[runs.DatabaseURLEnv] = url
+			}
+		}
 		progress(Step{Kind: StepStoreStarting, Detail: filepath.Join(dataDir, "mongo")})
 		m, err := embedded.StartMongo(ctx, embedded.MongoConfig{Dir: filepath.Join(dataDir, "mongo"), Addr: "127.0.0.1:0", Logger: quiet})
 		if err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/engine"
@@ -322,12 +324,14 @@ func (a *App) Run(ctx context.Context) error {
 	return err
 }
 
-// contextCache keeps teams' run contexts briefly: a burst of submits asks identity once.
+// contextCache keeps teams' run contexts briefly: a burst of submits asks identity once,
+// those that find the context missing or expired together waiting for one answer.
 type contextCache struct {
-	src Contexts
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[string]cachedContext
+	src    Contexts
+	ttl    time.Duration
+	mu     sync.Mutex
+	m      map[string]cachedContext
+	flight singleflight.Group
 }
 
 type cachedContext struct {
@@ -346,8 +350,28 @@ func (c *contextCache) get(ctx context.Context, team string) (TeamContext, error
 		return v.tc, nil
 	}
 	c.mu.Unlock()
-	return c.fresh(ctx, team)
+	// One read for all who missed: identity answered each of a burst of submits on its own
+	// at every expiry, and its reads queued behind each other. The read outlives the first
+	// caller's end, not the others' (refreshBound bounds it); each waits as long as its
+	// own context lets it.
+	ch := c.flight.DoChan(team, func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshBound)
+		defer cancel()
+		return c.fresh(ctx, team)
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return TeamContext{}, res.Err
+		}
+		return res.Val.(TeamContext), nil
+	case <-ctx.Done():
+		return TeamContext{}, ctx.Err()
+	}
 }
+
+// refreshBound bounds a read of a team's context shared by the callers that missed it.
+const refreshBound = 30 * time.Second
 
 // fresh reads a team's context from its source, not the cache, and caches it.
 func (c *contextCache) fresh(ctx context.Context, team string) (TeamContext, error) {

@@ -96,10 +96,12 @@ type Run struct {
 	Annotations         map[string]any
 	Params              map[string]any
 	Results             map[string]any
-	Workspaces          json.RawMessage
-	CreationDate        time.Time
-	StartTime           time.Time
-	EndTime             time.Time
+	// Workspaces is left out of a copy through JSON when there are none, so that none reads
+	// back as none rather than as the JSON null.
+	Workspaces   json.RawMessage `json:",omitempty"`
+	CreationDate time.Time
+	StartTime    time.Time
+	EndTime      time.Time
 	// Timeout is in minutes; Deadline is StartTime + Timeout once started.
 	Timeout  int
 	Deadline time.Time

@@ -3,7 +3,6 @@ package mongostore
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,7 +16,6 @@ import (
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/libs/page"
-	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
@@ -145,36 +143,6 @@ func (d actionDoc) action(box Sealer) *domain.Action {
 // unapplied reports whether d is decided with its decision perhaps not taken by its run.
 func (d actionDoc) unapplied() bool {
 	return !domain.ActionStatus(d.Status).Open() && !d.Applied
-}
-
-// sealForm returns form with its password parameters' default and value sealed, form
-// itself untouched.
-func sealForm(box Sealer, form []domain.Param) []domain.Param {
-	out := slices.Clone(form)
-	for i, p := range out {
-		if isPassword(p) {
-			out[i].Default, out[i].Value = sealRaw(box, p.Default), sealRaw(box, p.Value)
-		}
-	}
-	return out
-}
-
-// openRaw reverses sealRaw.
-func openRaw(box Sealer, raw json.RawMessage) json.RawMessage {
-	if box == nil {
-		return raw
-	}
-	return secrets.OpenJSON(box, raw)
-}
-
-// openForm reverses sealForm, in place.
-func openForm(box Sealer, form []domain.Param) []domain.Param {
-	for i, p := range form {
-		if isPassword(p) {
-			form[i].Default, form[i].Value = openRaw(box, p.Default), openRaw(box, p.Value)
-		}
-	}
-	return form
 }
 
 func actionNotFound(id string) error {

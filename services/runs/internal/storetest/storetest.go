@@ -1,6 +1,6 @@
 // Package storetest is the contract every store of the runs service keeps, as one suite of
-// tests run against each implementation (the Mongo store and the in-memory one): what the
-// engine and the use cases rely on, whatever keeps the data.
+// tests run against each implementation (the Mongo store, the SQLite one and the in-memory
+// one): what the engine and the use cases rely on, whatever keeps the data.
 package storetest
 
 import (
@@ -34,6 +34,8 @@ func Run(t *testing.T, newStores NewStores) {
 		{"runs are created once and read back whole", createAndFind},
 		{"a run that ended within its first step is created in the archive", createEnded},
 		{"a step is stored on the versions it was read at, or not at all", saveStepIsConditional},
+		{"a step that leaves its run as stored is stored on the run's version, or not at all", saveTasksIsConditional},
+		{"a run put away takes no step, no queue and no owner", stepsOfARunPutAway},
 		{"archiving moves a run out of flight, and a run in the archive is finalized once", archiveAndFinalize},
 		{"status events owed are stored with their step, and kept by a run put away until cleared", owedEventsKept},
 		{"runs in flight are listed, queued, taken over and found by their tree", inFlight},
@@ -104,6 +106,7 @@ func createAndFind(t *testing.T, s app.Stores) {
 	assert.Equal(t, map[string]any{"who": "world"}, got.Params)
 	assert.Equal(t, "replica-a", got.Owner)
 	assert.Nil(t, got.Definition, "FindRun reads the run alone")
+	assert.Nil(t, got.Workspaces, "a run without workspaces reads back without")
 	def, err := s.Runs.FindDefinition(ctx, got)
 	require.NoError(t, err)
 	assert.Len(t, def.Tasks, 3)

@@ -1,0 +1,80 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/baton-flow/baton/services/runs/internal/app"
+	"github.com/baton-flow/baton/services/runs/internal/mongostore"
+	"github.com/baton-flow/baton/services/runs/internal/sqlitestore"
+)
+
+// DatabaseURLEnv names the variable that picks the service's store (Config.DatabaseURL).
+const DatabaseURLEnv = "BATON_RUNS_DATABASE_URL"
+
+// SQLitePath reads a database URL that names a SQLite file: sqlite:<path> or file:<path>
+// (sqlite:///abs/path too). ok is false for the empty URL, which keeps the shared MongoDB;
+// any other URL is refused, as is a query, which could weaken the file's durability.
+func SQLitePath(url string) (path string, ok bool, err error) {
+	if url == "" {
+		return "", false, nil
+	}
+	for _, scheme := range []string{"sqlite:", "file:"} {
+		rest, found := strings.CutPrefix(url, scheme)
+		if !found {
+			continue
+		}
+		if strings.HasPrefix(rest, "///") {
+			rest = rest[2:]
+		}
+		if rest == "" || strings.HasPrefix(rest, "//") || strings.ContainsAny(rest, "?#") {
+			return "", false, fmt.Errorf("%s: want sqlite:<path to a file>, got %q", DatabaseURLEnv, url)
+		}
+		return filepath.Clean(rest), true, nil
+	}
+	return "", false, fmt.Errorf("%s: want sqlite:<path> or file:<path>, got %q (MongoDB is configured by BATON_MONGO_URI)", DatabaseURLEnv, url)
+}
+
+// storeHandle is what the service keeps of its store beyond the ports: how to check it
+// answers, and how to close it once the service stopped (nil for the shared MongoDB, which
+// the process closes).
+type storeHandle struct {
+	ping  func(context.Context) error
+	close func() error
+}
+
+// openStores opens the store cfg.DatabaseURL picks: a SQLite file of the service's own, or
+// its database in the shared MongoDB (deps.DB).
+func openStores(ctx context.Context, cfg Config, deps Deps, box mongostore.Sealer) (app.Stores, storeHandle, error) {
+	path, ok, err := SQLitePath(cfg.DatabaseURL)
+	if err != nil {
+		return app.Stores{}, storeHandle{}, err
+	}
+	if ok {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return app.Stores{}, storeHandle{}, fmt.Errorf("runs: database directory: %w", err)
+		}
+		s, err := sqlitestore.Open(ctx, path, box)
+		if err != nil {
+			return app.Stores{}, storeHandle{}, fmt.Errorf("runs: %w", err)
+		}
+		return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s, Queues: s},
+			storeHandle{ping: s.Ping, close: s.Close}, nil
+	}
+	if deps.DB == nil {
+		return app.Stores{}, storeHandle{}, fmt.Errorf("runs: a MongoDB database, or %s naming a SQLite file, is required", DatabaseURLEnv)
+	}
+	var opts []mongostore.Option
+	if cfg.Alone {
+		opts = append(opts, mongostore.Exclusive())
+	}
+	s := mongostore.New(deps.DB, box, opts...)
+	if err := s.EnsureIndexes(ctx); err != nil {
+		return app.Stores{}, storeHandle{}, err
+	}
+	return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s, Queues: s},
+		storeHandle{}, nil
+}
