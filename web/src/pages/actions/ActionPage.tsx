@@ -206,7 +206,7 @@ function Decide({ team, action }: { team: string; action: Action }) {
           </Text>
         )}
         <Group>
-          <Button type="submit" color="green" loading={decide.isPending && decide.variables?.approved === true}>
+          <Button type="submit" loading={decide.isPending && decide.variables?.approved === true}>
             {manual ? "Complete" : "Approve"}
           </Button>
           <Button

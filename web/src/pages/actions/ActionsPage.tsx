@@ -1,9 +1,9 @@
-import { Anchor, Badge, Center, Group, Loader, Pagination, Select, Stack, Table, Text, Title } from "@mantine/core";
+import { Anchor, Center, Group, Loader, Pagination, Select, Stack, Table, Text, Title } from "@mantine/core";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useParams, useSearchParams } from "react-router";
 import { api, call } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
-import { ActionStatusBadge, actionTypeLabel, formatDate } from "./common";
+import { ActionStatusBadge, actionTypeLabel, formatDate, TintBadge } from "./common";
 
 const PAGE_SIZE = 25;
 
@@ -134,9 +134,9 @@ export default function ActionsPage() {
                     </Anchor>
                   </Table.Td>
                   <Table.Td>
-                    <Badge variant="outline" color={a.type === "manual" ? "grape" : "blue"}>
+                    <TintBadge color={a.type === "manual" ? "grape" : "blue"}>
                       {actionTypeLabel(a.type)}
-                    </Badge>
+                    </TintBadge>
                   </Table.Td>
                   <Table.Td>
                     <ActionStatusBadge status={a.status} />

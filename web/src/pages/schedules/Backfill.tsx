@@ -4,8 +4,11 @@ import { useState, type FormEvent } from "react";
 import { Link } from "react-router";
 import { api, call } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
-import { StatusBadge } from "../../components/StatusBadge";
+import { TintBadge } from "../actions/common";
 import { formatIn, parseLocal, toLocalInput } from "./zone";
+
+// The colours of run statuses, as the runs pages show them.
+const runColors: Record<string, string> = { running: "blue", waiting: "yellow", succeeded: "green", failed: "red", invalid: "red", cancelled: "orange", timedout: "red" };
 
 /**
  * Backfill makes the runs of a past window's fires (POST /schedule/{id}/backfill): the window
@@ -65,7 +68,7 @@ export function Backfill({ team, scheduleId, workflow, zone }: { team: string; s
           </Group>
           {backfill.error && <ErrorAlert error={backfill.error} title="Not backfilled" />}
           {backfill.data && (
-            <Alert color="green" title="Backfilled" data-testid="backfill-result">
+            <Alert color="green" title="Backfilled" data-testid="backfill-result" styles={{ title: { color: "var(--mantine-color-text)" } }}>
               The window held {backfill.data.runs} fire{backfill.data.runs === 1 ? "" : "s"}; {backfill.data.created} run
               {backfill.data.created === 1 ? " was" : "s were"} created now
               {backfill.data.runs > backfill.data.created ? ` (${backfill.data.runs - backfill.data.created} had their run already)` : ""}.
@@ -110,7 +113,7 @@ export function Backfill({ team, scheduleId, workflow, zone }: { team: string; s
                     </Anchor>
                   </Table.Td>
                   <Table.Td>
-                    <StatusBadge status={r.status} />
+                    <TintBadge color={runColors[r.status ?? ""] ?? "gray"}>{r.status ?? "unknown"}</TintBadge>
                   </Table.Td>
                   <Table.Td>{r.creationDate ? formatIn(r.creationDate, zone) : "—"}</Table.Td>
                 </Table.Tr>

@@ -1,9 +1,10 @@
-import { ActionIcon, Badge, Center, Group, Loader, Stack, Table, Text, Title } from "@mantine/core";
+import { ActionIcon, Center, Group, Loader, Stack, Table, Text, Title } from "@mantine/core";
 import { IconChevronLeft, IconChevronRight } from "@tabler/icons-react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useSearchParams } from "react-router";
 import { api, call } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
+import { TintBadge } from "../actions/common";
 import { dayIn, instantOf, monthGrid, timeIn, wallOf } from "./zone";
 
 const weekdayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
@@ -106,9 +107,9 @@ export function FireCalendar({ team, scheduleId, zone }: { team: string; schedul
                             {Number(day.slice(8))}
                           </Text>
                           {fires.slice(0, PER_DAY).map((ms) => (
-                            <Badge key={ms} size="sm" variant="light" radius="sm" autoContrast>
+                            <TintBadge key={ms} size="sm" radius="sm">
                               {timeIn(ms, zone)}
-                            </Badge>
+                            </TintBadge>
                           ))}
                           {fires.length > PER_DAY && (
                             <Text size="xs" c="dimmed">

@@ -37,7 +37,7 @@ export function NextFires({ team, cron, zone }: { team: string; cron: string; zo
       ) : check.error ? (
         <ErrorAlert error={check.error} title="Not checked" />
       ) : check.data && !check.data.valid ? (
-        <Alert color="orange" title="Not a valid schedule" data-testid="cron-invalid">
+        <Alert color="orange" title="Not a valid schedule" data-testid="cron-invalid" styles={{ title: { color: "var(--mantine-color-text)" } }}>
           {check.data.message}
         </Alert>
       ) : check.data ? (

@@ -1,4 +1,4 @@
-import { Anchor, Badge, Button, Center, Group, Loader, Modal, Stack, Switch, Tabs, Text, Title } from "@mantine/core";
+import { Anchor, Button, Center, Group, Loader, Modal, Stack, Switch, Tabs, Text, Title } from "@mantine/core";
 import { useDisclosure } from "@mantine/hooks";
 import { notifications } from "@mantine/notifications";
 import { IconTrash } from "@tabler/icons-react";
@@ -6,6 +6,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { api, call, type Schemas } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
+import { TintBadge } from "../actions/common";
 import { Backfill } from "./Backfill";
 import { FireCalendar } from "./FireCalendar";
 import { useToggleSchedule } from "./mutations";
@@ -54,11 +55,9 @@ function Existing({ team, scheduleId, base }: { team: string; scheduleId: string
         <Group gap="sm">
           <Title order={1}>{name}</Title>
           {s?.triggerDisabled && (
-            <Badge color="orange" variant="light">
-              the workflow's schedule trigger is off
-            </Badge>
+            <TintBadge color="orange">the workflow's schedule trigger is off</TintBadge>
           )}
-          {s?.status === "completed" && <Badge color="gray">completed</Badge>}
+          {s?.status === "completed" && <TintBadge color="gray">completed</TintBadge>}
         </Group>
         {s && (
           <Group>

@@ -1,9 +1,10 @@
-import { Anchor, Badge, Button, Center, Code, Group, Loader, Pagination, Stack, Switch, Table, Text, Title } from "@mantine/core";
+import { Anchor, Button, Center, Code, Group, Loader, Pagination, Stack, Switch, Table, Text, Title } from "@mantine/core";
 import { IconPlus } from "@tabler/icons-react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useParams, useSearchParams } from "react-router";
 import { api, call, type Schemas } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
+import { TintBadge } from "../actions/common";
 import { useToggleSchedule } from "./mutations";
 import { formatIn } from "./zone";
 
@@ -112,9 +113,9 @@ function Row({ team, s, base, next, loadingNext }: { team: string; s: Schedule; 
           {name}
         </Anchor>
         {s.triggerDisabled && (
-          <Badge ml="xs" color="orange" variant="light" title="The workflow's schedule trigger is off: it does not fire">
+          <TintBadge ml="xs" color="orange" title="The workflow's schedule trigger is off: it does not fire">
             trigger off
-          </Badge>
+          </TintBadge>
         )}
       </Table.Td>
       <Table.Td>{s.workflowRef}</Table.Td>

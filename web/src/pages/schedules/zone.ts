@@ -113,6 +113,7 @@ export function formatIn(ms: number | string, zone: string): string {
       day: "numeric",
       hour: "2-digit",
       minute: "2-digit",
+      hourCycle: "h23",
       timeZoneName: "short",
     }).format(d);
   } catch {
