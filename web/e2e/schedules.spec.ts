@@ -13,6 +13,7 @@ interface Schedule {
 }
 
 test("create a schedule with the builder, see its fires, backfill a window", async ({ page, admin, signIn, step }) => {
+  test.slow(); // a dozen pages and a backfill: more than a minute on a busy machine
   const team = unique("e2e-sched");
   await apiOK(await admin.post("/api/v2/team", { data: { name: team } }), "create team");
   await apiOK(
