@@ -43,7 +43,7 @@ async function runStatus(admin: APIRequestContext, team: string, run: string): P
 }
 
 test("approve an approval and complete a manual form from the inbox", async ({ page, admin, signIn, step }) => {
-  test.slow(); // two runs, two decisions and a dozen pages: more than a minute on a busy machine
+  test.setTimeout(240_000); // two runs, two decisions and a dozen steps, each checked by axe: minutes on a busy machine
   const team = unique("e2e-actions");
   const email = `${team}@example.com`;
   await apiOK(

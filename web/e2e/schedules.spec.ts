@@ -1,6 +1,7 @@
 // Schedules: one made with the cron builder, its next fires changing as the expression and
 // the zone are typed, saved and read back through the API, its month of fires, and a
 // backfilled window whose runs are listed.
+import type { APIRequestContext } from "@playwright/test";
 import { apiOK, expect, test, unique } from "./fixtures";
 
 interface Schedule {
@@ -12,8 +13,8 @@ interface Schedule {
   params?: { name: string; value: unknown }[];
 }
 
-test("create a schedule with the builder, see its fires, backfill a window", async ({ page, admin, signIn, step }) => {
-  test.slow(); // a dozen pages and a backfill: more than a minute on a busy machine
+/** nightly makes a team with a workflow whose schedule trigger is on, and answers the team. */
+async function nightly(admin: APIRequestContext): Promise<string> {
   const team = unique("e2e-sched");
   await apiOK(await admin.post("/api/v2/team", { data: { name: team } }), "create team");
   await apiOK(
@@ -30,6 +31,12 @@ test("create a schedule with the builder, see its fires, backfill a window", asy
     }),
     "create workflow",
   );
+  return team;
+}
+
+test("create a schedule with the builder, its next fires following the expression and the zone", async ({ page, admin, signIn, step }) => {
+  test.setTimeout(240_000); // a dozen steps, each checked by axe: minutes on a busy machine
+  const team = await nightly(admin);
 
   await signIn(page);
   await page.goto(`/teams/${team}/schedules`);
@@ -101,9 +108,22 @@ test("create a schedule with the builder, see its fires, backfill a window", asy
   await expect(row).toContainText("Asia/Tokyo");
   await expect(row).toContainText("GMT+9");
   await step("listed");
+});
 
-  // A month of fires: the calendar of the month after this one, deep-linked.
-  await row.getByRole("link", { name: "nightly report" }).click();
+test("a schedule's month of fires, enabled and disabled, a backfilled window and its runs, deleted", async ({ page, admin, signIn, step }) => {
+  test.setTimeout(240_000); // a dozen steps, each checked by axe: minutes on a busy machine
+  const team = await nightly(admin);
+  const { id } = await apiOK<Schedule>(
+    await admin.post(`/api/v2/team/${team}/schedule`, {
+      data: { name: "nightly report", workflowRef: "nightly", type: "cron", cronSchedule: "30 14 * * MON-FRI", timezone: "Asia/Tokyo" },
+    }),
+    "create schedule",
+  );
+  await signIn(page);
+
+  // A month of fires: this month, then the next, deep-linked.
+  await page.goto(`/teams/${team}/schedules/${id}`);
+  await expect(page.getByRole("heading", { name: "nightly report" })).toBeVisible();
   await page.getByRole("tab", { name: "Calendar" }).click();
   await expect(page).toHaveURL(/tab=calendar/);
   const cal = page.getByRole("table", { name: /^Fires in / });

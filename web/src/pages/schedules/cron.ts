@@ -5,9 +5,9 @@
 export const cronFields = [
   { key: "minute", label: "Minute", hint: "0-59" },
   { key: "hour", label: "Hour", hint: "0-23" },
-  { key: "dom", label: "Day of month", hint: "1-31" },
+  { key: "dom", label: "Day", hint: "1-31" },
   { key: "month", label: "Month", hint: "1-12 or JAN-DEC" },
-  { key: "dow", label: "Day of week", hint: "0-6 or SUN-SAT" },
+  { key: "dow", label: "Weekday", hint: "0-6 or SUN-SAT" },
 ] as const;
 
 export type CronParts = [string, string, string, string, string];
