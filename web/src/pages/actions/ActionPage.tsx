@@ -14,14 +14,13 @@ import {
   Textarea,
   Title,
 } from "@mantine/core";
-import { notifications } from "@mantine/notifications";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { Link, useParams } from "react-router";
 import { api, call, type Schemas } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
 import { asApiError } from "../../api/errors";
-import { ActionStatusBadge, actionTypeLabel, formatDate } from "./common";
+import { ActionStatusBadge, actionTypeLabel, formatDate, notify } from "./common";
 import { asParams, checkForm, fieldErrorsOf, type FormValue } from "./formRules";
 import { initialValues, ParamFields } from "./ParamFields";
 
@@ -136,10 +135,7 @@ function Decide({ team, action }: { team: string; action: Action }) {
         }),
       ),
     onSuccess: (_, d) => {
-      notifications.show({
-        color: d.approved ? "green" : "orange",
-        message: d.approved ? (action.type === "manual" ? "Completed." : "Approved.") : "Rejected.",
-      });
+      notify(d.approved ? "green" : "orange", d.approved ? (action.type === "manual" ? "Completed." : "Approved.") : "Rejected.");
       void qc.invalidateQueries({ queryKey: ["actions", team] });
     },
     onError: (e) => setErrors(fieldErrorsOf(asApiError(e).fieldErrors, form)),

@@ -1,4 +1,5 @@
 import { Badge, type BadgeProps } from "@mantine/core";
+import { notifications } from "@mantine/notifications";
 import type { ReactNode } from "react";
 
 /**
@@ -34,4 +35,9 @@ export function formatDate(d: string | undefined): string {
   if (!d) return "—";
   const t = new Date(d);
   return Number.isNaN(t.getTime()) ? d : t.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** notify tells that something was done, in a notification whose close button has a name. */
+export function notify(color: string, message: string) {
+  notifications.show({ color, message, closeButtonProps: { "aria-label": "Dismiss" } });
 }

@@ -1,8 +1,8 @@
 import { Button, Card, Center, Group, Loader, SegmentedControl, Select, SimpleGrid, Stack, Text, Textarea, TextInput, Title } from "@mantine/core";
-import { notifications } from "@mantine/notifications";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useMemo, useState, type FormEvent } from "react";
 import { useNavigate } from "react-router";
+import { notify } from "../actions/common";
 import { api, call, type Schemas } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
 import { asParams, checkForm, paramName, type FormValue } from "../actions/formRules";
@@ -81,7 +81,7 @@ export function ScheduleEditor({ team, schedule }: { team: string; schedule?: Sc
         ? call(api.PUT("/api/v2/team/{team}/schedule", { params: { path: { team } }, body }))
         : call(api.POST("/api/v2/team/{team}/schedule", { params: { path: { team } }, body })),
     onSuccess: (s) => {
-      notifications.show({ color: "green", message: `${s.name || s.workflowRef} is saved.` });
+      notify("green", `${s.name || s.workflowRef} is saved.`);
       void qc.invalidateQueries({ queryKey: ["schedules", team] });
       if (!schedule?.id && s.id) navigate(`/teams/${encodeURIComponent(team)}/schedules/${encodeURIComponent(s.id)}`);
     },

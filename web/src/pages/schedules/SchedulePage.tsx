@@ -1,12 +1,11 @@
 import { Anchor, Button, Center, Group, Loader, Modal, Stack, Switch, Tabs, Text, Title } from "@mantine/core";
 import { useDisclosure } from "@mantine/hooks";
-import { notifications } from "@mantine/notifications";
 import { IconTrash } from "@tabler/icons-react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { api, call, type Schemas } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
-import { TintBadge } from "../actions/common";
+import { notify, TintBadge } from "../actions/common";
 import { Backfill } from "./Backfill";
 import { FireCalendar } from "./FireCalendar";
 import { useToggleSchedule } from "./mutations";
@@ -119,7 +118,7 @@ function Delete({ team, s, base }: { team: string; s: Schemas["WorkflowSchedule"
   const del = useMutation({
     mutationFn: () => call(api.DELETE("/api/v2/team/{team}/schedule/{scheduleId}", { params: { path: { team, scheduleId: s.id ?? "" } } })),
     onSuccess: () => {
-      notifications.show({ color: "green", message: `${s.name || s.workflowRef} is deleted.` });
+      notify("green", `${s.name || s.workflowRef} is deleted.`);
       void qc.invalidateQueries({ queryKey: ["schedules", team] });
       navigate(base);
     },

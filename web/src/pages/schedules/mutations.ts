@@ -1,5 +1,5 @@
-import { notifications } from "@mantine/notifications";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { notify } from "../actions/common";
 import { api, call, type Schemas } from "../../api/client";
 import { notifyError } from "../../api/ErrorAlert";
 
@@ -17,7 +17,7 @@ export function useToggleSchedule(team: string) {
         }),
       ),
     onSuccess: (s) => {
-      notifications.show({ color: "green", message: `${s.name || s.workflowRef} is ${s.status === "active" ? "enabled" : "disabled"}.` });
+      notify("green", `${s.name || s.workflowRef} is ${s.status === "active" ? "enabled" : "disabled"}.`);
       void qc.invalidateQueries({ queryKey: ["schedules", team] });
     },
     onError: (e) => notifyError(e, "Not changed"),
