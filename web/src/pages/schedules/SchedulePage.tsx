@@ -128,7 +128,7 @@ function Delete({ team, s, base }: { team: string; s: Schemas["WorkflowSchedule"
       <Button color="red" variant="light" leftSection={<IconTrash size={16} aria-hidden />} onClick={open}>
         Delete
       </Button>
-      <Modal opened={opened} onClose={close} title={`Delete ${s.name || s.workflowRef}?`}>
+      <Modal opened={opened} onClose={close} title={`Delete ${s.name || s.workflowRef}?`} closeButtonProps={{ "aria-label": "Close" }}>
         <Stack>
           <Text size="sm">The schedule stops firing and is kept read-only, as archived. Its runs stay.</Text>
           {del.error && <ErrorAlert error={del.error} title="Not deleted" />}
