@@ -3,7 +3,7 @@
 // navigation bar (team pages) or the administration menu (admin pages).
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
 import type { RouteObject } from "react-router";
-import { IconPlayerPlay, type Icon } from "@tabler/icons-react";
+import { IconCalendarTime, IconChecklist, IconPlayerPlay, type Icon } from "@tabler/icons-react";
 import { Page } from "./shell/Page";
 import { RequireSignIn } from "./shell/RequireSignIn";
 import { Shell } from "./shell/Shell";
@@ -28,6 +28,11 @@ export interface PageEntry {
 export const teamPages: PageEntry[] = [
   { path: "runs", page: lazy(() => import("./pages/runs/RunsPage")), nav: { label: "Runs", icon: IconPlayerPlay } },
   { path: "runs/:runId", page: lazy(() => import("./pages/runs/RunPage")) },
+  { path: "actions", page: lazy(() => import("./pages/actions/ActionsPage")), nav: { label: "Actions", icon: IconChecklist, pendingActions: true } },
+  { path: "actions/:actionId", page: lazy(() => import("./pages/actions/ActionPage")) },
+  { path: "schedules", page: lazy(() => import("./pages/schedules/SchedulesPage")), nav: { label: "Schedules", icon: IconCalendarTime } },
+  { path: "schedules/new", page: lazy(() => import("./pages/schedules/SchedulePage")) },
+  { path: "schedules/:scheduleId", page: lazy(() => import("./pages/schedules/SchedulePage")) },
 ];
 
 /** Administration pages, under /admin/, shown to principals holding a global grant. */
