@@ -27,7 +27,7 @@ export interface PageEntry {
 /** Pages of one team, under /teams/:team/. */
 export const teamPages: PageEntry[] = [
   { path: "runs", page: lazy(() => import("./pages/runs/RunsPage")), nav: { label: "Runs", icon: IconPlayerPlay } },
-  { path: "runs/:runId", page: lazy(() => import("./pages/runs/RunPage")) },
+  { path: "runs/:runId", page: lazy(() => import("./pages/run/RunPage")) },
   { path: "actions", page: lazy(() => import("./pages/actions/ActionsPage")), nav: { label: "Actions", icon: IconChecklist, pendingActions: true } },
   { path: "actions/:actionId", page: lazy(() => import("./pages/actions/ActionPage")) },
   { path: "schedules", page: lazy(() => import("./pages/schedules/SchedulesPage")), nav: { label: "Schedules", icon: IconCalendarTime } },
