@@ -32,7 +32,8 @@ const script = (name: string, after: string, value: string, extra: object = {}) 
 /** setUp makes a team with three workflows: `deliver` (waits on a file, an approval, a child run), `child`, and `check` (fails on a param). */
 async function setUp(admin: APIRequestContext) {
   const team = unique("e2e-run");
-  await apiOK(await admin.post("/api/v2/team", { data: { name: team } }), "create team");
+  // Votes are a person's: the team has a member, who approves with a user token.
+  await apiOK(await admin.post("/api/v2/team", { data: { name: team, members: [{ email: `${team}@example.com`, role: "editor" }] } }), "create team");
   const save = async (body: object) => apiOK(await admin.post(`/api/v2/team/${team}/workflow`, { data: body }), "create workflow");
   await save({
     name: "child",
@@ -91,6 +92,9 @@ async function readRun(admin: APIRequestContext, team: string, id: string): Prom
 
 const node = (page: Page, name: string) => page.locator(`.react-flow__node [data-task="${name}"]`);
 
+// Each flow makes runs and waits on them: three times the default timeout.
+test.slow();
+
 test("a run's DAG, log, approval and child run, live", async ({ page, admin, signIn, step }) => {
   const team = await setUp(admin);
   const gate = path.join(mkdtempSync(path.join(tmpdir(), "baton-e2e-")), "open");
@@ -99,7 +103,7 @@ test("a run's DAG, log, approval and child run, live", async ({ page, admin, sig
   await signIn(page);
   await page.goto(`/teams/${team}/runs/${run.id}`);
   await expect(page.getByRole("heading", { name: "deliver" })).toBeVisible();
-  await expect(node(page, "prepare")).toHaveAttribute("data-status", "running");
+  await expect(node(page, "prepare")).toHaveAttribute("data-status", "running", { timeout: 30_000 });
   await expect(node(page, "approve")).toHaveAttribute("data-status", /notstarted|ready/);
   await expect(page.getByText("on success").first()).toBeVisible();
   await expect(page.getByText("on failure")).toBeVisible();
@@ -109,11 +113,18 @@ test("a run's DAG, log, approval and child run, live", async ({ page, admin, sig
   await expect(page).toHaveURL(/\?task=prepare$/);
   const log = page.getByRole("log", { name: "Log of task prepare" });
   await expect(log).toContainText("tick 3");
+  await expect(page.getByRole("button", { name: "Latest lines" })).toHaveCount(0);
   // The log keeps growing while the task runs.
   const ticks = async () => ((await log.textContent()) ?? "").split("\n").filter((l) => l.startsWith("tick")).length;
   const before = await ticks();
   await expect.poll(ticks).toBeGreaterThan(before + 3);
   await step("the log arriving while the task runs");
+  // Scrolled up, the log stays where the reader is until asked for the latest lines.
+  await log.evaluate((el) => el.scrollTo({ top: 0 }));
+  const latest = page.getByRole("button", { name: "Latest lines" });
+  await expect(latest).toBeVisible();
+  await latest.click();
+  await expect(latest).toHaveCount(0);
 
   // Measure: the task's end in the API to the node's colour on the page.
   await page.evaluate(() => {
@@ -136,13 +147,27 @@ test("a run's DAG, log, approval and child run, live", async ({ page, admin, sig
 
   await expect(node(page, "approve")).toHaveAttribute("data-status", "waiting");
   await expect(node(page, "approve")).toContainText("waits for approval");
-  await node(page, "approve").click();
+  // A node is selected from the keyboard too.
+  await node(page, "approve").press("Enter");
+  await expect(page).toHaveURL(/\?task=approve$/);
   const inbox = page.getByRole("link", { name: "Approve or reject it in the actions inbox" });
   await expect(inbox).toBeVisible();
   await step("an approval waiting, linked to the actions inbox");
 
   const actionId = (await inbox.getAttribute("href"))?.split("/").pop() ?? "";
-  await apiOK(await admin.put(`/api/v2/team/${team}/action`, { data: [{ id: actionId, approved: true, comments: "e2e" }] }), "approve");
+  const users = await apiOK<{ content: { id: string; email: string }[] }>(await admin.get("/api/v2/user/query?limit=1000"), "users");
+  const member = users.content.find((u) => u.email === `${team}@example.com`);
+  const { token } = await apiOK<{ token: string }>(
+    await admin.post("/api/v2/token", { data: { type: "user", name: team, principal: member?.id } }),
+    "user token",
+  );
+  await apiOK(
+    await admin.put(`/api/v2/team/${team}/action`, {
+      data: [{ id: actionId, approved: true, comments: "e2e" }],
+      headers: { Authorization: `Bearer ${token}` },
+    }),
+    "approve",
+  );
   await expect(node(page, "package")).toHaveAttribute("data-status", "succeeded");
   await expect(node(page, "end")).toHaveAttribute("data-status", "succeeded");
   await expect(node(page, "rollback")).toHaveAttribute("data-status", "skipped");
@@ -162,9 +187,7 @@ test("a run's DAG, log, approval and child run, live", async ({ page, admin, sig
   await expect(page.getByRole("heading", { name: "child" })).toBeVisible();
   await expect(page.getByText("Child run of")).toBeVisible();
   await step("the child run, linked to its parent");
-  await page.getByRole("link", { name: "package" }).click();
-  await expect(page).toHaveURL(new RegExp(`/runs/${run.id}\\?task=package$`));
-  await expect(page.getByRole("region", { name: "Task package" })).toBeVisible();
+  await expect(page.getByRole("link", { name: "package", exact: true })).toHaveAttribute("href", `/teams/${team}/runs/${run.id}?task=package`);
 });
 
 test("cancel a run, retry a failed one from failure, run one again with a changed param", async ({ page, admin, signIn, step }) => {
@@ -174,7 +197,7 @@ test("cancel a run, retry a failed one from failure, run one again with a change
 
   await signIn(page);
   await page.goto(`/teams/${team}/runs/${waiting.id}`);
-  await expect(node(page, "prepare")).toHaveAttribute("data-status", "running");
+  await expect(node(page, "prepare")).toHaveAttribute("data-status", "running", { timeout: 30_000 });
   await page.getByRole("button", { name: "Cancel run" }).click();
   await step("asked to confirm the cancel");
   await page.getByRole("button", { name: "Cancel the run" }).click();

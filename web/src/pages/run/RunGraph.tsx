@@ -10,13 +10,14 @@ import {
   Position,
   ReactFlow,
   useNodesInitialized,
+  useNodesState,
   useReactFlow,
   type Edge,
   type Node,
   type NodeProps,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { memo, useEffect, useMemo } from "react";
+import { memo, useEffect, useMemo, useRef, type RefObject } from "react";
 import { NODE_HEIGHT, NODE_WIDTH, type GraphEdge, type GraphNode } from "./graph";
 import { elapsed, formatDuration, gate } from "./status";
 import { lookOf, StatusIcon } from "./StatusIcon";
@@ -78,13 +79,28 @@ const TaskNodeView = memo(function TaskNodeView({ data }: NodeProps<TaskNode>) {
 
 const nodeTypes = { task: TaskNodeView };
 
-/** FitView fits the graph in view once its nodes are measured, and again when the set of tasks changes. */
-function FitView({ names }: { names: string }) {
+/**
+ * FitView fits the graph in view once its nodes are measured, again when the set of tasks
+ * changes, and when its box is resized (a panel opening beside it, the window).
+ */
+function FitView({ names, box }: { names: string; box: RefObject<HTMLDivElement | null> }) {
   const flow = useReactFlow();
   const ready = useNodesInitialized();
   useEffect(() => {
-    if (ready) void flow.fitView({ padding: 0.15, maxZoom: 1.1 });
-  }, [flow, ready, names]);
+    if (!ready) return;
+    let frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.15, maxZoom: 1.1 }));
+    const el = box.current;
+    if (!el) return () => cancelAnimationFrame(frame);
+    const ro = new ResizeObserver(() => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.15, maxZoom: 1.1 }));
+    });
+    ro.observe(el);
+    return () => {
+      cancelAnimationFrame(frame);
+      ro.disconnect();
+    };
+  }, [flow, ready, names, box]);
   return null;
 }
 
@@ -103,11 +119,17 @@ const edgeColor: Record<string, string> = {
 
 export default function RunGraph({ nodes, edges, selected, onSelect, now }: RunGraphProps) {
   const scheme = useComputedColorScheme("light");
-  const flowNodes = useMemo<TaskNode[]>(
-    () =>
-      nodes.map((n) => ({
+  const box = useRef<HTMLDivElement>(null);
+  // React Flow keeps each node's measured size on the node: new node objects (each change
+  // of the run, each second's durations) take the size measured before, or the edges and
+  // the fit would wait for a new measurement every time.
+  const [flowNodes, setFlowNodes, onNodesChange] = useNodesState<TaskNode>([]);
+  useEffect(() => {
+    setFlowNodes((prev) => {
+      const measured = new Map(prev.map((n) => [n.id, n.measured]));
+      return nodes.map((n) => ({
         id: n.name,
-        type: "task",
+        type: "task" as const,
         position: { x: n.x, y: n.y },
         data: { node: n, selected: n.name === selected, now },
         draggable: false,
@@ -116,9 +138,10 @@ export default function RunGraph({ nodes, edges, selected, onSelect, now }: RunG
         focusable: false,
         width: NODE_WIDTH,
         height: NODE_HEIGHT,
-      })),
-    [nodes, selected, now],
-  );
+        measured: measured.get(n.name),
+      }));
+    });
+  }, [nodes, selected, now, setFlowNodes]);
   const flowEdges = useMemo<Edge[]>(
     () =>
       edges.map((e) => {
@@ -140,11 +163,12 @@ export default function RunGraph({ nodes, edges, selected, onSelect, now }: RunG
     [edges],
   );
   return (
-    <Box style={{ height: "max(420px, calc(100vh - 330px))", border: "1px solid var(--mantine-color-default-border)", borderRadius: 8 }}>
+    <Box ref={box} style={{ height: "max(420px, calc(100vh - 330px))", border: "1px solid var(--mantine-color-default-border)", borderRadius: 8 }}>
       <ReactFlow
         nodes={flowNodes}
         edges={flowEdges}
         nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
         onNodeClick={(_, n) => onSelect(n.id)}
         colorMode={scheme}
         fitView
@@ -157,7 +181,7 @@ export default function RunGraph({ nodes, edges, selected, onSelect, now }: RunG
         elementsSelectable={false}
         aria-label="The run's tasks and their dependencies"
       >
-        <FitView names={nodes.map((n) => n.name).join("\n")} />
+        <FitView names={nodes.map((n) => n.name).join("\n")} box={box} />
         <Background />
         <Controls showInteractive={false} />
       </ReactFlow>

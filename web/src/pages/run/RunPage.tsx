@@ -103,6 +103,11 @@ function Values({ title, values }: { title: string; values: { name: string; valu
 
 export default function RunPage() {
   const { team = "", runId = "" } = useParams();
+  // A page per run: moving to another run (a retry, a child) starts from nothing.
+  return <RunView key={`${team}/${runId}`} team={team} runId={runId} />;
+}
+
+function RunView({ team, runId }: { team: string; runId: string }) {
   const [search, setSearch] = useSearchParams();
   const { run, watch } = useLiveRun(team, runId);
   const workflow = useWorkflowVersion(team, run.data);

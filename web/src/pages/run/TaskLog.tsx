@@ -88,17 +88,29 @@ export function TaskLog({ taskRunId, taskName, started, over }: TaskLogProps) {
 
   const viewport = useRef<HTMLPreElement>(null);
   const [stuck, setStuck] = useState(true);
+  // Where the view last scrolled itself: a scroll event at or below it is its own (lines
+  // may have arrived since, so it is no longer at the end), not the reader scrolling up.
+  const scrolledTo = useRef(0);
   const onScroll = () => {
     const v = viewport.current;
-    if (v) setStuck(v.scrollTop + v.clientHeight >= v.scrollHeight - 24);
+    if (!v) return;
+    const atEnd = v.scrollTop + v.clientHeight >= v.scrollHeight - 24;
+    if (!atEnd && v.scrollTop >= scrolledTo.current - 1) return;
+    setStuck(atEnd);
   };
   useLayoutEffect(() => {
     const v = viewport.current;
-    if (v && stuck) v.scrollTop = v.scrollHeight;
+    if (v && stuck) {
+      v.scrollTop = v.scrollHeight;
+      scrolledTo.current = v.scrollTop;
+    }
   }, [lines, stuck]);
   const toEnd = () => {
     const v = viewport.current;
-    if (v) v.scrollTop = v.scrollHeight;
+    if (v) {
+      v.scrollTop = v.scrollHeight;
+      scrolledTo.current = v.scrollTop;
+    }
     setStuck(true);
   };
 
