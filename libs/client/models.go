@@ -234,6 +234,8 @@ type TaskRun struct {
 	Attempt        int64             `json:"attempt,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	Annotations    map[string]any    `json:"annotations,omitempty"`
+	// WorkflowRunChildRef is the child run a runworkflow task started.
+	WorkflowRunChildRef string `json:"workflowRunChildRef,omitempty"`
 }
 
 // WorkflowRun is the contract's WorkflowRun: a run of a workflow version; it keeps a snapshot of the version it ran.
