@@ -4,8 +4,8 @@
 //
 // Every GET or HEAD that no other route claims is answered from here, except under /api/,
 // which stays the API's (an unknown API path answers the contract's 404): a file of the
-// build when there is one, else index.html, so that the UI's own paths (/teams/infra/runs)
-// are deep links. Hashed assets under /assets/ never change and are cached for a year;
+// build when there is one, else, for the UI's own paths (/teams/infra/runs, under the roots
+// of pageRoots), index.html, so that they are deep links; any other path is the contract's 404. Hashed assets under /assets/ never change and are cached for a year;
 // everything else is revalidated (no-cache, with an ETag). A missing asset, or a missing
 // file at the top level (/favicon.ico), is a 404 in the contract's shape rather than the page.
 // Text is sent gzip- or brotli-compressed when the client accepts it, compressed once per
@@ -139,7 +139,7 @@ func (u *UI) serve(c *fiber.Ctx) error {
 	}
 	f := u.files[p]
 	if f == nil {
-		if p == "/" || !missingFile(p) {
+		if p == "/" || isPage(p) {
 			f = u.index
 		} else {
 			return apperr.New(apperr.RouteNotFound, "No endpoint %s %s.", c.Method(), p)
@@ -173,6 +173,17 @@ func (u *UI) serve(c *fiber.Ctx) error {
 		}
 	}
 	return c.Send(body)
+}
+
+// pageRoots are the first segments of the UI's own paths (web/src/routes.tsx): a path
+// outside the API under none of them (/metrics, /nowhere) is no page of the UI, and answers
+// the contract's 404 rather than the page.
+var pageRoots = map[string]bool{"signin": true, "teams": true, "admin": true}
+
+// isPage says whether an unknown path is one of the UI's pages, which index.html serves.
+func isPage(p string) bool {
+	root, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	return pageRoots[root] && !missingFile(p)
 }
 
 // missingFile says whether an unknown path names a file rather than a page of the UI: one
