@@ -3,7 +3,7 @@
 // navigation bar (team pages) or the administration menu (admin pages).
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
 import type { RouteObject } from "react-router";
-import { IconPlayerPlay, type Icon } from "@tabler/icons-react";
+import { IconPlayerPlay, IconSitemap, type Icon } from "@tabler/icons-react";
 import { Page } from "./shell/Page";
 import { RequireSignIn } from "./shell/RequireSignIn";
 import { Shell } from "./shell/Shell";
@@ -28,6 +28,10 @@ export interface PageEntry {
 export const teamPages: PageEntry[] = [
   { path: "runs", page: lazy(() => import("./pages/runs/RunsPage")), nav: { label: "Runs", icon: IconPlayerPlay } },
   { path: "runs/:runId", page: lazy(() => import("./pages/runs/RunPage")) },
+  { path: "workflows", page: lazy(() => import("./pages/workflows/WorkflowsPage")), nav: { label: "Workflows", icon: IconSitemap } },
+  { path: "workflows/:name", page: lazy(() => import("./pages/workflows/DesignerPage")) },
+  { path: "workflows/:name/versions", page: lazy(() => import("./pages/workflows/HistoryPage")) },
+  { path: "workflows/:name/diff", page: lazy(() => import("./pages/workflows/DiffPage")) },
 ];
 
 /** Administration pages, under /admin/, shown to principals holding a global grant. */
