@@ -97,7 +97,7 @@ function ParamField({ id, param: p, value, error, readOnly, onChange }: FieldPro
     id,
     label: p.label || nameOf(p),
     description: p.helpertext || p.helperText || p.description,
-    withAsterisk: p.required === true,
+    required: p.required === true,
     error,
     readOnly,
   };
