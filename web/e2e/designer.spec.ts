@@ -43,7 +43,7 @@ async function fitView(page: Page) {
     .toBe(true);
 }
 
-test.describe.configure({ timeout: 180_000 });
+test.describe.configure({ timeout: 300_000 });
 
 test("a workflow designed from scratch, saved twice and compared; a problem shown on its node", async ({ page, admin, signIn, step }) => {
   const team = unique("e2e-wf");
@@ -144,8 +144,9 @@ test("a workflow designed from scratch, saved twice and compared; a problem show
   expect(result?.params).toContainEqual({ name: "output", value: "greeting" });
   expect(result?.dependencies).toEqual([{ taskRef: "execute-shell", executionCondition: "failure" }]);
 
-  // Edit and save again.
+  // Edit and save again (the inspector stays on the YAML tab until told otherwise).
   await page.getByTestId("task-execute-shell").click();
+  await page.getByRole("tab", { name: "Task" }).click();
   await page.getByRole("textbox", { name: "Script" }).fill("echo changed");
   await page.getByRole("button", { name: "Save…" }).click();
   await page.getByRole("textbox", { name: "Changelog note" }).fill("Say something else");
