@@ -1,0 +1,1 @@
+import{Ct as e,jt as t,kt as n,tt as r}from"./index-EKB4rzpR.js";var i=t(),a=e(e=>{let t=n([`Input`,`InputWrapper`,`TextInput`],null,e);return(0,i.jsx)(r,{component:`input`,...t,__staticSelector:`TextInput`})});a.classes=r.classes,a.displayName=`@mantine/core/TextInput`;export{a as t};

@@ -1,0 +1,1 @@
+import"./index-EKB4rzpR.js";
