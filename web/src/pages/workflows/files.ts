@@ -1,4 +1,4 @@
-// Files in and out of the browser: downloads of exports, and reading an imported file.
+// Files out of the browser: downloads of exports.
 
 /** download saves text as a file named name. */
 export function download(name: string, text: string, type: string) {
@@ -13,7 +13,3 @@ export function download(name: string, text: string, type: string) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** readFile answers a chosen file's text. */
-export function readFile(f: File): Promise<string> {
-  return f.text();
-}
