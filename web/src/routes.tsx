@@ -3,7 +3,7 @@
 // navigation bar (team pages) or the administration menu (admin pages).
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
 import type { RouteObject } from "react-router";
-import { IconCalendarTime, IconChecklist, IconPlayerPlay, type Icon } from "@tabler/icons-react";
+import { IconCalendarTime, IconChecklist, IconPlayerPlay, IconSitemap, type Icon } from "@tabler/icons-react";
 import { Page } from "./shell/Page";
 import { RequireSignIn } from "./shell/RequireSignIn";
 import { Shell } from "./shell/Shell";
@@ -33,6 +33,10 @@ export const teamPages: PageEntry[] = [
   { path: "schedules", page: lazy(() => import("./pages/schedules/SchedulesPage")), nav: { label: "Schedules", icon: IconCalendarTime } },
   { path: "schedules/new", page: lazy(() => import("./pages/schedules/SchedulePage")) },
   { path: "schedules/:scheduleId", page: lazy(() => import("./pages/schedules/SchedulePage")) },
+  { path: "workflows", page: lazy(() => import("./pages/workflows/WorkflowsPage")), nav: { label: "Workflows", icon: IconSitemap } },
+  { path: "workflows/:name", page: lazy(() => import("./pages/workflows/DesignerPage")) },
+  { path: "workflows/:name/versions", page: lazy(() => import("./pages/workflows/HistoryPage")) },
+  { path: "workflows/:name/diff", page: lazy(() => import("./pages/workflows/DiffPage")) },
 ];
 
 /** Administration pages, under /admin/, shown to principals holding a global grant. */

@@ -1,0 +1,1 @@
+import"./index-upRkdTSk.js";import"./stream-DzogizVi.js";
