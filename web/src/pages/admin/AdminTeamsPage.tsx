@@ -16,10 +16,15 @@ export default function AdminTeamsPage() {
   const client = useQueryClient();
   const [params, setParams] = useSearchParams();
   const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
+  const find = params.get("team") ?? "";
   const teams = useQuery({
-    queryKey: ["teams", "admin", page],
+    queryKey: ["teams", "admin", page, find],
     queryFn: () =>
-      call(api.GET("/api/v2/team/query", { params: { query: { limit: PAGE, page: page - 1, sort: "name", order: "ASC" } } })),
+      call(
+        api.GET("/api/v2/team/query", {
+          params: { query: { limit: PAGE, page: page - 1, sort: "name", order: "ASC", teams: find ? [find] : undefined } },
+        }),
+      ),
     placeholderData: keepPreviousData,
   });
   const [opened, { open, close }] = useDisclosure(false);
@@ -28,14 +33,23 @@ export default function AdminTeamsPage() {
   const pages = Math.max(1, Math.ceil((teams.data?.totalElements ?? 0) / PAGE));
   return (
     <AdminFrame title="Teams">
-      <Group>
+      <Group align="end">
         <Button onClick={open}>Create team</Button>
+        <TextInput
+          label="Find a team"
+          placeholder="Its exact name"
+          defaultValue={find}
+          onChange={(e) => {
+            const v = e.currentTarget.value.trim();
+            setParams(v ? { team: v } : {}, { replace: true });
+          }}
+        />
         {teams.isFetching && <Loader size="sm" aria-label="Loading" />}
       </Group>
       {teams.error ? (
         <ErrorAlert error={teams.error} title="The teams could not be read" />
       ) : !teams.data ? null : list.length === 0 ? (
-        <Text c="dimmed">No teams yet.</Text>
+        <Text c="dimmed">{find ? `No team is named ${find}.` : "No teams yet."}</Text>
       ) : (
         <Stack>
           <Table.ScrollContainer minWidth={700}>
@@ -80,7 +94,7 @@ export default function AdminTeamsPage() {
             <Pagination
               total={pages}
               value={page}
-              onChange={(p) => setParams({ page: String(p) })}
+              onChange={(p) => setParams(find ? { team: find, page: String(p) } : { page: String(p) })}
               getControlProps={(c) => ({ "aria-label": `${c} page` })}
             />
           )}
