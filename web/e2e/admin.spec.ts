@@ -13,17 +13,18 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   await signIn(page);
   await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Administration" }).click();
   await expect(page).toHaveURL(/\/admin\/teams$/);
+  await page.mouse.move(600, 10); // off the navigation link, whose hover colours are the shell's
   await expect(page.getByRole("heading", { name: "Teams" })).toBeVisible();
   await step("the instance's teams");
 
   // A team's name is checked as it is typed.
   await page.getByRole("button", { name: "Create team" }).click();
   const dialog = page.getByRole("dialog", { name: "Create a team" });
-  await dialog.getByLabel("Name").fill(taken);
+  await dialog.getByLabel("Name", { exact: true }).fill(taken);
   await expect(dialog.getByText("TEAM_NON_UNIQUE_NAME")).toBeVisible();
   await expect(dialog.getByRole("button", { name: "Create" })).toBeDisabled();
   await step("a taken name refused as typed");
-  await dialog.getByLabel("Name").fill(team);
+  await dialog.getByLabel("Name", { exact: true }).fill(team);
   await expect(dialog.getByText(`the team will be ${team}`)).toBeVisible();
   await dialog.getByLabel("Display name").fill("Admin flow");
   await step("a free name");
@@ -46,7 +47,7 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   await expect(page).toHaveURL(new RegExp(`/teams/${team}/settings/approvers$`));
   await page.getByRole("button", { name: "Create approver group" }).click();
   const group = page.getByRole("dialog", { name: "Create an approver group" });
-  await group.getByLabel("Name").fill("leads");
+  await group.getByLabel("Name", { exact: true }).fill("leads");
   await group.getByLabel("Approvers").click();
   await page.getByRole("option", { name: email }).click();
   await group.getByRole("button", { name: "Save" }).click();
@@ -63,7 +64,7 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   await page.getByRole("tab", { name: "Tokens" }).click();
   await page.getByRole("button", { name: "Create token" }).click();
   const create = page.getByRole("dialog", { name: `Create a token of ${team}` });
-  await create.getByLabel("Name").fill("ci");
+  await create.getByLabel("Name", { exact: true }).fill("ci");
   await create.getByRole("button", { name: "Create" }).click();
   const shown = page.getByRole("dialog", { name: "Token ci created" });
   await expect(shown.getByText("You will not see it again")).toBeVisible();
@@ -98,13 +99,13 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   ]) {
     await page.getByRole("button", { name: "Add parameter" }).click();
     const form = page.getByRole("dialog", { name: "Add a parameter" });
-    await form.getByLabel("Name").fill(p.name);
+    await form.getByLabel("Name", { exact: true }).fill(p.name);
     if (p.type) {
       await form.getByRole("combobox", { name: "Type" }).click();
       await page.getByRole("option", { name: p.type }).click();
       await form.getByLabel("Secret value").fill(p.value);
     } else {
-      await form.getByLabel("Value").fill(p.value);
+      await form.getByLabel("Value", { exact: true }).fill(p.value);
     }
     await form.getByRole("button", { name: "Save" }).click();
     await expect(form).toBeHidden();

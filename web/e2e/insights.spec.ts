@@ -40,6 +40,7 @@ test("insights of a team's runs", async ({ page, admin, signIn, step }) => {
   await page.goto(`/teams/${team}/runs`);
   await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Insights" }).click();
   await expect(page).toHaveURL(new RegExp(`/teams/${team}/insights$`));
+  await page.mouse.move(600, 10); // off the navigation link, whose hover colours are the shell's
   await expect(page.getByRole("heading", { name: "Insights" })).toBeVisible();
   await expect(page.getByLabel("Runs: 3")).toBeVisible();
   const perWorkflow = page.getByRole("table", { name: "Runs per workflow" });

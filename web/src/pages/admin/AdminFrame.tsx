@@ -1,4 +1,4 @@
-import { Alert, Center, Loader, Stack, Tabs, Title } from "@mantine/core";
+import { Alert, Center, Loader, Stack, Tabs, Text, Title } from "@mantine/core";
 import type { ReactNode } from "react";
 import { useLocation, useNavigate } from "react-router";
 import { isAdmin, useProfile } from "../../api/profile";
@@ -37,8 +37,11 @@ export function AdminFrame({ title, children }: { title: string; children: React
           <Loader aria-label="Loading" />
         </Center>
       ) : !isAdmin(profile.data) ? (
-        <Alert color="yellow" variant="light" title="Administrators only">
-          The instance's administration needs a global grant, which you do not hold.
+        <Alert color="blue" variant="light">
+          <Text fw={700} size="sm">
+            Administrators only
+          </Text>
+          <Text size="sm">The instance's administration needs a global grant, which you do not hold.</Text>
         </Alert>
       ) : (
         children

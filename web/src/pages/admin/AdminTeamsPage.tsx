@@ -76,7 +76,7 @@ export default function AdminTeamsPage() {
                       <code>{t.name}</code>
                     </Table.Td>
                     <Table.Td>
-                      <Badge color={t.status === "inactive" ? "gray" : "green"} variant="light" autoContrast>
+                      <Badge color={t.status === "inactive" ? "gray" : "green"} variant="dot" tt="none">
                         {t.status ?? "active"}
                       </Badge>
                     </Table.Td>

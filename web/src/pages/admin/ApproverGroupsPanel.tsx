@@ -59,7 +59,7 @@ export function ApproverGroupsPanel({ team, manage }: { team: Schemas["Team"]; m
                         </Text>
                       ) : (
                         (g.approvers ?? []).map((a) => (
-                          <Badge key={a.id ?? a.email} variant="light" tt="none" autoContrast>
+                          <Badge key={a.id ?? a.email} variant="default" tt="none">
                             {a.email || a.name || a.id}
                           </Badge>
                         ))

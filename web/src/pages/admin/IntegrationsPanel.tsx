@@ -42,7 +42,7 @@ function IntegrationCard({ team, integration: i, onChanged }: { team: string; in
               {i.name}
             </Text>
           </Group>
-          <Badge color={linked ? "green" : "gray"} variant="light" autoContrast>
+          <Badge color={linked ? "green" : "gray"} variant="dot" tt="none">
             {linked ? "linked" : "not linked"}
           </Badge>
         </Group>

@@ -106,7 +106,7 @@ export function ParametersPanel({ params, canEdit, owner, save, remove, onChange
                   </Table.Th>
                   <Table.Td>
                     {p.type === "password" ? (
-                      <Badge color="grape" variant="light">
+                      <Badge color="grape" variant="dot" tt="none">
                         secret
                       </Badge>
                     ) : (

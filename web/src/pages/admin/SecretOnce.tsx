@@ -9,8 +9,11 @@ export function SecretOnce({ secret, name, onClose }: { secret: string | null; n
   return (
     <Modal opened={secret !== null} onClose={onClose} title={`Token ${name} created`} closeOnClickOutside={false} size="lg">
       <Stack>
-        <Alert color="yellow" variant="light" title="Copy it now">
-          This is the token's secret. You will not see it again: Baton keeps only its hash.
+        <Alert color="blue" variant="light">
+          <Text fw={700} size="sm">
+            Copy it now
+          </Text>
+          <Text size="sm">This is the token's secret. You will not see it again: Baton keeps only its hash.</Text>
         </Alert>
         <Group gap="xs" wrap="nowrap" align="end">
           <TextInput

@@ -137,7 +137,7 @@ function TokenRow({ token: t, onRevoked }: { token: Schemas["Token"]; onRevoked:
       <Table.Td>{t.expirationDate ? when(t.expirationDate) : "never"}</Table.Td>
       <Table.Td>{when(t.lastUsed)}</Table.Td>
       <Table.Td>
-        <Badge color={t.valid ? "green" : "gray"} variant="light" autoContrast>
+        <Badge color={t.valid ? "green" : "gray"} variant="dot" tt="none">
           {t.valid ? "valid" : "revoked or expired"}
         </Badge>
       </Table.Td>

@@ -53,6 +53,19 @@ const barColor: Record<RunStatus, string> = {
   notstarted: "var(--mantine-color-gray-3)",
 };
 
+/**
+ * patched is the page's query with changes (null or "" removes a key), from the address as it
+ * is now, so that quick successive changes by different controls all stay.
+ */
+function patched(changes: Record<string, string | null>): URLSearchParams {
+  const next = new URLSearchParams(window.location.search);
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === null || v === "") next.delete(k);
+    else next.set(k, v);
+  }
+  return next;
+}
+
 /** window reads the date range of the URL: a preset (`range`) or `from`..`to` (UTC days, both included). */
 function useWindow() {
   const [params, setParams] = useSearchParams();
@@ -70,18 +83,7 @@ function useWindow() {
     from = now - Number(preset.replace("d", "")) * DAY;
   }
   const workflows = (params.get("workflows") ?? "").split(",").filter(Boolean);
-  const update = (changes: Record<string, string | null>) =>
-    setParams(
-      (p) => {
-        const next = new URLSearchParams(p);
-        for (const [k, v] of Object.entries(changes)) {
-          if (v === null || v === "") next.delete(k);
-          else next.set(k, v);
-        }
-        return next;
-      },
-      { replace: true },
-    );
+  const update = (changes: Record<string, string | null>) => setParams(patched(changes), { replace: true });
   return { params, preset, from, to, workflows, update };
 }
 
@@ -248,17 +250,7 @@ function RunsByDay({ days }: { days: DayBucket[] }) {
           size="xs"
           aria-label="Show runs by status as"
           value={view}
-          onChange={(v) =>
-            setParams(
-              (p) => {
-                const n = new URLSearchParams(p);
-                if (v === "table") n.set("view", "table");
-                else n.delete("view");
-                return n;
-              },
-              { replace: true },
-            )
-          }
+          onChange={(v) => setParams(patched({ view: v === "table" ? "table" : null }), { replace: true })}
           data={[
             { value: "chart", label: "Chart" },
             { value: "table", label: "Table" },
@@ -269,7 +261,7 @@ function RunsByDay({ days }: { days: DayBucket[] }) {
         <figure style={{ margin: 0 }} aria-label={summary}>
           <div style={{ width: "100%", height: 280 }} aria-hidden>
             <ResponsiveContainer>
-              <BarChart data={days} margin={{ top: 4, right: 8, bottom: 4, left: 0 }}>
+              <BarChart data={days} margin={{ top: 4, right: 8, bottom: 4, left: 0 }} accessibilityLayer={false}>
                 <CartesianGrid strokeDasharray="3 3" stroke="var(--mantine-color-default-border)" />
                 <XAxis dataKey="day" tick={{ fontSize: 11, fill: "var(--mantine-color-dimmed)" }} minTickGap={16} />
                 <YAxis allowDecimals={false} tick={{ fontSize: 11, fill: "var(--mantine-color-dimmed)" }} width={36} />
@@ -338,17 +330,10 @@ function WorkflowTable({ rows }: { rows: WorkflowRow[] }) {
   const key = (columns.find((c) => c.key === params.get("sort"))?.key ?? "runs") as SortKey;
   const desc = params.get("order") !== "asc";
   const sorted = sortRows(rows, key, desc);
-  const sortBy = (k: SortKey) =>
-    setParams(
-      (p) => {
-        const n = new URLSearchParams(p);
-        const nextDesc = k === key ? !desc : k !== "workflow";
-        n.set("sort", k);
-        n.set("order", nextDesc ? "desc" : "asc");
-        return n;
-      },
-      { replace: true },
-    );
+  const sortBy = (k: SortKey) => {
+    const nextDesc = k === key ? !desc : k !== "workflow";
+    setParams(patched({ sort: k, order: nextDesc ? "desc" : "asc" }), { replace: true });
+  };
   return (
     <Card withBorder>
       <Title order={2} size="h4" mb="sm">
