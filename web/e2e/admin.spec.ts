@@ -20,11 +20,11 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   // A team's name is checked as it is typed.
   await page.getByRole("button", { name: "Create team" }).click();
   const dialog = page.getByRole("dialog", { name: "Create a team" });
-  await dialog.getByLabel("Name", { exact: true }).fill(taken);
+  await dialog.getByLabel(/^Name/).fill(taken);
   await expect(dialog.getByText("TEAM_NON_UNIQUE_NAME")).toBeVisible();
   await expect(dialog.getByRole("button", { name: "Create" })).toBeDisabled();
   await step("a taken name refused as typed");
-  await dialog.getByLabel("Name", { exact: true }).fill(team);
+  await dialog.getByLabel(/^Name/).fill(team);
   await expect(dialog.getByText(`the team will be ${team}`)).toBeVisible();
   await dialog.getByLabel("Display name").fill("Admin flow");
   await step("a free name");
@@ -47,7 +47,7 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   await expect(page).toHaveURL(new RegExp(`/teams/${team}/settings/approvers$`));
   await page.getByRole("button", { name: "Create approver group" }).click();
   const group = page.getByRole("dialog", { name: "Create an approver group" });
-  await group.getByLabel("Name", { exact: true }).fill("leads");
+  await group.getByLabel(/^Name/).fill("leads");
   await group.getByLabel("Approvers").click();
   await page.getByRole("option", { name: email }).click();
   await group.getByRole("button", { name: "Save" }).click();
@@ -64,7 +64,7 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   await page.getByRole("tab", { name: "Tokens" }).click();
   await page.getByRole("button", { name: "Create token" }).click();
   const create = page.getByRole("dialog", { name: `Create a token of ${team}` });
-  await create.getByLabel("Name", { exact: true }).fill("ci");
+  await create.getByLabel(/^Name/).fill("ci");
   await create.getByRole("button", { name: "Create" }).click();
   const shown = page.getByRole("dialog", { name: "Token ci created" });
   await expect(shown.getByText("You will not see it again")).toBeVisible();
@@ -99,7 +99,7 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   ]) {
     await page.getByRole("button", { name: "Add parameter" }).click();
     const form = page.getByRole("dialog", { name: "Add a parameter" });
-    await form.getByLabel("Name", { exact: true }).fill(p.name);
+    await form.getByLabel(/^Name/).fill(p.name);
     if (p.type) {
       await form.getByRole("combobox", { name: "Type" }).click();
       await page.getByRole("option", { name: p.type }).click();
