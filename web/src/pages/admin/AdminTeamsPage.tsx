@@ -100,7 +100,7 @@ export default function AdminTeamsPage() {
           )}
         </Stack>
       )}
-      <Modal opened={opened} onClose={close} title="Create a team">
+      <Modal opened={opened} onClose={close} closeButtonProps={{ "aria-label": "Close" }} title="Create a team">
         {opened && (
           <CreateTeam
             onCreated={() => {
@@ -175,6 +175,7 @@ function CreateTeam({ onCreated }: { onCreated: () => void }) {
           onChange={(e) => setName(e.currentTarget.value)}
           description={description}
           error={check.state === "refused" ? `${check.reason}: ${check.message}` : undefined}
+          styles={{ error: { color: "var(--mantine-color-red-9)" } }}
           data-autofocus
         />
         <TextInput label="Display name" value={displayName} onChange={(e) => setDisplayName(e.currentTarget.value)} />

@@ -101,7 +101,7 @@ export function ApproverGroupsPanel({ team, manage }: { team: Schemas["Team"]; m
           </Table>
         </Table.ScrollContainer>
       )}
-      <Modal opened={opened} onClose={close} title={editing ? `Edit ${editing.name}` : "Create an approver group"}>
+      <Modal opened={opened} onClose={close} closeButtonProps={{ "aria-label": "Close" }} title={editing ? `Edit ${editing.name}` : "Create an approver group"}>
         {opened && (
           <GroupForm
             team={name}

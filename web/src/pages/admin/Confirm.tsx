@@ -47,7 +47,7 @@ export function ConfirmButton({ label, ariaLabel, title, children, confirm, onCo
       >
         {label}
       </Button>
-      <Modal opened={opened} onClose={close} title={title} key={key}>
+      <Modal opened={opened} onClose={close} closeButtonProps={{ "aria-label": "Close" }} title={title} key={key}>
         <Stack>
           <Text size="sm" component="div">
             {children}

@@ -150,7 +150,7 @@ export function ParametersPanel({ params, canEdit, owner, save, remove, onChange
           </Table>
         </Table.ScrollContainer>
       )}
-      <Modal opened={opened} onClose={close} title={editing ? `Edit ${editing.name}` : "Add a parameter"}>
+      <Modal opened={opened} onClose={close} closeButtonProps={{ "aria-label": "Close" }} title={editing ? `Edit ${editing.name}` : "Add a parameter"}>
         {opened && (
           <ParamForm
             key={editing?.name ?? "new"}

@@ -7,7 +7,7 @@ import { IconCheck, IconCopy } from "@tabler/icons-react";
  */
 export function SecretOnce({ secret, name, onClose }: { secret: string | null; name: string; onClose: () => void }) {
   return (
-    <Modal opened={secret !== null} onClose={onClose} title={`Token ${name} created`} closeOnClickOutside={false} size="lg">
+    <Modal opened={secret !== null} onClose={onClose} closeButtonProps={{ "aria-label": "Close" }} title={`Token ${name} created`} closeOnClickOutside={false} size="lg">
       <Stack>
         <Alert color="blue" variant="light">
           <Text fw={700} size="sm">

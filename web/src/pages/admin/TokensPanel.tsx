@@ -94,7 +94,7 @@ export function TokensPanel({ type, principal }: { type: TokenType; principal?: 
           </Table>
         </Table.ScrollContainer>
       )}
-      <Modal opened={opened} onClose={close} title={type === "team" ? `Create a token of ${principal}` : "Create a global token"}>
+      <Modal opened={opened} onClose={close} closeButtonProps={{ "aria-label": "Close" }} title={type === "team" ? `Create a token of ${principal}` : "Create a global token"}>
         {opened && (
           <CreateToken
             type={type}
