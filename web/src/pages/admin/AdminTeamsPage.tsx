@@ -155,6 +155,8 @@ function CreateTeam({ onCreated }: { onCreated: () => void }) {
       <span>
         Free: the team will be <code>{check.slug}</code>.
       </span>
+    ) : check.state === "refused" ? (
+      <Text span c="red.9" size="xs" fw={600}>{`${check.reason}: ${check.message}`}</Text>
     ) : check.state === "checking" ? (
       "Checking…"
     ) : (
@@ -174,8 +176,7 @@ function CreateTeam({ onCreated }: { onCreated: () => void }) {
           value={name}
           onChange={(e) => setName(e.currentTarget.value)}
           description={description}
-          error={check.state === "refused" ? `${check.reason}: ${check.message}` : undefined}
-          styles={{ error: { color: "var(--mantine-color-red-9)" } }}
+          aria-invalid={check.state === "refused"}
           data-autofocus
         />
         <TextInput label="Display name" value={displayName} onChange={(e) => setDisplayName(e.currentTarget.value)} />
