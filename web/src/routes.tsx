@@ -3,7 +3,7 @@
 // navigation bar (team pages) or the administration menu (admin pages).
 import { lazy, type ComponentType, type LazyExoticComponent } from "react";
 import type { RouteObject } from "react-router";
-import { IconCalendarTime, IconChecklist, IconPlayerPlay, IconSitemap, type Icon } from "@tabler/icons-react";
+import { IconAdjustments, IconCalendarTime, IconChartBar, IconChecklist, IconPlayerPlay, IconSitemap, type Icon } from "@tabler/icons-react";
 import { Page } from "./shell/Page";
 import { RequireSignIn } from "./shell/RequireSignIn";
 import { Shell } from "./shell/Shell";
@@ -24,6 +24,8 @@ export interface PageEntry {
   nav?: NavEntry;
 }
 
+const TeamSettingsPage = lazy(() => import("./pages/admin/TeamSettingsPage"));
+
 /** Pages of one team, under /teams/:team/. */
 export const teamPages: PageEntry[] = [
   { path: "runs", page: lazy(() => import("./pages/runs/RunsPage")), nav: { label: "Runs", icon: IconPlayerPlay } },
@@ -37,10 +39,18 @@ export const teamPages: PageEntry[] = [
   { path: "workflows/:name", page: lazy(() => import("./pages/workflows/DesignerPage")) },
   { path: "workflows/:name/versions", page: lazy(() => import("./pages/workflows/HistoryPage")) },
   { path: "workflows/:name/diff", page: lazy(() => import("./pages/workflows/DiffPage")) },
+  { path: "insights", page: lazy(() => import("./pages/insights/InsightsPage")), nav: { label: "Insights", icon: IconChartBar } },
+  { path: "settings", page: TeamSettingsPage, nav: { label: "Settings", icon: IconAdjustments } },
+  { path: "settings/:tab", page: TeamSettingsPage },
 ];
 
 /** Administration pages, under /admin/, shown to principals holding a global grant. */
-export const adminPages: PageEntry[] = [];
+export const adminPages: PageEntry[] = [
+  { path: "teams", page: lazy(() => import("./pages/admin/AdminTeamsPage")), nav: { label: "Teams", icon: IconAdjustments } },
+  { path: "parameters", page: lazy(() => import("./pages/admin/AdminParametersPage")) },
+  { path: "tokens", page: lazy(() => import("./pages/admin/AdminTokensPage")) },
+  { path: "settings", page: lazy(() => import("./pages/admin/AdminSettingsPage")) },
+];
 
 const SignInPage = lazy(() => import("./pages/signin/SignInPage"));
 const NotFoundPage = lazy(() => import("./pages/notfound/NotFoundPage"));

@@ -1,1 +1,0 @@
-import{Vt as e,jt as t,lt as n,zt as r}from"./index-upRkdTSk.js";var i=e(),a=t(e=>{let t=r([`Input`,`InputWrapper`,`TextInput`],null,e);return(0,i.jsx)(n,{component:`input`,...t,__staticSelector:`TextInput`})});a.classes=n.classes,a.displayName=`@mantine/core/TextInput`;export{a as t};

@@ -1,1 +1,0 @@
-import"./index-upRkdTSk.js";import"./stream-DzogizVi.js";

@@ -1,0 +1,1 @@
+import"./index-4ZIWqAP3.js";import"./stream-B_mSqquE.js";
