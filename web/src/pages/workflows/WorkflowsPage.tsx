@@ -190,7 +190,7 @@ export default function WorkflowsPage() {
                   )}
                 </Table.Td>
                 <Table.Td>
-                  <Badge color={w.status === "inactive" ? "gray" : "green"} variant="light">
+                  <Badge color={w.status === "inactive" ? "gray" : "green"} variant="dot">
                     {w.status ?? "active"}
                   </Badge>
                 </Table.Td>

@@ -1,1 +1,0 @@
-import"./index-4ZIWqAP3.js";import"./stream-B_mSqquE.js";

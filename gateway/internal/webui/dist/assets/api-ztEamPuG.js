@@ -1,0 +1,1 @@
+import"./index-CF1G2tBK.js";import"./stream-CNFClMZJ.js";
