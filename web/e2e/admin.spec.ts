@@ -69,7 +69,7 @@ test("administer a team and the instance", async ({ page, admin, signIn, step, p
   await create.getByRole("button", { name: "Create" }).click();
   const shown = page.getByRole("dialog", { name: "Token ci created" });
   await expect(shown.getByText("You will not see it again")).toBeVisible();
-  const secret = await shown.getByLabel("Secret").inputValue();
+  const secret = await shown.getByRole("textbox", { name: "Secret" }).inputValue();
   expect(secret).toMatch(/^btt_/);
   await step("the secret shown once");
   const asToken = await playwright.request.newContext({

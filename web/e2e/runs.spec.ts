@@ -82,7 +82,9 @@ test("a run made through the API is listed with its status", async ({ page, admi
 
   await page.getByRole("link", { name: run.id }).click();
   await expect(page).toHaveURL(new RegExp(`/teams/${team}/runs/${run.id}$`));
-  await expect(page.getByRole("heading", { name: `Run ${run.id}` })).toBeVisible();
-  await expect(page.getByText(run.status, { exact: true })).toBeVisible();
+  const main = page.getByRole("main");
+  await expect(main.getByRole("heading", { level: 1, name: "Hello" })).toBeVisible();
+  await expect(main.getByText(run.id, { exact: true })).toBeVisible();
+  await expect(main.getByText(run.status, { exact: true }).first()).toBeVisible();
   await step("the run's page");
 });
