@@ -35,8 +35,8 @@ type Config struct {
 	Version string
 	// OTLPEndpoint is an OTLP/HTTP base URL ("http://otel-collector:4318"), read as
 	// OTEL_EXPORTER_OTLP_ENDPOINT is: spans go to its path with /v1/traces appended, unless
-	// the path already ends in /v1/traces (TracesURL). Empty keeps traces in process (they
-	// still give requests trace IDs).
+	// the path already ends in /v1/traces (TracesURL). Empty records no span (requests still
+	// get trace IDs).
 	OTLPEndpoint string
 }
 
@@ -66,6 +66,11 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 			return nil, fmt.Errorf("otlp exporter for %s: %w", cfg.OTLPEndpoint, err)
 		}
 		topts = append(topts, sdktrace.WithBatcher(exp))
+	} else {
+		// Nothing would read a recorded span: spans still carry trace and span IDs (for the
+		// logs, the answers and the propagated traceparent) without their attributes and
+		// timings being kept. A caller that asked for its trace to be sampled is recorded.
+		topts = append(topts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))
 	}
 	tp := sdktrace.NewTracerProvider(topts...)
 

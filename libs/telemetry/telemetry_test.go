@@ -18,8 +18,8 @@ import (
 	"github.com/baton-flow/baton/libs/telemetry"
 )
 
-// Setup installs real providers: spans get trace IDs, logs carry them, and metrics reach
-// the Prometheus endpoint.
+// Setup installs real providers: spans get trace IDs (recorded only for an exporter), logs
+// carry them, and metrics reach the Prometheus endpoint.
 func TestSetup(t *testing.T) {
 	ctx := context.Background()
 	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "test", Version: "1"})
@@ -28,6 +28,7 @@ func TestSetup(t *testing.T) {
 
 	ctx, span := otel.Tracer("test").Start(ctx, "work")
 	require.True(t, span.SpanContext().IsValid())
+	assert.False(t, span.IsRecording(), "with no exporter, no span is recorded")
 	var buf bytes.Buffer
 	telemetry.NewLogger(&buf, slog.LevelInfo).InfoContext(ctx, "hello")
 	span.End()
