@@ -322,12 +322,15 @@ func chain(name string, n int, task func(name string) string) string {
 }
 
 // fanOut is start → width inline tasks side by side → end, which joins them all.
-func fanOut(name string, width int) string {
+func fanOut(name string, width int) string { return fanOutOf(name, width, inlineTask) }
+
+// fanOutOf is start → width tasks made by task side by side → end, which joins them all.
+func fanOutOf(name string, width int, task func(name string) string) string {
 	var sb, deps strings.Builder
 	fmt.Fprintf(&sb, `{"name":%q,"tasks":[{"name":"start","type":"start"}`, name)
 	for i := range width {
 		t := fmt.Sprintf("f%d", i)
-		fmt.Fprintf(&sb, `,{"name":%q,%s,"dependencies":[{"taskRef":"start"}]}`, t, inlineTask(t))
+		fmt.Fprintf(&sb, `,{"name":%q,%s,"dependencies":[{"taskRef":"start"}]}`, t, task(t))
 		if i > 0 {
 			deps.WriteByte(',')
 		}
