@@ -263,16 +263,23 @@ func (h *Hub) loop(s *sub) {
 			wait = retryAfter
 			s.touch()
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-h.ctx.Done():
-			t.Stop()
+		if !h.pause(wait, s.stop) {
 			return
-		case <-s.stop:
-			t.Stop()
-			return
-		case <-t.C:
 		}
+	}
+}
+
+// pause waits for wait, answering false if the hub or the subscription (stop) ends first.
+func (h *Hub) pause(wait time.Duration, stop <-chan struct{}) bool {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-h.ctx.Done():
+		return false
+	case <-stop:
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

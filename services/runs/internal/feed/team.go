@@ -3,7 +3,6 @@ package feed
 import (
 	"context"
 	"slices"
-	"time"
 )
 
 // Summary is a run's state as a team's stream sends it: the run as the runs search
@@ -168,15 +167,8 @@ func (h *Hub) teamLoop(s *teamSub) {
 				s.touch()
 			}
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-h.ctx.Done():
-			t.Stop()
+		if !h.pause(wait, s.stop) {
 			return
-		case <-s.stop:
-			t.Stop()
-			return
-		case <-t.C:
 		}
 	}
 }
