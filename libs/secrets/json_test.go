@@ -44,3 +44,37 @@ func TestSealJSON(t *testing.T) {
 	}
 	assert.Equal(t, `"plain"`, string(secrets.OpenJSON(box, json.RawMessage(`"plain"`))), "a value stored before sealing is read as it is")
 }
+
+// SealFields seals the values of secret items only, in a copy; OpenFields opens them again.
+func TestSealFields(t *testing.T) {
+	t.Parallel()
+	box, err := secrets.FromString("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	require.NoError(t, err)
+	type param struct {
+		name, kind string
+		def, value json.RawMessage
+	}
+	secret := func(p param) bool { return p.kind == "password" }
+	fields := func(p *param) []*json.RawMessage { return []*json.RawMessage{&p.def, &p.value} }
+	what := func(p param) string { return "parameter " + p.name }
+
+	plain := []param{{name: "region", kind: "text", value: json.RawMessage(`"eu"`)}}
+	got, err := secrets.SealFields(box, plain, secret, fields, what)
+	require.NoError(t, err)
+	assert.Equal(t, plain, got, "nothing secret: answered as it is")
+
+	given := []param{
+		{name: "region", kind: "text", value: json.RawMessage(`"eu"`)},
+		{name: "pw", kind: "password", def: json.RawMessage(`"d3fault"`), value: json.RawMessage(`"s3cret"`)},
+	}
+	sealed, err := secrets.SealFields(box, given, secret, fields, what)
+	require.NoError(t, err)
+	assert.Equal(t, `"s3cret"`, string(given[1].value), "the items given are not changed")
+	assert.Equal(t, `"eu"`, string(sealed[0].value))
+	for _, v := range []json.RawMessage{sealed[1].def, sealed[1].value} {
+		assert.NotContains(t, string(v), "s3cret")
+		assert.NotContains(t, string(v), "d3fault")
+	}
+	secrets.OpenFields(box, sealed, secret, fields)
+	assert.Equal(t, given, sealed)
+}

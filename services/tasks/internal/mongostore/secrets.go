@@ -3,7 +3,6 @@ package mongostore
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
@@ -13,10 +12,7 @@ import (
 // Sealer seals values for storage and opens them again; *secrets.Box (AES-256-GCM under
 // BATON_SECRET_KEY) is one. The default and value of a password parameter are stored
 // sealed, each as the JSON string of its sealed JSON text, and opened on reading.
-type Sealer interface {
-	Seal(plain string) (string, error)
-	Open(sealed string) (string, error)
-}
+type Sealer = secrets.Sealer
 
 // encode is the stored body of t: its JSON text with password parameters sealed.
 func (s *Tasks) encode(t domain.Task) ([]byte, error) {
@@ -40,35 +36,16 @@ func (s *Tasks) decode(body string) (domain.Task, error) {
 
 // sealParams returns params with their password parameters' default and value sealed.
 func sealParams(box Sealer, params []domain.Param) ([]domain.Param, error) {
-	if !slices.ContainsFunc(params, domain.IsSecret) {
-		return params, nil
-	}
-	out := slices.Clone(params)
-	for i, p := range out {
-		if !domain.IsSecret(p) {
-			continue
-		}
-		for _, v := range []*json.RawMessage{&out[i].Default, &out[i].Value} {
-			sealed, err := secrets.SealJSON(box, *v)
-			if err != nil {
-				return nil, fmt.Errorf("seal parameter %s: %w", p.Name, err)
-			}
-			*v = sealed
-		}
-	}
-	return out, nil
+	return secrets.SealFields(box, params, domain.IsSecret, paramValues, paramName)
 }
 
 // openParams reverses sealParams in place. A value this key cannot open reads as the mask,
 // which every public answer shows for it anyway. Values stored before sealing began are
 // read as they are, and sealed at their next write.
 func openParams(box Sealer, params []domain.Param) {
-	for i, p := range params {
-		if !domain.IsSecret(p) {
-			continue
-		}
-		for _, v := range []*json.RawMessage{&params[i].Default, &params[i].Value} {
-			*v = secrets.OpenJSON(box, *v)
-		}
-	}
+	secrets.OpenFields(box, params, domain.IsSecret, paramValues)
 }
+
+func paramValues(p *domain.Param) []*json.RawMessage { return []*json.RawMessage{&p.Default, &p.Value} }
+
+func paramName(p domain.Param) string { return "parameter " + p.Name }
