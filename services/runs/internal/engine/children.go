@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/baton-flow/baton/libs/apperr"
-	"github.com/baton-flow/baton/libs/workflowid"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
 
@@ -26,40 +22,15 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 	var c ChildRequest
 	var attempt int
 	if err := e.Step(ctx, run, func(m *domain.Machine) error {
-		r, t := m.S.Run, m.S.Tasks[i]
+		t := m.S.Tasks[i]
 		if t.Status != domain.Running || t.Child != "" {
 			return ErrNoChange
 		}
 		attempt = t.Attempt
-		p, _ := t.Params["params"].(map[string]any)
-		version := 0
-		if v, ok := t.Params["workflowVersion"].(float64); ok {
-			version = int(v)
+		var ok bool
+		if c, ok = m.ChildRequest(i); !ok {
+			return nil // the task failed: stored
 		}
-		wait := true
-		if w, ok := t.Params["wait"]; ok && (w == false || w == "false") {
-			wait = false
-		}
-		ref := domain.Text(t.Params["workflowRef"])
-		if team, name, ok := workflowid.Parse(ref); ok {
-			ref = team + "/" + name // a workflow's id names its team too
-		}
-		if team, name, ok := strings.Cut(ref, "/"); ok {
-			if team != r.Team {
-				m.Fail(i, domain.Invalid, fmt.Sprintf("runworkflow may only start workflows of team '%s', not '%s'", r.Team, team))
-				return nil
-			}
-			ref = name
-		}
-		var secret []string
-		if slices.Contains(t.SecretParams, "params") {
-			// Which of them came from a secret is not kept: each is taken for one.
-			secret = slices.Sorted(maps.Keys(p))
-		}
-		c = ChildRequest{Team: r.Team, Workflow: ref, Version: version, Params: maps.Clone(p), Secret: secret,
-			Key: fmt.Sprintf("child/%s/%d/%d", r.ID, i, attempt), Wait: wait,
-			By:        domain.Initiator{Type: "workflowrun", ID: r.ID, Name: r.Workflow, Person: r.InitiatedBy.Person},
-			ParentRun: r.ID, ParentTask: t.Name, Ancestors: r.Lineage(), Depth: r.Depth + 1}
 		return ErrNoChange
 	}); err != nil && !errors.Is(err, ErrNoChange) {
 		e.log.Warn("cannot start child run", "run", run, "error", err)

@@ -162,25 +162,7 @@ type Message struct {
 type Sealer = events.Sealer
 
 // ChildRequest is what a runworkflow task asks to be started.
-type ChildRequest struct {
-	Team, Workflow string
-	// Version pins a workflow version; 0 is the latest.
-	Version int
-	Params  map[string]any
-	// Secret names the params that came from a secret.
-	Secret []string
-	// Key makes the submit idempotent: one child per task run attempt.
-	Key string
-	// Wait is set when the task waits for the child: the child then runs in its tree's
-	// concurrency slot and starts at once.
-	Wait bool
-	By   domain.Initiator
-	// ParentRun and ParentTask name the task run; Ancestors and Depth place the child in
-	// its parent's tree.
-	ParentRun, ParentTask string
-	Ancestors             []string
-	Depth                 int
-}
+type ChildRequest = domain.ChildRequest
 
 // ChildRefused is a child run that a limit forbids: its task ends invalid.
 type ChildRefused struct{ Reason string }
