@@ -217,7 +217,7 @@ func RunWithProgress(ctx context.Context, getenv func(string) string, stdout io.
 		if admin := p.AdminAddr(); admin != "" {
 			fmt.Fprintf(stdout, "Metrics for operators at http://%s/metrics\n", admin)
 		}
-		fmt.Fprintf(stdout, "Baton is running at http://%s/api/v2\nAdmin token: %s\n", addr, token)
+		fmt.Fprintf(stdout, "Baton is running at http://%s/api/v2\nAdmin token: %s\nIn a browser: http://%s/ (sign in with the admin token)\n", addr, token, addr)
 	}
 	units = append(units, gw)
 	return host.Serve(ctx, p, units...)

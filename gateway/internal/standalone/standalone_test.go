@@ -39,7 +39,7 @@ type baton struct {
 }
 
 var (
-	banner        = regexp.MustCompile(`Baton is running at (http://\S+)/api/v2\nAdmin token: (\S+)`)
+	banner        = regexp.MustCompile(`Baton is running at (http://\S+)/api/v2\nAdmin token: (\S+)\nIn a browser: (http://\S+)/ `)
 	metricsBanner = regexp.MustCompile(`Metrics for operators at (http://\S+)/metrics`)
 )
 
@@ -82,6 +82,7 @@ func start(t testing.TB, vars map[string]string) *baton {
 		}
 	}
 	m := banner.FindStringSubmatch(out.String())
+	require.Equal(t, m[1], m[3], "the banner says where the web UI is")
 	var admin string
 	if a := metricsBanner.FindStringSubmatch(out.String()); a != nil {
 		admin = a[1]
