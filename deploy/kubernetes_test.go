@@ -488,8 +488,8 @@ func (r policyRule) admits(port string) bool {
 
 // The network policies: a default deny over Baton's pods and the infrastructure's; the
 // admin port (8081, /metrics) only from the monitoring namespace or pods labelled to
-// scrape; Baton's API port only from Baton's pods, except the gateway's, open to all; the
-// infrastructure only from Baton's pods and its own.
+// scrape; Baton's API port only from Baton's pods and Consul (its health checks), except
+// the gateway's, open to all; the infrastructure only from Baton's pods and its own.
 func TestKubernetesNetworkPolicies(t *testing.T) {
 	t.Parallel()
 	objs := render(t, k8sDir)
@@ -515,6 +515,13 @@ func TestKubernetesNetworkPolicies(t *testing.T) {
 		_, hasNS := peer["namespaceSelector"]
 		return !hasNS && dig[string](peer, "podSelector", "matchLabels", "app.kubernetes.io/part-of") == "baton"
 	}
+	// Consul polls each instance's /ready on the API port; without it, instances leave
+	// the registry.
+	isConsul := func(peer map[string]any) bool {
+		_, hasNS := peer["namespaceSelector"]
+		return !hasNS && maps.Equal(stringMap(dig[map[string]any](peer, "podSelector", "matchLabels")),
+			map[string]string{"app.kubernetes.io/name": "consul", "app.kubernetes.io/part-of": "baton-infra"})
+	}
 	isInfra := func(peer map[string]any) bool {
 		_, hasNS := peer["namespaceSelector"]
 		return !hasNS && dig[string](peer, "podSelector", "matchLabels", "app.kubernetes.io/part-of") == "baton-infra"
@@ -535,7 +542,7 @@ func TestKubernetesNetworkPolicies(t *testing.T) {
 		require.NotEmpty(t, selecting, "%s: network policies select its pods", o)
 		switch labels["app.kubernetes.io/part-of"] {
 		case "baton":
-			adminAllowed := false
+			adminAllowed, consulChecks := false, false
 			for _, p := range selecting {
 				for _, r := range p.Rules {
 					if r.admits("8081") {
@@ -549,12 +556,14 @@ func TestKubernetesNetworkPolicies(t *testing.T) {
 							assert.Equal(t, "gateway", labels["app.kubernetes.io/name"], "%s: %s opens the API to all", o, p.Name)
 						}
 						for _, peer := range r.From {
-							assert.True(t, isBaton(peer), "%s: %s lets %v reach the API", o, p.Name, peer)
+							assert.True(t, isBaton(peer) || isConsul(peer), "%s: %s lets %v reach the API", o, p.Name, peer)
+							consulChecks = consulChecks || isConsul(peer)
 						}
 					}
 				}
 			}
 			assert.True(t, adminAllowed, "%s: the monitoring namespace reaches the admin port", o)
+			assert.True(t, consulChecks, "%s: Consul reaches /ready on the API port", o)
 		case "baton-infra":
 			for _, p := range selecting {
 				for _, r := range p.Rules {
