@@ -365,6 +365,12 @@ func TestKubernetesWorkloads(t *testing.T) {
 		baton := podLabels(o)["app.kubernetes.io/part-of"] == "baton"
 		assert.Equal(t, true, dig[any](spec, "securityContext", "runAsNonRoot"), "%s runs as no root", o)
 		assert.Equal(t, "RuntimeDefault", dig[string](spec, "securityContext", "seccompProfile", "type"), "%s seccomp", o)
+		for _, host := range []string{"hostNetwork", "hostPID", "hostIPC"} {
+			assert.NotEqual(t, true, spec[host], "%s: %s", o, host)
+		}
+		for _, v := range dig[[]any](spec, "volumes") {
+			assert.Nil(t, dig[any](v, "hostPath"), "%s: no hostPath volume", o)
+		}
 		for _, c := range containers(spec) {
 			name := o.String() + " " + c["name"].(string)
 			image, _ := c["image"].(string)
@@ -391,6 +397,11 @@ func TestKubernetesWorkloads(t *testing.T) {
 		}
 	}
 	assert.Len(t, batonTags, 1, "one version for all of Baton's images: %v", batonTags)
+	for _, o := range render(t, k8sDir) {
+		if o.Kind == "Namespace" {
+			assert.Equal(t, "restricted", dig[string](o.Doc, "metadata", "labels", "pod-security.kubernetes.io/enforce"), "%s enforces the restricted Pod Security Standard", o)
+		}
+	}
 	assert.NotContains(t, batonTags, "latest")
 	assert.GreaterOrEqual(t, workloads, len(batonServices)+5)
 }
@@ -627,8 +638,11 @@ func TestKubernetesScaling(t *testing.T) {
 	c := containers(podSpec(runner))[0]
 	workDir := ""
 	for _, e := range dig[[]any](c, "env") {
-		if dig[string](e, "name") == "BATON_RUNNER_WORKDIR" {
+		switch dig[string](e, "name") {
+		case "BATON_RUNNER_WORKDIR":
 			workDir = dig[string](e, "value")
+		case "BATON_RUNNER_DOCKER_SOCKET":
+			assert.Equal(t, "off", dig[string](e, "value"), "the runner has no Docker socket of the node's")
 		}
 	}
 	require.NotEmpty(t, workDir, "BATON_RUNNER_WORKDIR is set")
