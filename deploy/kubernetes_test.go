@@ -38,7 +38,8 @@ type k8sObject struct {
 func (o k8sObject) String() string { return o.Kind + "/" + o.Name }
 
 var (
-	// kustomize's OpenAPI data is global, so renderings happen one at a time.
+	// kustomize's OpenAPI data is global, so renderings happen one at a time, and not
+	// while the schemas are made from it.
 	renderMu  sync.Mutex
 	renderOut = map[string][]k8sObject{}
 )
@@ -95,7 +96,9 @@ var schemaDir = sync.OnceValues(func() (string, error) {
 // have is an error. Like openapi2jsonschema, an int-or-string takes either, and a
 // quantity a string or a number.
 func writeSchemas(dir string) error {
+	renderMu.Lock() // kustomize reads the same global document
 	raw, err := json.Marshal(openapi.Schema())
+	renderMu.Unlock()
 	if err != nil {
 		return err
 	}
