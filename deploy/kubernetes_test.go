@@ -259,10 +259,13 @@ func TestKubernetesObjectsAreValid(t *testing.T) {
 	t.Parallel()
 	v := newValidator(t)
 	for _, dir := range kustomizations {
+		kinds := map[string]int{}
 		for _, o := range render(t, dir) {
 			res := validate(v, dir+": "+o.String(), o.YAML)
 			assert.Equal(t, validator.Valid, res.Status, "%s: %s: %v %v", dir, o, res.Err, res.ValidationErrors)
+			kinds[o.Kind]++
 		}
+		t.Logf("%s: %v validated", dir, kinds)
 	}
 }
 
