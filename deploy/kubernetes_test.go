@@ -498,6 +498,44 @@ func networkPolicies(objs []k8sObject) []policy {
 	return out
 }
 
+// podsSelected reports whether a peer without a namespace selector selects pods with
+// these labels (matchLabels and matchExpressions' In, NotIn, Exists, DoesNotExist).
+func podsSelected(peer map[string]any, labels map[string]string) bool {
+	if _, ok := peer["namespaceSelector"]; ok {
+		return false
+	}
+	sel, ok := peer["podSelector"].(map[string]any)
+	if !ok {
+		return false
+	}
+	if !isSubset(stringMap(dig[map[string]any](sel, "matchLabels")), labels) && len(dig[map[string]any](sel, "matchLabels")) > 0 {
+		return false
+	}
+	for _, e := range dig[[]any](sel, "matchExpressions") {
+		v, has := labels[dig[string](e, "key")]
+		values := dig[[]any](e, "values")
+		switch dig[string](e, "operator") {
+		case "In":
+			if !has || !slices.Contains(values, any(v)) {
+				return false
+			}
+		case "NotIn":
+			if has && slices.Contains(values, any(v)) {
+				return false
+			}
+		case "Exists":
+			if !has {
+				return false
+			}
+		case "DoesNotExist":
+			if has {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // admits reports whether the rule lets traffic to port in.
 func (r policyRule) admits(port string) bool {
 	return len(r.Ports) == 0 || slices.Contains(r.Ports, port)
@@ -582,6 +620,17 @@ func TestKubernetesNetworkPolicies(t *testing.T) {
 			assert.True(t, adminAllowed, "%s: the monitoring namespace reaches the admin port", o)
 			assert.True(t, consulChecks, "%s: Consul reaches /ready on the API port", o)
 		case "baton-infra":
+			if labels["app.kubernetes.io/name"] == "mongo" {
+				// The runner owns no data and runs the users' scripts.
+				runner := map[string]string{"app.kubernetes.io/name": "runner", "app.kubernetes.io/part-of": "baton"}
+				for _, p := range selecting {
+					for _, r := range p.Rules {
+						for _, peer := range r.From {
+							assert.False(t, podsSelected(peer, runner), "%s: %s lets the runner in", o, p.Name)
+						}
+					}
+				}
+			}
 			for _, p := range selecting {
 				for _, r := range p.Rules {
 					require.NotEmpty(t, r.From, "%s: %s opens a port to all", o, p.Name)
