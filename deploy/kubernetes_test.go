@@ -645,8 +645,9 @@ func TestKubernetesNetworkPolicies(t *testing.T) {
 	}
 }
 
-// The stateless HTTP services scale on an autoscaler that owns their count; every Baton
-// process has a disruption budget; the runner keeps its work directory on a volume.
+// The stateless HTTP services scale on an autoscaler that owns their count; every
+// workload of more than one replica spreads them over nodes and has a disruption budget;
+// the runner keeps its work directory on a volume.
 func TestKubernetesScaling(t *testing.T) {
 	t.Parallel()
 	objs := render(t, k8sDir)
@@ -678,6 +679,14 @@ func TestKubernetesScaling(t *testing.T) {
 		}
 	}
 	for _, w := range workloads {
+		if dig[int](w.Doc, "spec", "replicas") != 1 {
+			spread := false
+			for _, c := range dig[[]any](podSpec(w), "topologySpreadConstraints") {
+				spread = spread || (dig[string](c, "topologyKey") == "kubernetes.io/hostname" &&
+					isSubset(stringMap(dig[map[string]any](c, "labelSelector", "matchLabels")), podLabels(w)))
+			}
+			assert.True(t, spread, "%s spreads its replicas over nodes", w)
+		}
 		if dig[int](w.Doc, "spec", "replicas") == 1 {
 			continue // a budget would block every drain
 		}
