@@ -1,8 +1,6 @@
 package deploy
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -554,45 +552,26 @@ type k8sConfigMap struct {
 // k8sObjects is every document of every manifest, by kind and then by name.
 type k8sObjects map[string]map[string]*yaml.Node
 
+// loadKubernetes renders deploy/kubernetes (Baton and its infrastructure) as
+// `kubectl apply -k` would.
 func loadKubernetes(t *testing.T) k8sObjects {
 	t.Helper()
-	files, err := os.ReadDir(k8sDir)
-	require.NoError(t, err)
 	objs := k8sObjects{}
-	for _, f := range files {
-		if f.IsDir() || !(strings.HasSuffix(f.Name(), ".yaml") || strings.HasSuffix(f.Name(), ".yml")) {
-			continue
+	for _, o := range render(t, k8sDir) {
+		var node yaml.Node
+		require.NoError(t, yaml.Unmarshal(o.YAML, &node), "%s", o)
+		var h k8sHeader
+		require.NoError(t, node.Decode(&h), "%s", o)
+		require.NotEmpty(t, h.APIVersion, "%s: apiVersion", o)
+		if h.Kind != "Namespace" {
+			assert.Equal(t, "baton", h.Metadata.Namespace, "%s namespace", o)
 		}
-		path := filepath.Join(k8sDir, f.Name())
-		fh, err := os.Open(path)
-		require.NoError(t, err)
-		dec := yaml.NewDecoder(fh)
-		for doc := 1; ; doc++ {
-			var node yaml.Node
-			err := dec.Decode(&node)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			require.NoError(t, err, "%s document %d", path, doc)
-			if len(node.Content) == 0 || node.Content[0].Kind != yaml.MappingNode {
-				continue // an empty document (e.g. after a trailing ---)
-			}
-			var h k8sHeader
-			require.NoError(t, node.Decode(&h), "%s document %d", path, doc)
-			require.NotEmpty(t, h.APIVersion, "%s document %d: apiVersion", path, doc)
-			require.NotEmpty(t, h.Kind, "%s document %d: kind", path, doc)
-			require.NotEmpty(t, h.Metadata.Name, "%s document %d: metadata.name", path, doc)
-			if h.Kind != "Namespace" {
-				assert.Equal(t, "baton", h.Metadata.Namespace, "%s %s/%s namespace", path, h.Kind, h.Metadata.Name)
-			}
-			if objs[h.Kind] == nil {
-				objs[h.Kind] = map[string]*yaml.Node{}
-			}
-			_, dup := objs[h.Kind][h.Metadata.Name]
-			require.False(t, dup, "%s %s defined twice", h.Kind, h.Metadata.Name)
-			objs[h.Kind][h.Metadata.Name] = &node
+		if objs[h.Kind] == nil {
+			objs[h.Kind] = map[string]*yaml.Node{}
 		}
-		require.NoError(t, fh.Close())
+		_, dup := objs[h.Kind][h.Metadata.Name]
+		require.False(t, dup, "%s defined twice", o)
+		objs[h.Kind][h.Metadata.Name] = &node
 	}
 	return objs
 }
@@ -622,17 +601,23 @@ func TestKubernetesManifests(t *testing.T) {
 
 	for _, name := range batonServices {
 		t.Run(name, func(t *testing.T) {
+			// The runner is a StatefulSet (its work directory is a volume of its own).
 			depNode, ok := objs["Deployment"][name]
-			require.True(t, ok, "Deployment %s", name)
+			if !ok {
+				depNode, ok = objs["StatefulSet"][name]
+			}
+			require.True(t, ok, "Deployment or StatefulSet %s", name)
 			var dep k8sDeployment
 			require.NoError(t, depNode.Decode(&dep))
 
 			podLabels := dep.Spec.Template.Metadata.Labels
 			assert.True(t, isSubset(dep.Spec.Selector.MatchLabels, podLabels), "selector matches the pod labels")
-			assert.GreaterOrEqual(t, dep.Spec.Replicas, 1)
+			if _, scaled := objs["HorizontalPodAutoscaler"][name]; !scaled {
+				assert.GreaterOrEqual(t, dep.Spec.Replicas, 1)
+			}
 			require.Len(t, dep.Spec.Template.Spec.Containers, 1)
 			ctr := dep.Spec.Template.Spec.Containers[0]
-			assert.Equal(t, "ghcr.io/baton-flow/baton-"+name+":latest", ctr.Image)
+			assert.Regexp(t, `^ghcr\.io/baton-flow/baton-`+name+`:\d+\.\d+\.\d+$`, ctr.Image)
 
 			ports := map[string]int{}
 			for _, p := range ctr.Ports {
