@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/baton-flow/baton/libs/auth"
@@ -27,6 +28,7 @@ import (
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/schedulesapi"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/telemetry"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/engine"
@@ -72,6 +74,9 @@ type Config struct {
 	// file:<path> keeps it in a SQLite file of its own at path, for one replica alone
 	// (standalone mode's default).
 	DatabaseURL string
+	// MetricLabels adds a run's team and workflow to the engine's metrics
+	// (BATON_METRICS_LABELS, read with the shared configuration).
+	MetricLabels telemetry.MetricLabels
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -145,6 +150,8 @@ type Deps struct {
 	Signer    *auth.Signer
 	Resolver  registry.Resolver
 	Logger    *slog.Logger
+	// Meter makes the service's instruments, served at /metrics; nil takes the global one.
+	Meter metric.MeterProvider
 
 	Definitions Definitions
 	Catalogue   Catalogue
@@ -212,7 +219,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}
 	a := app.New(app.Config{
 		Engine: engine.Config{Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout, Alone: cfg.Alone,
-			Reconcile: cfg.Reconcile, Logger: deps.Logger},
+			Reconcile: cfg.Reconcile, Logger: deps.Logger, Meter: deps.Meter,
+			MetricLabels: engine.MetricLabels{Team: cfg.MetricLabels.Team, Workflow: cfg.MetricLabels.Workflow}},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
 	}, app.Deps{
 		Stores:    stores,
@@ -310,8 +318,10 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
+	cfg.MetricLabels = p.Env.MetricLabels
 	svc, err := New(ctx, cfg, Deps{
 		DB: p.Database(Name), Kafka: p.Kafka, Publisher: p.Producer, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger,
+		Meter: p.Telemetry.MeterProvider(),
 	})
 	if err != nil {
 		return host.Unit{}, err

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/baton-flow/baton/libs/tasktype"
+	"github.com/baton-flow/baton/services/runs/internal/domain"
+)
+
+// meterHarness is a harness whose replicas record into a reader the test collects.
+func meterHarness(t *testing.T) (*harness, *sdkmetric.ManualReader) {
+	reader := sdkmetric.NewManualReader()
+	h := newHarness(t)
+	h.meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	return h, reader
+}
+
+// point is one data point of a family: its labels and its value (a histogram's count).
+type point struct {
+	attrs map[string]string
+	value float64
+}
+
+// collect reads every data point of family name.
+func collect(t *testing.T, reader *sdkmetric.ManualReader, name string) []point {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	var out []point
+	attrs := func(set attribute.Set) map[string]string {
+		m := map[string]string{}
+		for _, kv := range set.ToSlice() {
+			m[string(kv.Key)] = kv.Value.Emit()
+		}
+		return m
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					out = append(out, point{attrs(p.Attributes), float64(p.Value)})
+				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					out = append(out, point{attrs(p.Attributes), float64(p.Value)})
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					out = append(out, point{attrs(p.Attributes), float64(p.Count)})
+				}
+			default:
+				t.Fatalf("%s: unexpected data %T", name, m.Data)
+			}
+		}
+	}
+	return out
+}
+
+// valueOf is the value of the point of family name whose labels are want, 0 when none.
+func valueOf(t *testing.T, reader *sdkmetric.ManualReader, name string, want map[string]string) float64 {
+	t.Helper()
+	for _, p := range collect(t, reader, name) {
+		if assert.ObjectsAreEqual(want, p.attrs) {
+			return p.value
+		}
+	}
+	return 0
+}
+
+// A run counts once started and once ended however many steps it takes, its tasks' ends
+// are measured by type and status, and a task waiting on an approval is counted under its
+// gate while it waits and no longer once decided.
+func TestEngineMetricsOfARun(t *testing.T) {
+	t.Parallel()
+	h, reader := meterHarness(t)
+	e := h.start("a")
+	def := &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		script("s", "start"), task("g", tasktype.Approval, nil, "s"), task("end", tasktype.End, nil, "g")}}
+	run := h.submit(e, def)
+	h.finish(e, run, "s", 1, domain.Succeeded, nil)
+	h.waitTask(run, "g", domain.Waiting)
+
+	manual := map[string]string{"trigger": "manual"}
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_started", manual))
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_tasks_waiting", map[string]string{"gate": "approval"}))
+	assert.Equal(t, 0.0, valueOf(t, reader, "baton_runs_tasks_waiting", map[string]string{"gate": "sleep"}))
+	assert.Len(t, collect(t, reader, "baton_runs_tasks_waiting"), len(Gates), "every gate is reported, 0 when none waits")
+	assert.Equal(t, 0.0, valueOf(t, reader, "baton_runs_ended", map[string]string{"trigger": "manual", "status": "succeeded"}))
+
+	h.decide(e, h.openAction(run).ID, true)
+	h.ends(run, domain.Succeeded)
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_started", manual), "a run starts once")
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_ended", map[string]string{"trigger": "manual", "status": "succeeded"}))
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_duration", map[string]string{"status": "succeeded"}))
+	assert.Equal(t, 0.0, valueOf(t, reader, "baton_runs_tasks_waiting", map[string]string{"gate": "approval"}))
+	for _, typ := range []string{tasktype.Start, tasktype.Script, tasktype.Approval, tasktype.End} {
+		assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_task_duration", map[string]string{"type": typ, "status": "succeeded"}), typ)
+	}
+}
+
+// A failed script task is measured failed, its run ends failed, and a sleep waits under
+// its own gate.
+func TestEngineMetricsOfFailuresAndSleeps(t *testing.T) {
+	t.Parallel()
+	h, reader := meterHarness(t)
+	e := h.start("a")
+	failing := h.submit(e, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		script("s", "start"), task("end", tasktype.End, nil, "s")}})
+	h.finish(e, failing, "s", 1, domain.Failed, nil)
+	h.ends(failing, domain.Failed)
+	sleeping := h.submit(e, gate(tasktype.Sleep, map[string]any{"duration": 3_600_000}))
+	h.waitTask(sleeping, "g", domain.Waiting)
+
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_task_duration", map[string]string{"type": "script", "status": "failed"}))
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_ended", map[string]string{"trigger": "manual", "status": "failed"}))
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_duration", map[string]string{"status": "failed"}))
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_tasks_waiting", map[string]string{"gate": "sleep"}))
+	assert.Equal(t, 2.0, valueOf(t, reader, "baton_runs_started", map[string]string{"trigger": "manual"}))
+}
+
+// Team and workflow labels are added only when turned on; a label's value outside its enum
+// reads "other".
+func TestEngineMetricsLabels(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		labels MetricLabels
+		want   map[string]string
+	}{
+		{"off", MetricLabels{}, map[string]string{"trigger": "manual"}},
+		{"team", MetricLabels{Team: true}, map[string]string{"trigger": "manual", "team": "infra"}},
+		{"both", MetricLabels{Team: true, Workflow: true}, map[string]string{"trigger": "manual", "team": "infra", "workflow": "wf"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			reader := sdkmetric.NewManualReader()
+			m := newMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), tt.labels)
+			r := &domain.Run{ID: "r1", Team: "infra", Workflow: "wf", Trigger: "manual"}
+			m.started.Add(context.Background(), 1, m.runAttrs(r))
+			assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_started", tt.want))
+		})
+	}
+	assert.Equal(t, "other", bounded("made-up", domain.Triggers))
+	assert.Equal(t, "schedule", bounded("schedule", domain.Triggers))
+}
