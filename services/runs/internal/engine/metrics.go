@@ -26,8 +26,11 @@ const meterName = "github.com/baton-flow/baton/services/runs/engine"
 // Buckets fitted to what is measured: a run lasts from a few milliseconds (inline tasks
 // only) to days (an approval left waiting); a task from a millisecond (a decision) to hours.
 var (
-	runBuckets  = []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600}
-	taskBuckets = []float64{0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}
+	runBuckets = []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600}
+	// claimBuckets: a waiting worker claims within milliseconds; a busy pool within its
+	// slowest task; past the lease (30s) the attempt is sent again.
+	claimBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+	taskBuckets  = []float64{0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}
 )
 
 // Gates are the kinds of wait a task run may be in (status waiting), the label of
@@ -79,6 +82,8 @@ type metrics struct {
 	ended        metric.Int64Counter
 	runDuration  metric.Float64Histogram
 	taskDuration metric.Float64Histogram
+	claimLatency metric.Float64Histogram
+	repairs      metric.Int64Counter
 
 	// waiting counts, per run this replica owns, its task runs waiting by gate, as of the
 	// run's last step stored or load here; baton_runs_tasks_waiting reads their sum.
@@ -103,6 +108,12 @@ func newMetrics(mp metric.MeterProvider, labels MetricLabels) *metrics {
 	m.taskDuration, _ = meter.Float64Histogram("baton_runs_task_duration",
 		metric.WithDescription("Time from a task run's start to its end, every attempt included, by task type and final status."),
 		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(taskBuckets...))
+	m.claimLatency, _ = meter.Float64Histogram("baton_runs_dispatch_claim_latency",
+		metric.WithDescription("Time from an attempt's dispatch to its claim by a runner (via runner) or an HTTP worker (via worker)."),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(claimBuckets...))
+	m.repairs, _ = meter.Int64Counter("baton_runs_reconciler_repairs",
+		metric.WithDescription("Repairs the reconciler carried out, by kind: a dead replica's run taken over, a run reloaded after a step that failed to store, a decision applied late, a child run of a stopped run cancelled."),
+		metric.WithUnit("{repair}"))
 	_, _ = meter.Int64ObservableGauge("baton_runs_tasks_waiting",
 		metric.WithDescription("Task runs waiting now in the runs this replica owns, by kind of gate."),
 		metric.WithUnit("{task}"),
@@ -144,6 +155,15 @@ func (m *metrics) stored(st *domain.State, mc *domain.Machine, owned bool, now t
 	}
 	for i, prev := range mc.Changed() {
 		t := st.Tasks[i]
+		if t.Status == domain.Running && prev != domain.Running && !t.DispatchedAt.IsZero() {
+			// Claimed by this step; the dispatch time is kept in memory only, so a claim on
+			// a run loaded since its dispatch is not measured.
+			via := "worker"
+			if domain.RunsOnRunner(t.Type) {
+				via = "runner"
+			}
+			m.claimLatency.Record(ctx, seconds(t.DispatchedAt, t.Heartbeat, now), metric.WithAttributes(attribute.String("via", via)))
+		}
 		if !t.Status.Terminal() || prev.Terminal() || t.StartTime.IsZero() {
 			continue // not ended by this step, or never started (skipped)
 		}
@@ -156,6 +176,19 @@ func (m *metrics) stored(st *domain.State, mc *domain.Machine, owned bool, now t
 		return
 	}
 	m.track(st)
+}
+
+// Repairs are the kinds of baton_runs_reconciler_repairs.
+const (
+	repairTakeover = "takeover"
+	repairReload   = "reload"
+	repairDecision = "decision"
+	repairOrphan   = "orphan"
+)
+
+// repaired counts a repair of kind the reconciler carried out.
+func (m *metrics) repaired(kind string) {
+	m.repairs.Add(context.Background(), 1, metric.WithAttributes(attribute.String("kind", kind)))
 }
 
 // track counts the gates run st waits on now.
@@ -177,6 +210,17 @@ func (m *metrics) track(st *domain.State) {
 		return
 	}
 	m.waiting[st.Run.ID] = gates
+}
+
+// waitingOf answers how many task runs of run wait, as counted here.
+func (m *metrics) waitingOf(run string) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for _, c := range m.waiting[run] {
+		n += c
+	}
+	return n
 }
 
 // forget drops a run this replica no longer holds.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -154,4 +155,37 @@ func TestEngineMetricsLabels(t *testing.T) {
 	}
 	assert.Equal(t, "other", bounded("made-up", domain.Triggers))
 	assert.Equal(t, "schedule", bounded("schedule", domain.Triggers))
+}
+
+// A runner's claim is measured from the attempt's dispatch, once; a dead replica's run
+// taken over counts one takeover repair, and is then counted waiting by its new owner only.
+func TestEngineMetricsOfClaimsAndTakeovers(t *testing.T) {
+	t.Parallel()
+	h, reader := meterHarness(t)
+	a := h.start("a")
+	b := h.start("b")
+	run := h.submit(a, &domain.Definition{Tasks: []domain.TaskDef{task("start", tasktype.Start, nil), script("work", "start"),
+		task("nap", tasktype.Sleep, map[string]any{"duration": 3_600_000}, "work"), task("end", tasktype.End, nil, "nap")}})
+	h.dispatched(run, "work", 1)
+	h.advance(40 * time.Millisecond)
+	h.finish(a, run, "work", 1, domain.Succeeded, nil)
+	h.waitTask(run, "nap", domain.Waiting)
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_dispatch_claim_latency", map[string]string{"via": "runner"}))
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_tasks_waiting", map[string]string{"gate": "sleep"}))
+	assert.Equal(t, 0.0, valueOf(t, reader, "baton_runs_reconciler_repairs", map[string]string{"kind": "takeover"}))
+
+	h.stop("a")
+	h.advance(16 * time.Second)
+	require.Eventually(t, func() bool {
+		r, _ := h.stored(run)
+		return r.Owner == "b"
+	}, within, time.Millisecond)
+	require.Eventually(t, func() bool {
+		return valueOf(t, reader, "baton_runs_reconciler_repairs", map[string]string{"kind": "takeover"}) == 1
+	}, within, time.Millisecond)
+	// a is stopped but its count stays in this shared reader: the sum across replicas is
+	// what an operator reads, and a dead replica's series vanishes with its process.
+	require.Eventually(t, func() bool {
+		return b.metrics.waitingOf(run) == 1
+	}, within, time.Millisecond, "the new owner counts the sleep it took over")
 }
