@@ -1,0 +1,129 @@
+package standalone_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scrape reads the operators' listener's /metrics, parsed.
+func scrape(t *testing.T, b *baton) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(b.admin + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	return families
+}
+
+// seriesValue answers the value of the series of family name whose labels include want (a
+// histogram's count), and whether there is one.
+func seriesValue(families map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	f, ok := families[name]
+	if !ok {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// idLike matches what an id looks like: a UUID, or a long run of hex.
+var idLike = regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-|[0-9a-f]{16,}`)
+
+// A standalone Baton's operators' listener serves the workflow families: after a run with a
+// script task that succeeded and one waiting on an approval, runs started and ended, run
+// and task durations and the approval waiting are there with those values, and no label of
+// Baton's families holds an id.
+func TestIntegrationWorkflowMetrics(t *testing.T) {
+	t.Parallel()
+	g := startGates(t)
+	require.NotEmpty(t, g.admin, "the start banner names the operators' listener")
+	g.workflow(t, approvalFlow)
+	g.workflow(t, `{"name":"mark","tasks":[{"name":"start","type":"start"},
+		{"name":"mark","type":"script","params":[{"name":"script","value":"true"}],"dependencies":[{"taskRef":"start"}]},
+		{"name":"end","type":"end","dependencies":[{"taskRef":"mark"}]}]}`)
+
+	done := g.submit(t, "mark", g.tokens["cy"], `{}`)
+	assert.Equal(t, "succeeded", g.run(t, done, ended)["status"])
+	waiting := g.submit(t, "ship", g.tokens["cy"], `{}`)
+	g.run(t, waiting, func(r map[string]any) bool { return r["awaitingApproval"] == true })
+
+	var families map[string]*dto.MetricFamily
+	// The run is said ended by the API once stored; a scrape reads what was recorded with
+	// that write, but give the two a deadline rather than a race.
+	require.Eventually(t, func() bool {
+		families = scrape(t, g.baton)
+		n, _ := seriesValue(families, "baton_runs_ended_total", map[string]string{"status": "succeeded", "trigger": "manual"})
+		w, _ := seriesValue(families, "baton_runs_tasks_waiting", map[string]string{"gate": "approval"})
+		return n >= 1 && w == 1
+	}, 30*time.Second, 20*time.Millisecond, "the succeeded run and the waiting approval are counted")
+
+	tests := []struct {
+		family  string
+		labels  map[string]string
+		atLeast float64
+	}{
+		{"baton_runs_started_total", map[string]string{"trigger": "manual"}, 2},
+		{"baton_runs_ended_total", map[string]string{"trigger": "manual", "status": "succeeded"}, 1},
+		{"baton_runs_duration_seconds", map[string]string{"status": "succeeded"}, 1},
+		{"baton_runs_task_duration_seconds", map[string]string{"type": "script", "status": "succeeded"}, 1},
+		{"baton_runs_task_duration_seconds", map[string]string{"type": "start", "status": "succeeded"}, 2},
+		{"baton_runs_tasks_waiting", map[string]string{"gate": "approval"}, 1},
+		{"baton_runs_dispatch_claim_latency_seconds", map[string]string{"via": "runner"}, 1},
+	}
+	for _, tt := range tests {
+		got, ok := seriesValue(families, tt.family, tt.labels)
+		if assert.True(t, ok, "%s%v is served", tt.family, tt.labels) {
+			assert.GreaterOrEqual(t, got, tt.atLeast, "%s%v", tt.family, tt.labels)
+		}
+	}
+	w, _ := seriesValue(families, "baton_runs_tasks_waiting", map[string]string{"gate": "approval"})
+	assert.Equal(t, 1.0, w, "one run waits on an approval")
+	s, _ := seriesValue(families, "baton_runs_tasks_waiting", map[string]string{"gate": "sleep"})
+	assert.Equal(t, 0.0, s, "nothing sleeps")
+	assert.Equal(t, dto.MetricType_HISTOGRAM, families["baton_runs_duration_seconds"].GetType())
+
+	for name, f := range families {
+		if !strings.HasPrefix(name, "baton_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				v := l.GetValue()
+				assert.False(t, idLike.MatchString(v), "%s{%s=%q} holds an id", name, l.GetName(), v)
+				assert.NotContains(t, v, done, "%s{%s}", name, l.GetName())
+				assert.NotContains(t, v, waiting, "%s{%s}", name, l.GetName())
+			}
+		}
+	}
+}
