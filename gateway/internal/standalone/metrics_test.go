@@ -112,6 +112,13 @@ func TestIntegrationWorkflowMetrics(t *testing.T) {
 	s, _ := seriesValue(families, "baton_runs_tasks_waiting", map[string]string{"gate": "sleep"})
 	assert.Equal(t, 0.0, s, "nothing sleeps")
 	assert.Equal(t, dto.MetricType_HISTOGRAM, families["baton_runs_duration_seconds"].GetType())
+	_, ok := seriesValue(families, "baton_runs_events_unconfirmed_age_seconds", nil)
+	assert.True(t, ok, "the outbox's age is served")
+	// Integrations says every status event recorded (there is no sink): the backlog empties.
+	require.Eventually(t, func() bool {
+		n, ok := seriesValue(scrape(t, g.baton), "baton_runs_events_unconfirmed", nil)
+		return ok && n == 0
+	}, 30*time.Second, 20*time.Millisecond, "every status event is confirmed recorded")
 
 	for name, f := range families {
 		if !strings.HasPrefix(name, "baton_") {

@@ -102,6 +102,7 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	}
 	a.st = st
 	e.metrics.stored(st, m, !ended, e.now())
+	e.metrics.sent(r.ID, status, e.now())
 	e.effects(r.ID, st, m, status, claims)
 	// Seen under the run's lock, before its next step can move it.
 	seen(r, tasks)

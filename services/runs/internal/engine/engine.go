@@ -153,8 +153,9 @@ func New(cfg Config, deps Deps) *Engine {
 		actions: deps.Actions, locks: deps.Locks, queues: deps.Queues,
 		starter: deps.Starter, sched: deps.Schedules, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
 		held: actors{m: map[string]*actor{}}, parked: newParkedRuns(keptParked(cfg)), queueLooks: map[string]*bool{}, ready: make(chan struct{}),
-		recorded: newRecordedEvents(), metrics: newMetrics(cfg.Meter, cfg.MetricLabels),
+		recorded: newRecordedEvents(), metrics: newMetrics(cfg.Meter, cfg.MetricLabels, time.Now),
 	}
+	e.metrics.now = func() time.Time { return e.now() }
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
 	e.timers = newTimers()
 	return e
@@ -429,6 +430,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 				if a.st.Tasks[i].Version != versions[k] {
 					// The task runs were stored, with their status events: those go out now,
 					// before any later step's, as a stored step's would.
+					e.metrics.sent(id, taskEvents(status), e.now())
 					e.pub.enqueue(taskEvents(status), nil)
 					// Their claims too: the attempts are their workers'.
 					e.settleClaims(a.st, claims, true)
@@ -439,6 +441,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			return err
 		}
 		e.metrics.stored(a.st, m, a.st.Run.Owner == e.cfg.Replica, e.now())
+		e.metrics.sent(id, status, e.now())
 	}
 	e.effects(id, a.st, m, status, claims)
 	return nil

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/tasktype"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
@@ -89,10 +90,14 @@ type metrics struct {
 	// run's last step stored or load here; baton_runs_tasks_waiting reads their sum.
 	mu      sync.Mutex
 	waiting map[string]map[string]int64
+	// unconfirmed are the status events this replica stored or sent again that integrations
+	// has not said it recorded, by run and number, with when they were first seen here.
+	unconfirmed map[string]map[int64]time.Time
+	now         func() time.Time
 }
 
-func newMetrics(mp metric.MeterProvider, labels MetricLabels) *metrics {
-	m := &metrics{labels: labels, waiting: map[string]map[string]int64{}}
+func newMetrics(mp metric.MeterProvider, labels MetricLabels, now func() time.Time) *metrics {
+	m := &metrics{labels: labels, waiting: map[string]map[string]int64{}, unconfirmed: map[string]map[int64]time.Time{}, now: now}
 	meter := mp.Meter(meterName)
 	// Errors from the SDK only say an instrument's name is malformed, which these are not;
 	// the instruments answered with them are no-ops.
@@ -114,6 +119,18 @@ func newMetrics(mp metric.MeterProvider, labels MetricLabels) *metrics {
 	m.repairs, _ = meter.Int64Counter("baton_runs_reconciler_repairs",
 		metric.WithDescription("Repairs the reconciler carried out, by kind: a dead replica's run taken over, a run reloaded after a step that failed to store, a decision applied late, a child run of a stopped run cancelled."),
 		metric.WithUnit("{repair}"))
+	backlog, _ := meter.Int64ObservableGauge("baton_runs_events_unconfirmed",
+		metric.WithDescription("Status events this replica stored (or sent again) that integrations has not yet said it recorded: the outbox's backlog."),
+		metric.WithUnit("{event}"))
+	age, _ := meter.Float64ObservableGauge("baton_runs_events_unconfirmed_age",
+		metric.WithDescription("Age of the oldest status event in baton_runs_events_unconfirmed; 0 when there is none."),
+		metric.WithUnit("s"))
+	_, _ = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		n, oldest := m.backlog()
+		o.ObserveInt64(backlog, n)
+		o.ObserveFloat64(age, seconds(oldest, m.now(), m.now()))
+		return nil
+	}, backlog, age)
 	_, _ = meter.Int64ObservableGauge("baton_runs_tasks_waiting",
 		metric.WithDescription("Task runs waiting now in the runs this replica owns, by kind of gate."),
 		metric.WithUnit("{task}"),
@@ -212,6 +229,72 @@ func (m *metrics) track(st *domain.State) {
 	m.waiting[st.Run.ID] = gates
 }
 
+// maxUnconfirmedRuns bounds the runs whose unconfirmed events are followed; past it the
+// count starts again from nothing (as recordedEvents forgets), rather than grow unbounded
+// while integrations is away.
+const maxUnconfirmedRuns = 100_000
+
+// sent records status events of run stored or sent again at; an event already followed
+// keeps the time it was first seen.
+func (m *metrics) sent(run string, msgs []Message, at time.Time) {
+	if len(msgs) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seqs, ok := m.unconfirmed[run]
+	for _, msg := range msgs {
+		seq, numbered := events.SeqOf(msg.Event)
+		if !numbered {
+			continue
+		}
+		if !ok {
+			if len(m.unconfirmed) >= maxUnconfirmedRuns {
+				clear(m.unconfirmed)
+			}
+			seqs, ok = map[int64]time.Time{}, true
+			m.unconfirmed[run] = seqs
+		}
+		if _, seen := seqs[seq]; !seen {
+			seqs[seq] = at
+		}
+	}
+}
+
+// recorded drops run's events numbered seqs, said recorded.
+func (m *metrics) recorded(run string, seqs []int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	owed, ok := m.unconfirmed[run]
+	if !ok {
+		return
+	}
+	for _, s := range seqs {
+		delete(owed, s)
+	}
+	if len(owed) == 0 {
+		delete(m.unconfirmed, run)
+	}
+}
+
+// backlog answers how many events are unconfirmed and when the oldest was seen (zero when
+// none is).
+func (m *metrics) backlog() (int64, time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	var oldest time.Time
+	for _, seqs := range m.unconfirmed {
+		for _, at := range seqs {
+			n++
+			if oldest.IsZero() || at.Before(oldest) {
+				oldest = at
+			}
+		}
+	}
+	return n, oldest
+}
+
 // waitingOf answers how many task runs of run wait, as counted here.
 func (m *metrics) waitingOf(run string) int64 {
 	m.mu.Lock()
@@ -249,6 +332,9 @@ func (m *metrics) observeWaiting(_ context.Context, o metric.Int64Observer) erro
 
 // seconds is the time from begin to end (now when end is not set), never negative.
 func seconds(begin, end, now time.Time) float64 {
+	if begin.IsZero() {
+		return 0
+	}
 	if end.IsZero() {
 		end = now
 	}

@@ -147,7 +147,7 @@ func TestEngineMetricsLabels(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			reader := sdkmetric.NewManualReader()
-			m := newMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), tt.labels)
+			m := newMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), tt.labels, time.Now)
 			r := &domain.Run{ID: "r1", Team: "infra", Workflow: "wf", Trigger: "manual"}
 			m.started.Add(context.Background(), 1, m.runAttrs(r))
 			assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_started", tt.want))
@@ -188,4 +188,44 @@ func TestEngineMetricsOfClaimsAndTakeovers(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return b.metrics.waitingOf(run) == 1
 	}, within, time.Millisecond, "the new owner counts the sleep it took over")
+}
+
+// Every status event a run's steps store is unconfirmed until it is said recorded, and its
+// age is that of the oldest.
+func TestEngineMetricsOfUnconfirmedEvents(t *testing.T) {
+	t.Parallel()
+	h, reader := meterHarness(t)
+	e := h.start("a")
+	run := h.submit(e, gate(tasktype.Sleep, map[string]any{"duration": 3_600_000}))
+	h.waitTask(run, "g", domain.Waiting)
+	// The run running, start running and succeeded, g waiting: each numbered, none confirmed.
+	n := valueOf(t, reader, "baton_runs_events_unconfirmed", map[string]string{})
+	require.GreaterOrEqual(t, n, 3.0, "the run's events and its tasks' are unconfirmed")
+	h.advance(3 * time.Second)
+	assert.InDelta(t, 3.0, ageOf(t, reader), 0.001, "the oldest was stored 3s ago")
+
+	seqs := make([]int64, int(n))
+	for i := range seqs {
+		seqs[i] = int64(i + 1)
+	}
+	e.Recorded(run, seqs)
+	assert.Equal(t, 0.0, valueOf(t, reader, "baton_runs_events_unconfirmed", map[string]string{}))
+	assert.Equal(t, 0.0, ageOf(t, reader), "no backlog is no age")
+}
+
+// ageOf reads baton_runs_events_unconfirmed_age.
+func ageOf(t *testing.T, reader *sdkmetric.ManualReader) float64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if g, ok := m.Data.(metricdata.Gauge[float64]); ok && m.Name == "baton_runs_events_unconfirmed_age" {
+				require.Len(t, g.DataPoints, 1)
+				return g.DataPoints[0].Value
+			}
+		}
+	}
+	t.Fatal("no baton_runs_events_unconfirmed_age")
+	return 0
 }
