@@ -3,7 +3,6 @@ package standalone_test
 import (
 	"net/http"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,8 +61,8 @@ var idLike = regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-|[0-9a-f]{16,}`)
 
 // A standalone Baton's operators' listener serves the workflow families: after a run with a
 // script task that succeeded and one waiting on an approval, runs started and ended, run
-// and task durations and the approval waiting are there with those values, and no label of
-// Baton's families holds an id.
+// and task durations, the runner's claim and the approval waiting are there with those
+// values, the outbox empties, and no label of any family holds an id or a Host header.
 func TestIntegrationWorkflowMetrics(t *testing.T) {
 	t.Parallel()
 	g := startGates(t)
@@ -120,10 +119,20 @@ func TestIntegrationWorkflowMetrics(t *testing.T) {
 		return ok && n == 0
 	}, 30*time.Second, 20*time.Millisecond, "every status event is confirmed recorded")
 
+	// HTTP families label a route by its pattern, and carry no Host header a client sent.
+	routes := map[string]bool{}
 	for name, f := range families {
-		if !strings.HasPrefix(name, "baton_") {
-			continue
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				assert.NotEqual(t, "net_host_name", l.GetName(), "%s", name)
+				if l.GetName() == "http_route" {
+					routes[l.GetValue()] = true
+				}
+			}
 		}
+	}
+	assert.True(t, routes["/api/v2/team/:team/workflowrun/:id"], "the runs service labels its route pattern: %v", routes)
+	for name, f := range families {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				v := l.GetValue()
