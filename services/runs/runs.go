@@ -244,14 +244,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		// Each replica in a group of its own: every replica hears of every run, the one
 		// holding it or that put it away among them.
 		// From the topic's end: a confirmation missed while joining costs a resend.
-		GroupID: cfg.GroupID + "-recorded-" + cfg.Replica, Topic: events.RunEventsRecorded,
+		GroupID: cfg.GroupID + "-recorded-" + cfg.Replica, GroupLabel: cfg.GroupID + "-recorded", Topic: events.RunEventsRecorded,
 		Handler: eventsub.StatusRecorded(a), Logger: deps.Logger, DisableDeadLetter: true, FromNewest: true,
 	})
 	s.feed = feed.New(httpapi.RunReader(a), 0, deps.Logger).WithTeams(httpapi.SummaryReader(a))
 	s.changes = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		// Each replica in a group of its own, as for the recorded events: a run is
 		// watched on whichever replica the watcher reached (package feed).
-		GroupID: cfg.GroupID + "-feed-" + cfg.Replica, Topic: events.RunEvents, Types: eventsub.ChangeTypes,
+		GroupID: cfg.GroupID + "-feed-" + cfg.Replica, GroupLabel: cfg.GroupID + "-feed", Topic: events.RunEvents, Types: eventsub.ChangeTypes,
 		Handler: eventsub.RunChanges(s.feed), Logger: deps.Logger, DisableDeadLetter: true, FromNewest: true,
 	})
 	return s, nil
