@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/sync/errgroup"
 
@@ -36,6 +37,7 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/feed"
 	"github.com/baton-flow/baton/services/runs/internal/httpapi"
 	"github.com/baton-flow/baton/services/runs/internal/sources"
+	"github.com/baton-flow/baton/services/runs/internal/storemetrics"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
@@ -217,9 +219,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	meter := deps.Meter
+	if meter == nil {
+		meter = otel.GetMeterProvider()
+	}
+	stores.Runs = storemetrics.New(stores.Runs, meter)
 	a := app.New(app.Config{
 		Engine: engine.Config{Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout, Alone: cfg.Alone,
-			Reconcile: cfg.Reconcile, Logger: deps.Logger, Meter: deps.Meter,
+			Reconcile: cfg.Reconcile, Logger: deps.Logger, Meter: meter,
 			MetricLabels: engine.MetricLabels{Team: cfg.MetricLabels.Team, Workflow: cfg.MetricLabels.Workflow}},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
 	}, app.Deps{

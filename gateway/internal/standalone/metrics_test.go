@@ -99,6 +99,7 @@ func TestIntegrationWorkflowMetrics(t *testing.T) {
 		{"baton_runs_task_duration_seconds", map[string]string{"type": "start", "status": "succeeded"}, 2},
 		{"baton_runs_tasks_waiting", map[string]string{"gate": "approval"}, 1},
 		{"baton_runs_dispatch_claim_latency_seconds", map[string]string{"via": "runner"}, 1},
+		{"baton_runs_store_operation_duration_seconds", map[string]string{"op": "create_run", "outcome": "ok"}, 2},
 		{"baton_runner_slots", nil, 1},
 		{"baton_runner_attempts_started_total", map[string]string{"executor": "process"}, 1},
 		{"baton_runner_attempts_ended_total", map[string]string{"executor": "process", "outcome": "succeeded"}, 1},
