@@ -150,3 +150,24 @@ func TestIntegrationWorkflowMetrics(t *testing.T) {
 		}
 	}
 }
+
+// A schedule firing every second shows in the schedules' families: fires that made a run,
+// and their skew.
+func TestIntegrationScheduleMetrics(t *testing.T) {
+	t.Parallel()
+	s := startSchedules(t)
+	require.NotEmpty(t, s.admin, "the start banner names the operators' listener")
+	s.create(t, `{"name":"tick","workflowRef":"nightly","cronSchedule":"* * * * * *","timezone":"UTC","labels":{"sched":"tick"}}`)
+	require.Eventually(t, func() bool { return len(s.runs(t, "tick")) >= 2 }, 30*time.Second, 50*time.Millisecond)
+	var families map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		families = scrape(t, s.baton)
+		n, _ := seriesValue(families, "baton_schedules_fires_total", map[string]string{"outcome": "run"})
+		return n >= 2
+	}, 30*time.Second, 20*time.Millisecond, "the fires that made runs are counted")
+	skews, ok := seriesValue(families, "baton_schedules_fire_skew_seconds", nil)
+	require.True(t, ok, "the fires' skew is served")
+	assert.GreaterOrEqual(t, skews, 2.0)
+	started, _ := seriesValue(families, "baton_runs_started_total", map[string]string{"trigger": "schedule"})
+	assert.GreaterOrEqual(t, started, 2.0, "the runs it made started by the schedule trigger")
+}
