@@ -229,3 +229,20 @@ func ageOf(t *testing.T, reader *sdkmetric.ManualReader) float64 {
 	t.Fatal("no baton_runs_events_unconfirmed_age")
 	return 0
 }
+
+// An HTTP worker's claim of a generic task is measured under via worker.
+func TestEngineMetricsOfAWorkersClaim(t *testing.T) {
+	t.Parallel()
+	h, reader := meterHarness(t)
+	e := h.start("a")
+	run := h.submit(e, gate(tasktype.Generic, map[string]any{"queue": "deploy"}))
+	h.waitTask(run, "g", domain.Ready)
+	require.NoError(t, e.Step(context.Background(), run, func(m *domain.Machine) error {
+		if !m.Claim(m.S.G.Index["g"], 1, "worker-1") {
+			return ErrNoChange
+		}
+		return nil
+	}))
+	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_dispatch_claim_latency", map[string]string{"via": "worker"}))
+	assert.Equal(t, 0.0, valueOf(t, reader, "baton_runs_dispatch_claim_latency", map[string]string{"via": "runner"}))
+}
