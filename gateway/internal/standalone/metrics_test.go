@@ -171,3 +171,49 @@ func TestIntegrationScheduleMetrics(t *testing.T) {
 	started, _ := seriesValue(families, "baton_runs_started_total", map[string]string{"trigger": "schedule"})
 	assert.GreaterOrEqual(t, started, 2.0, "the runs it made started by the schedule trigger")
 }
+
+// Deliveries to sinks show in the integrations' families: to a sink that is up, delivered,
+// with their latency; to one that is down, retried. No label names a sink or its token.
+func TestIntegrationDeliveryMetrics(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error"})
+	require.NotEmpty(t, b.admin, "the start banner names the operators' listener")
+	up, down := newSink(t), newSink(t)
+	down.down.Store(true)
+	b.putSinks(t, up.srv.URL+"/events", down.srv.URL+"/in?token=metrics-sink-token")
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"out"}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	wf := `{"name":"notify","tasks":[{"name":"start","type":"start"},{"name":"end","type":"end","dependencies":[{"taskRef":"start"}]}]}`
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/out/workflow", b.token, wf)
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+	// The sinks reach the service within its settings cache's life: run until one is sent.
+	require.Eventually(t, func() bool {
+		if up.count() > 0 && down.refused.Load() > 0 {
+			return true
+		}
+		code, run := b.call(t, http.MethodPost, "/api/v2/team/out/workflow/notify/submit?start=true", b.token, `{}`)
+		require.Equal(t, http.StatusCreated, code, run)
+		return false
+	}, 30*time.Second, 500*time.Millisecond)
+
+	var families map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		families = scrape(t, b)
+		delivered, _ := seriesValue(families, "baton_integrations_sink_deliveries_total", map[string]string{"outcome": "delivered"})
+		retried, _ := seriesValue(families, "baton_integrations_sink_deliveries_total", map[string]string{"outcome": "retried"})
+		return delivered >= 1 && retried >= 1
+	}, 30*time.Second, 20*time.Millisecond, "deliveries and retries are counted")
+	latencies, ok := seriesValue(families, "baton_integrations_sink_delivery_latency_seconds", map[string]string{"outcome": "delivered"})
+	require.True(t, ok, "the delivery latency is served")
+	assert.GreaterOrEqual(t, latencies, 1.0)
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				assert.NotContains(t, l.GetValue(), "metrics-sink-token", "%s{%s}", name, l.GetName())
+				assert.NotContains(t, l.GetValue(), up.srv.URL, "%s{%s}", name, l.GetName())
+			}
+		}
+	}
+}
