@@ -440,9 +440,12 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			e.settleClaims(a.st, claims, false)
 			return err
 		}
-		e.metrics.stored(a.st, m, a.st.Run.Owner == e.cfg.Replica, e.now())
+		e.metrics.stored(a.st, m, e.now())
 		e.metrics.sent(id, status, e.now())
 	}
+	// Whether or not the step wrote anything: a run loaded after a restart counts its
+	// gates from its first commit here.
+	e.metrics.holds(a.st, a.st.Run.Owner == e.cfg.Replica)
 	e.effects(id, a.st, m, status, claims)
 	return nil
 }

@@ -151,9 +151,8 @@ func (m *metrics) runAttrs(r *domain.Run, kv ...attribute.KeyValue) metric.Measu
 }
 
 // stored records what a step of st, stored, changed: a run that started or ended, task
-// runs that ended, and the gates the run now waits on. owned says the run is this
-// replica's.
-func (m *metrics) stored(st *domain.State, mc *domain.Machine, owned bool, now time.Time) {
+// runs that ended, attempts claimed.
+func (m *metrics) stored(st *domain.State, mc *domain.Machine, now time.Time) {
 	ctx := context.Background()
 	r := st.Run
 	runChanged, _, prevPhase := mc.RunChanged()
@@ -188,11 +187,6 @@ func (m *metrics) stored(st *domain.State, mc *domain.Machine, owned bool, now t
 			attribute.String("type", bounded(t.Type, taskTypes)),
 			attribute.String("status", bounded(t.Status, domain.Statuses))))
 	}
-	if !owned || r.Phase.Ended() {
-		m.forget(r.ID)
-		return
-	}
-	m.track(st)
 }
 
 // Repairs are the kinds of baton_runs_reconciler_repairs.
@@ -208,8 +202,13 @@ func (m *metrics) repaired(kind string) {
 	m.repairs.Add(context.Background(), 1, metric.WithAttributes(attribute.String("kind", kind)))
 }
 
-// track counts the gates run st waits on now.
-func (m *metrics) track(st *domain.State) {
+// holds counts the gates run st waits on now, as held here after a step or a load; owned
+// says the run is this replica's: only the owner counts it.
+func (m *metrics) holds(st *domain.State, owned bool) {
+	if !owned || st.Run.Phase.Ended() {
+		m.forget(st.Run.ID)
+		return
+	}
 	var gates map[string]int64
 	for _, t := range st.Tasks {
 		if t.Status != domain.Waiting {

@@ -246,3 +246,22 @@ func TestEngineMetricsOfAWorkersClaim(t *testing.T) {
 	assert.Equal(t, 1.0, valueOf(t, reader, "baton_runs_dispatch_claim_latency", map[string]string{"via": "worker"}))
 	assert.Equal(t, 0.0, valueOf(t, reader, "baton_runs_dispatch_claim_latency", map[string]string{"via": "runner"}))
 }
+
+// A replica started again under its name counts the gates of the runs it finds waiting,
+// which no step moves: its first sweep loads them.
+func TestEngineMetricsCountWaitingRunsAfterARestart(t *testing.T) {
+	t.Parallel()
+	h, reader := meterHarness(t)
+	e := h.start("a")
+	run := h.submit(e, gate(tasktype.Sleep, map[string]any{"duration": 3_600_000}))
+	h.waitTask(run, "g", domain.Waiting)
+	require.Equal(t, 1.0, valueOf(t, reader, "baton_runs_tasks_waiting", map[string]string{"gate": "sleep"}))
+	h.stop("a")
+
+	again := sdkmetric.NewManualReader()
+	h.meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(again))
+	h.start("a")
+	require.Eventually(t, func() bool {
+		return valueOf(t, again, "baton_runs_tasks_waiting", map[string]string{"gate": "sleep"}) == 1
+	}, within, time.Millisecond, "the sleeping run is counted again")
+}
