@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/baton-flow/baton/libs/telemetry"
 )
 
 // Env is the configuration every Baton process shares, read from BATON_* variables. The
@@ -49,6 +51,9 @@ type Env struct {
 	OTLPEndpoint string
 	// LogLevel is debug, info, warn or error (BATON_LOG_LEVEL, default info).
 	LogLevel slog.Level
+	// MetricLabels adds team and workflow labels to the workflow metrics
+	// (BATON_METRICS_LABELS, default neither).
+	MetricLabels telemetry.MetricLabels
 	// ShutdownTimeout bounds the graceful shutdown (BATON_SHUTDOWN_TIMEOUT, default 20s).
 	ShutdownTimeout time.Duration
 	// Getenv reads service-specific variables.
@@ -92,6 +97,9 @@ func LoadEnv(getenv func(string) string) (Env, error) {
 	}
 	if env.ShutdownTimeout, err = time.ParseDuration(get("BATON_SHUTDOWN_TIMEOUT", "20s")); err != nil {
 		return Env{}, fmt.Errorf("BATON_SHUTDOWN_TIMEOUT: %w", err)
+	}
+	if env.MetricLabels, err = telemetry.ParseMetricLabels(get(telemetry.MetricLabelsEnv, "")); err != nil {
+		return Env{}, err
 	}
 	return env, nil
 }

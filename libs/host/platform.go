@@ -88,7 +88,8 @@ func Connect(ctx context.Context, name string, env Env, opts Options) (_ *Platfo
 		}
 	}
 	if !opts.NoKafka {
-		p.Kafka = kafkax.Config{Brokers: env.KafkaBrokers, TopicPrefix: env.TopicPrefix, ClientID: "baton-" + name}
+		p.Kafka = kafkax.Config{Brokers: env.KafkaBrokers, TopicPrefix: env.TopicPrefix, ClientID: "baton-" + name,
+			MeterProvider: p.Telemetry.MeterProvider()}
 		if err = kafkax.EnsureTopics(ctx, p.Kafka, DefaultPartitions, events.AllTopics...); err != nil {
 			return nil, err
 		}

@@ -134,6 +134,7 @@ func start(ctx context.Context, p *Platform, u Unit, fail context.CancelCauseFun
 	}
 	r.app = httpx.NewApp(httpx.Config{
 		Name: u.Name, BodyLimit: u.BodyLimit, HeaderLimit: headerLimit, Logger: p.Logger.With("unit", u.Name),
+		Meter: p.Telemetry.MeterProvider(),
 	})
 	r.app.Get("/health", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "UP"}) })
 	r.app.Get("/ready", r.readyHandler)

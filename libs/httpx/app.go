@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/jsonbody"
@@ -45,6 +46,9 @@ type Config struct {
 	Logger *slog.Logger
 	// NoTracing leaves out the OpenTelemetry middleware (benchmarks of the bare proxy).
 	NoTracing bool
+	// Meter makes the request metrics' instruments; nil takes the global provider. A
+	// process gives its own, which a test process starting several instances keeps apart.
+	Meter metric.MeterProvider
 }
 
 // unobserved are paths that neither get spans nor request metrics: probes and scrapes.
@@ -86,8 +90,13 @@ func NewApp(cfg Config) *fiber.App {
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(requestid.New(requestid.Config{Header: HeaderRequestID}))
 	if !cfg.NoTracing {
+		meter := cfg.Meter
+		if meter == nil {
+			meter = otel.GetMeterProvider()
+		}
 		app.Use(otelfiber.Middleware(
 			otelfiber.WithServerName(cfg.Name),
+			otelfiber.WithMeterProvider(meter),
 			otelfiber.WithNext(func(c *fiber.Ctx) bool { return unobserved[c.Path()] }),
 			otelfiber.WithCustomAttributes(redactedTarget),
 		))

@@ -108,6 +108,10 @@ type ConsumerOptions struct {
 	// Logger receives retries, dead letters and kafka-go's own messages; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// GroupLabel names the group in the metrics; default GroupID. A group of a replica's
+	// own (GroupID holding the replica's name) sets one without it, so that a restart
+	// under a new name makes no new series.
+	GroupLabel string
 }
 
 // Consumer reads one topic as a member of a consumer group and hands each event to a Handler,
@@ -121,6 +125,7 @@ type Consumer struct {
 	// gatherWait, when set, is how long a batch waits for messages after its first (see
 	// gather); tests that need a batch to hold messages of several partitions set it.
 	gatherWait time.Duration
+	metrics    *consumerMetrics
 }
 
 // NewConsumer returns a Consumer; Run starts it.
@@ -138,12 +143,17 @@ func NewConsumer(cfg Config, opts ConsumerOptions) *Consumer {
 		opts.Logger = slog.Default()
 	}
 	topic := cfg.Topic(opts.Topic)
+	group := opts.GroupLabel
+	if group == "" {
+		group = opts.GroupID
+	}
 	return &Consumer{
-		cfg:    cfg,
-		opts:   opts,
-		topic:  topic,
-		log:    opts.Logger.With("topic", topic, "group", opts.GroupID),
-		tracer: cfg.tracer(),
+		cfg:     cfg,
+		opts:    opts,
+		topic:   topic,
+		log:     opts.Logger.With("topic", topic, "group", opts.GroupID),
+		tracer:  cfg.tracer(),
+		metrics: newConsumerMetrics(cfg, opts.Topic, group),
 	}
 }
 
@@ -156,6 +166,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	reader := kafka.NewReader(c.readerConfig())
 	dlq := c.deadLetterWriter()
+	defer c.metrics.follow(c.cfg, reader)()
 	defer func() {
 		// Closing the reader leaves the group, so the partitions move to other members
 		// now rather than after the session timeout.
@@ -190,6 +201,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if !c.processAll(ctx, batch, dlq) {
 			return nil // ctx ended before the batch was settled: leave it uncommitted.
 		}
+		c.metrics.consumed.Add(ctx, int64(len(batch)), c.metrics.attrs)
 		// Handed to the reader, which commits them with the others of its next commitEvery.
 		commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 		err = reader.CommitMessages(commitCtx, batch...)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -41,6 +42,9 @@ type Config struct {
 	// Propagator writes and reads trace context in message headers; nil means
 	// otel.GetTextMapPropagator().
 	Propagator propagation.TextMapPropagator
+	// MeterProvider makes the messages' metrics (metrics.go); nil means
+	// otel.GetMeterProvider().
+	MeterProvider metric.MeterProvider
 }
 
 // Topic is the full name of the unprefixed topic name under this configuration.

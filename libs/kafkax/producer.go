@@ -46,6 +46,7 @@ type Producer struct {
 	cfg       Config
 	writer    *kafka.Writer
 	transport *kafka.Transport
+	metrics   *producerMetrics
 }
 
 // NewProducer returns a Producer for cfg. It connects lazily, on the first publish.
@@ -53,6 +54,7 @@ func NewProducer(cfg Config) *Producer {
 	transport := &kafka.Transport{ClientID: cfg.ClientID, DialTimeout: dialTimeout}
 	return &Producer{
 		cfg:       cfg,
+		metrics:   newProducerMetrics(cfg),
 		transport: transport,
 		writer: &kafka.Writer{
 			Addr:                   kafka.TCP(cfg.Brokers...),
@@ -139,6 +141,7 @@ func (p *Producer) PublishMany(ctx context.Context, topic string, msgs ...Messag
 	if err != nil {
 		return fmt.Errorf("publish %d message(s) to %s: %w", len(kmsgs), kmsgs[0].Topic, err)
 	}
+	p.metrics.sent(topic, msgs)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
@@ -55,7 +56,7 @@ const consumerConcurrency = 32
 
 // newDeliveries wires the delivery of status events: the consumer that records them and
 // the deliverer that sends them, both to be run.
-func newDeliveries(ctx context.Context, cfg Config, db *mongo.Database, kafka kafkax.Config, pub Producer, settings Settings, log *slog.Logger, now func() time.Time) ([]func(context.Context) error, error) {
+func newDeliveries(ctx context.Context, cfg Config, db *mongo.Database, kafka kafkax.Config, pub Producer, settings Settings, log *slog.Logger, now func() time.Time, meter metric.MeterProvider) ([]func(context.Context) error, error) {
 	store := mongostore.NewDeliveries(db)
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func newDeliveries(ctx context.Context, cfg Config, db *mongo.Database, kafka ka
 		return nil, err
 	}
 	d := app.NewDeliveries(cfg.Delivery, app.DeliveryDeps{Store: store, Settings: settings, Sender: sender, Log: log, Now: now,
-		NewID: func() string { return bson.NewObjectID().Hex() }, Owner: Name + "-" + bson.NewObjectID().Hex()})
+		NewID: func() string { return bson.NewObjectID().Hex() }, Owner: Name + "-" + bson.NewObjectID().Hex(), Meter: meter})
 	said := newRecordedSayer(pub, log)
 	consumer := kafkax.NewConsumer(kafka, kafkax.ConsumerOptions{
 		GroupID: sinksConsumer(cfg.GroupID), Topic: events.RunEvents, Handler: recordStatus(d, said), Logger: log,

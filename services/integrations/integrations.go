@@ -17,6 +17,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
@@ -138,6 +139,8 @@ type Deps struct {
 	// Resolver finds the runs, workflows and identity services.
 	Resolver registry.Resolver
 	Logger   *slog.Logger
+	// Meter makes the service's instruments, served at /metrics; nil takes the global one.
+	Meter metric.MeterProvider
 
 	// Optional stand-ins; nil takes the default described on each type.
 	Runs      Runs
@@ -232,7 +235,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if deps.Publisher == nil {
 		deps.Publisher = kafkax.NewProducer(deps.Kafka)
 	}
-	deliveries, err := newDeliveries(ctx, cfg, deps.DB, deps.Kafka, deps.Publisher, deps.Settings, deps.Logger, deps.Now)
+	deliveries, err := newDeliveries(ctx, cfg, deps.DB, deps.Kafka, deps.Publisher, deps.Settings, deps.Logger, deps.Now, deps.Meter)
 	if err != nil {
 		return nil, fmt.Errorf("integrations: %w", err)
 	}
@@ -351,7 +354,8 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Publisher: p.Producer, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger})
+	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Publisher: p.Producer, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger,
+		Meter: p.Telemetry.MeterProvider()})
 	if err != nil {
 		return host.Unit{}, err
 	}

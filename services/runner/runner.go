@@ -17,6 +17,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
@@ -168,6 +169,8 @@ type Deps struct {
 	Resolver  registry.Resolver
 	Signer    *auth.Signer
 	Logger    *slog.Logger
+	// Meter makes the runner's instruments, served at /metrics; nil takes the global one.
+	Meter metric.MeterProvider
 }
 
 // Service is the runner.
@@ -213,6 +216,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		Publisher:   deps.Publisher,
 		Executor:    executors(cfg.DockerSocket, logger),
 		Logger:      logger.With("runner", cfg.ID),
+		Meter:       deps.Meter,
 	})
 	consumer := kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID,
@@ -281,6 +285,7 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	}
 	svc, err := New(ctx, cfg, Deps{
 		Kafka: p.Kafka, Publisher: p.Producer, Resolver: p.Resolver, Signer: p.Signer, Logger: p.Logger,
+		Meter: p.Telemetry.MeterProvider(),
 	})
 	if err != nil {
 		return host.Unit{}, err

@@ -15,6 +15,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/baton-flow/baton/libs/auth"
@@ -27,6 +29,7 @@ import (
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/schedulesapi"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/telemetry"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 	"github.com/baton-flow/baton/services/runs/internal/engine"
@@ -34,6 +37,7 @@ import (
 	"github.com/baton-flow/baton/services/runs/internal/feed"
 	"github.com/baton-flow/baton/services/runs/internal/httpapi"
 	"github.com/baton-flow/baton/services/runs/internal/sources"
+	"github.com/baton-flow/baton/services/runs/internal/storemetrics"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
@@ -72,6 +76,9 @@ type Config struct {
 	// file:<path> keeps it in a SQLite file of its own at path, for one replica alone
 	// (standalone mode's default).
 	DatabaseURL string
+	// MetricLabels adds a run's team and workflow to the engine's metrics
+	// (BATON_METRICS_LABELS, read with the shared configuration).
+	MetricLabels telemetry.MetricLabels
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -145,6 +152,8 @@ type Deps struct {
 	Signer    *auth.Signer
 	Resolver  registry.Resolver
 	Logger    *slog.Logger
+	// Meter makes the service's instruments, served at /metrics; nil takes the global one.
+	Meter metric.MeterProvider
 
 	Definitions Definitions
 	Catalogue   Catalogue
@@ -210,9 +219,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	meter := deps.Meter
+	if meter == nil {
+		meter = otel.GetMeterProvider()
+	}
+	stores.Runs = storemetrics.New(stores.Runs, meter)
 	a := app.New(app.Config{
 		Engine: engine.Config{Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout, Alone: cfg.Alone,
-			Reconcile: cfg.Reconcile, Logger: deps.Logger},
+			Reconcile: cfg.Reconcile, Logger: deps.Logger, Meter: meter,
+			MetricLabels: engine.MetricLabels{Team: cfg.MetricLabels.Team, Workflow: cfg.MetricLabels.Workflow}},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,
 	}, app.Deps{
 		Stores:    stores,
@@ -236,14 +251,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		// Each replica in a group of its own: every replica hears of every run, the one
 		// holding it or that put it away among them.
 		// From the topic's end: a confirmation missed while joining costs a resend.
-		GroupID: cfg.GroupID + "-recorded-" + cfg.Replica, Topic: events.RunEventsRecorded,
+		GroupID: cfg.GroupID + "-recorded-" + cfg.Replica, GroupLabel: cfg.GroupID + "-recorded", Topic: events.RunEventsRecorded,
 		Handler: eventsub.StatusRecorded(a), Logger: deps.Logger, DisableDeadLetter: true, FromNewest: true,
 	})
 	s.feed = feed.New(httpapi.RunReader(a), 0, deps.Logger).WithTeams(httpapi.SummaryReader(a))
 	s.changes = kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		// Each replica in a group of its own, as for the recorded events: a run is
 		// watched on whichever replica the watcher reached (package feed).
-		GroupID: cfg.GroupID + "-feed-" + cfg.Replica, Topic: events.RunEvents, Types: eventsub.ChangeTypes,
+		GroupID: cfg.GroupID + "-feed-" + cfg.Replica, GroupLabel: cfg.GroupID + "-feed", Topic: events.RunEvents, Types: eventsub.ChangeTypes,
 		Handler: eventsub.RunChanges(s.feed), Logger: deps.Logger, DisableDeadLetter: true, FromNewest: true,
 	})
 	return s, nil
@@ -310,8 +325,10 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
+	cfg.MetricLabels = p.Env.MetricLabels
 	svc, err := New(ctx, cfg, Deps{
 		DB: p.Database(Name), Kafka: p.Kafka, Publisher: p.Producer, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger,
+		Meter: p.Telemetry.MeterProvider(),
 	})
 	if err != nil {
 		return host.Unit{}, err

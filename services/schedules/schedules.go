@@ -18,6 +18,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
@@ -101,6 +103,8 @@ type Deps struct {
 	Workflows Workflows
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Meter makes the service's instruments, served at /metrics; nil takes the global one.
+	Meter metric.MeterProvider
 }
 
 // Service is the schedules service.
@@ -147,7 +151,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err := store.EnsureIndexes(ctx); err != nil {
 		return nil, err
 	}
-	firer := &app.Firer{Store: store, Runs: deps.Runs, Log: deps.Logger, Now: deps.Now}
+	if deps.Meter == nil {
+		deps.Meter = otel.GetMeterProvider()
+	}
+	firer := &app.Firer{Store: store, Runs: deps.Runs, Log: deps.Logger, Now: deps.Now, Metrics: app.NewFireMetrics(deps.Meter)}
 	if cfg.Alone && cfg.Scheduler.Lookahead == 0 {
 		cfg.Scheduler.Lookahead = aloneLookahead
 	}
@@ -197,7 +204,8 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger})
+	svc, err := New(ctx, cfg, Deps{DB: p.Database(Name), Kafka: p.Kafka, Signer: p.Signer, Resolver: p.Resolver, Logger: p.Logger,
+		Meter: p.Telemetry.MeterProvider()})
 	if err != nil {
 		return host.Unit{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/services/integrations/internal/domain"
@@ -152,6 +153,9 @@ type DeliveryDeps struct {
 	NewID func() string
 	// Owner names this replica in the queues it holds; unique per process.
 	Owner string
+	// Meter makes the deliveries' instruments (delivery_metrics.go); nil takes the global
+	// provider.
+	Meter metric.MeterProvider
 }
 
 // Deliveries delivers the runs' status events to the sinks of settings: Record queues an
@@ -196,6 +200,8 @@ type Deliveries struct {
 	// was not told is recorded, a whole run at times) is recorded once, without a read,
 	// instead of in a new queue once its first one was delivered. Bounded by maxDone.
 	done map[string]string
+
+	metrics *deliveryMetrics
 }
 
 // maxDone bounds the events a replica remembers recording; past it, it forgets, which
@@ -233,7 +239,7 @@ func NewDeliveries(cfg DeliveryConfig, deps DeliveryDeps) *Deliveries {
 		wake: make(chan string, 4096), workers: make(chan struct{}, cfg.Workers), deletes: make(chan string, 4096),
 		active: map[string]*activeQueue{}, perSink: map[string]chan struct{}{}, timers: map[string]*time.Timer{},
 		missing: map[string]time.Time{}, known: map[string]domain.Queue{}, bodies: map[string]recorded{},
-		holding: map[string]heldQueue{}, done: map[string]string{}}
+		holding: map[string]heldQueue{}, done: map[string]string{}, metrics: newDeliveryMetrics(deps.Meter)}
 }
 
 // RunOf answers the run a status event is about: the run itself, a task run's run or an
@@ -727,6 +733,7 @@ func (d *Deliveries) deliverNext(ctx context.Context, q *domain.Queue) (*domain.
 		return nil, nil // stopping: the attempt is not counted, the lease lapses
 	}
 	now := d.now()
+	outcome := DeliveryDelivered
 	if err != nil {
 		attempt := q.Attempt + 1
 		if !d.cfg.Retry.GivesUp(ev.Recorded, now) {
@@ -736,9 +743,11 @@ func (d *Deliveries) deliverNext(ctx context.Context, q *domain.Queue) (*domain.
 			if err := d.store.PostponeQueue(ctx, q.ID, d.owner, attempt, due, errText(err), due.Add(d.cfg.Lease)); err != nil {
 				return nil, err
 			}
+			d.metrics.attempted(DeliveryRetried, ev.Recorded, now)
 			d.after(q.ID, due.Sub(now))
 			return nil, nil
 		}
+		outcome = DeliveryGivenUp
 		d.log.Warn("giving up delivering a status event", "sink", domain.SinkKey(q.Sink), "run", q.Run,
 			"event_id", ev.EventID, "attempts", attempt, "error", errText(err))
 		if err := d.store.AddFailure(ctx, domain.Failure{ID: key, Sink: q.Sink, Run: q.Run, EventID: ev.EventID, Body: ev.Body,
@@ -746,7 +755,13 @@ func (d *Deliveries) deliverNext(ctx context.Context, q *domain.Queue) (*domain.
 			return nil, err
 		}
 	}
-	return d.advance(ctx, q, key, apart)
+	next, err := d.advance(ctx, q, key, apart)
+	if err == nil && next != nil {
+		// Counted once the queue moved past the event: a queue lost to another replica
+		// before that has it delivered again there, and counted there.
+		d.metrics.attempted(outcome, ev.Recorded, now)
+	}
+	return next, err
 }
 
 // missingEvent waits for an event q counts but whose record is not there, and skips it

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
@@ -81,6 +82,8 @@ type Options struct {
 	// their secrets; nil fails sealed attempts.
 	Sealer events.Sealer
 	Logger *slog.Logger
+	// Meter makes the worker's instruments (metrics.go); nil takes the global provider.
+	Meter metric.MeterProvider
 }
 
 // Worker executes attempts. Handle takes dispatches; Wait waits for the attempts started.
@@ -96,6 +99,8 @@ type Worker struct {
 
 	mu      sync.Mutex
 	running map[string]bool
+
+	metrics *metrics
 }
 
 // New returns a Worker.
@@ -106,13 +111,15 @@ func New(opts Options) *Worker {
 		process := &executor.Process{Logger: opts.Logger}
 		opts.Executor = func(events.TaskSpec) executor.Executor { return process }
 	}
-	return &Worker{
+	w := &Worker{
 		opts:    opts,
 		log:     cmp.Or(opts.Logger, slog.Default()),
 		sem:     make(chan struct{}, opts.Concurrency),
 		running: map[string]bool{},
 		journal: newJournal(filepath.Join(opts.WorkDir, ".journal")),
 	}
+	w.metrics = newMetrics(opts.Meter, w)
+	return w
 }
 
 // Handle is the kafkax handler of the dispatch topic. It claims the attempt and starts it,
@@ -274,9 +281,11 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 		out = executor.Outcome{Status: "failed", Message: "the runner cannot open the attempt: " + openErr.Error()}
 	case ok && resume:
 		log.Info("attempt followed")
+		w.metrics.attemptStarted(exec)
 		out = r.Resume(execCtx, step, logs, from)
 	default:
 		log.Info("attempt started")
+		w.metrics.attemptStarted(exec)
 		out = exec.Execute(execCtx, step, logs)
 	}
 	stopBeats()
@@ -288,13 +297,16 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 		if errors.Is(cause, errLost) {
 			w.journal.done(d)
 			log.Info("attempt lost to the runs service; not reported")
+			w.metrics.attemptEnded(exec, "lost")
 		} else {
 			log.Info("runner stopped; the step goes on for its next start to follow")
+			w.metrics.attemptEnded(exec, "detached")
 		}
 		return
 	}
 	logs.Close()
 	out = w.guard(d, out)
+	w.metrics.attemptEnded(exec, out.Status)
 	// The step ended: from now on it must be reported, not run again. Its workspace, which
 	// says so until then, goes once the journal does — after the report, which it would
 	// only hold up; a runner stopping before then removes it when it starts again.

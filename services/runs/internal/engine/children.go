@@ -99,10 +99,12 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 
 // cancelRun cancels a run the engine no longer wants (a parent's cancel cascading, a child
 // its task stopped waiting for); one that ended or is gone meanwhile is left as it is.
-func (e *Engine) cancelRun(ctx context.Context, id, why string) {
-	if err := e.Cancel(ctx, id, why); err != nil && !IsPhaseError(err) && !apperr.HasReason(err, apperr.WorkflowRunNotFound) && ctx.Err() == nil {
+func (e *Engine) cancelRun(ctx context.Context, id, why string) bool {
+	err := e.Cancel(ctx, id, why)
+	if err != nil && !IsPhaseError(err) && !apperr.HasReason(err, apperr.WorkflowRunNotFound) && ctx.Err() == nil {
 		e.log.Warn("cannot cancel run", "run", id, "error", err)
 	}
+	return err == nil
 }
 
 // cancelDescendants cancels the runs in flight below a run that stopped (Run.Stopped), at

@@ -101,6 +101,9 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		return false, err
 	}
 	a.st = st
+	e.metrics.stored(st, m, e.now())
+	e.metrics.holds(st, !ended)
+	e.metrics.sent(r.ID, status, e.now())
 	e.effects(r.ID, st, m, status, claims)
 	// Seen under the run's lock, before its next step can move it.
 	seen(r, tasks)

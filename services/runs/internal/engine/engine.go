@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/tasktype"
@@ -53,6 +55,10 @@ type Config struct {
 	// the last runs put out of memory keep their state (parkedRuns).
 	Alone  bool
 	Logger *slog.Logger
+	// Meter makes the engine's instruments (metrics.go); default the global provider.
+	// MetricLabels adds a run's team and workflow to them.
+	Meter        metric.MeterProvider
+	MetricLabels MetricLabels
 }
 
 func (c *Config) defaults() {
@@ -66,6 +72,9 @@ func (c *Config) defaults() {
 	c.ResendOwed = cmp.Or(c.ResendOwed, time.Minute)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Meter == nil {
+		c.Meter = otel.GetMeterProvider()
 	}
 }
 
@@ -110,6 +119,7 @@ type Engine struct {
 	pub       *publisher
 	log       *slog.Logger
 	now       func() time.Time
+	metrics   *metrics
 
 	held actors
 	// parked are the runs put out of memory (park), by the versions they were left at.
@@ -143,8 +153,9 @@ func New(cfg Config, deps Deps) *Engine {
 		actions: deps.Actions, locks: deps.Locks, queues: deps.Queues,
 		starter: deps.Starter, sched: deps.Schedules, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
 		held: actors{m: map[string]*actor{}}, parked: newParkedRuns(keptParked(cfg)), queueLooks: map[string]*bool{}, ready: make(chan struct{}),
-		recorded: newRecordedEvents(),
+		recorded: newRecordedEvents(), metrics: newMetrics(cfg.Meter, cfg.MetricLabels, time.Now),
 	}
+	e.metrics.now = func() time.Time { return e.now() }
 	e.pub = newPublisher(deps.Publisher, cfg.Logger)
 	e.timers = newTimers()
 	return e
@@ -167,6 +178,7 @@ func (e *Engine) forget(id string) {
 	e.parked.drop(id)
 	e.timers.set(id, time.Time{})
 	e.forgetRecorded(id)
+	e.metrics.forget(id)
 }
 
 // ErrStale is what a step answers when it refused an input that a fresher view of the run
@@ -418,6 +430,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 				if a.st.Tasks[i].Version != versions[k] {
 					// The task runs were stored, with their status events: those go out now,
 					// before any later step's, as a stored step's would.
+					e.metrics.sent(id, taskEvents(status), e.now())
 					e.pub.enqueue(taskEvents(status), nil)
 					// Their claims too: the attempts are their workers'.
 					e.settleClaims(a.st, claims, true)
@@ -427,7 +440,12 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 			e.settleClaims(a.st, claims, false)
 			return err
 		}
+		e.metrics.stored(a.st, m, e.now())
+		e.metrics.sent(id, status, e.now())
 	}
+	// Whether or not the step wrote anything: a run loaded after a restart counts its
+	// gates from its first commit here.
+	e.metrics.holds(a.st, a.st.Run.Owner == e.cfg.Replica)
 	e.effects(id, a.st, m, status, claims)
 	return nil
 }

@@ -356,7 +356,10 @@ func (e *Engine) reconcileGates(ctx context.Context) {
 	before := e.now().Add(-e.cfg.Reconcile)
 	if list, err := e.actions.FindUnapplied(ctx, before); err == nil {
 		for _, a := range list {
-			if err := e.ApplyDecision(ctx, a); err != nil && ctx.Err() == nil {
+			err := e.ApplyDecision(ctx, a)
+			if err == nil {
+				e.metrics.repaired(repairDecision)
+			} else if ctx.Err() == nil {
 				e.log.Warn("cannot apply a decision", "action", a.ID, "error", err)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/tasktype"
@@ -116,6 +117,8 @@ type harness struct {
 	schedules Schedules
 	// queues has the replicas keep queues for workers over HTTP, in store.
 	queues bool
+	// meter, when set, makes the replicas' instruments.
+	meter metric.MeterProvider
 
 	mu       sync.Mutex
 	replicas map[string]*replica
@@ -144,7 +147,7 @@ func (h *harness) start(name string) *Engine {
 // owe again after resend (0: the default).
 func (h *harness) startWith(name string, pub Publisher, resend time.Duration) *Engine {
 	h.t.Helper()
-	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Meter: h.meter},
 		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.lockStore(),
 			Publisher: pub, Starter: h, Schedules: h.schedules, Limits: h, Queues: h.queueStore()})
 	e.now = h.clock.Now

@@ -73,6 +73,7 @@ func add(m map[string]map[int64]bool, run string, seqs []int64) {
 
 // Recorded takes in that run's status events numbered seqs are recorded downstream.
 func (e *Engine) Recorded(run string, seqs []int64) {
+	e.metrics.recorded(run, seqs)
 	inMemory := e.held.holds(run) || e.parked.has(run)
 	r := e.recorded
 	r.mu.Lock()
@@ -257,6 +258,7 @@ func (e *Engine) resend(run string, owed []domain.OwedEvent) {
 		}
 		msgs = append(msgs, Message{Topic: events.RunEvents, Key: run, Event: ev})
 	}
+	e.metrics.sent(run, msgs, e.now())
 	e.pub.enqueue(msgs, nil)
 }
 

@@ -137,6 +137,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 			continue
 		}
 		e.log.Info("took over run", "run", a.ID, "from", a.Owner)
+		e.metrics.repaired(repairTakeover)
 		if a.Queued {
 			e.queued.mark(a.Team)
 		} else {
@@ -154,7 +155,9 @@ func (e *Engine) reconcile(ctx context.Context) {
 	e.resendOwed(ctx, now)
 	// Runs whose last step failed to store are reloaded from the truth.
 	for _, id := range e.held.unloaded() {
-		e.adopt(ctx, domain.InFlight{ID: id, Phase: domain.PhaseRunning})
+		if e.adopt(ctx, domain.InFlight{ID: id, Phase: domain.PhaseRunning}) {
+			e.metrics.repaired(repairReload)
+		}
 	}
 	if e.cfg.Alone && !sweep {
 		// Nothing but this replica steps its runs, queues runs or starts child runs: its
@@ -233,7 +236,9 @@ func (e *Engine) cancelOrphans(ctx context.Context, held []domain.InFlight) {
 		}
 		for _, up := range a.Ancestors {
 			if stopped[up] {
-				e.cancelRun(ctx, a.ID, "cancelled: run "+up+" above it was stopped")
+				if e.cancelRun(ctx, a.ID, "cancelled: run "+up+" above it was stopped") {
+					e.metrics.repaired(repairOrphan)
+				}
 				break
 			}
 		}
@@ -275,15 +280,20 @@ func (e *Engine) refreshHeartbeats(ctx context.Context, m *domain.Machine) {
 
 // adopt loads a run this replica holds but does not have in memory. Loading recovers it:
 // undecided tasks, dispatches, timers, an unfinished end. A run stored but never started
-// is queued instead.
-func (e *Engine) adopt(ctx context.Context, a domain.InFlight) {
+// is queued instead. It reports whether the run was stored recovered or queued.
+func (e *Engine) adopt(ctx context.Context, a domain.InFlight) bool {
 	if a.Phase == domain.Queued {
 		if e.runs.SetQueued(ctx, a.ID, true) == nil {
 			e.queued.mark(a.Team)
+			return true
 		}
-		return
+		return false
 	}
-	if err := e.Step(ctx, a.ID, func(*domain.Machine) error { return nil }); err != nil && ctx.Err() == nil {
-		e.log.Warn("cannot recover run", "run", a.ID, "error", err)
+	if err := e.Step(ctx, a.ID, func(*domain.Machine) error { return nil }); err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("cannot recover run", "run", a.ID, "error", err)
+		}
+		return false
 	}
+	return true
 }

@@ -49,6 +49,8 @@ type Firer struct {
 	// RecheckAfter is how often a buffered fire looks at the run it waits for (30s); the
 	// run's end, announced on the run topic, starts it sooner (Schedules.RunEnded).
 	RecheckAfter time.Duration
+	// Metrics records what fires did; nil records nothing.
+	Metrics *FireMetrics
 }
 
 // Work does what schedule s, claimed by token, owes now: it plans the fires due (the
@@ -68,9 +70,13 @@ type Firer struct {
 // write a fire, not two, in the common case.
 func (f *Firer) Work(ctx context.Context, s *domain.Schedule, token string, horizon time.Time, lease time.Duration) (kept bool, err error) {
 	now := f.now()
+	// What the fires did but make a run, recorded once the schedule moved on is stored: a
+	// holder that loses its claim before leaves them to the next, which decides them again.
+	var out fireOutcomes
 	if s.Fires() && len(s.Pending) == 0 && !s.Next.IsZero() && !s.Next.After(now) {
-		fires, next := s.Plan(now)
+		fires, next, dropped := s.PlanMissed(now)
 		s.Pending, s.Next = fires, next
+		out.add(FireMisfire, dropped)
 		switch {
 		case len(fires) == 0:
 		case len(fires) == 1 && now.Sub(fires[0]) <= domain.OnTime:
@@ -90,7 +96,7 @@ func (f *Firer) Work(ctx context.Context, s *domain.Schedule, token string, hori
 	}
 	s.Recheck = time.Time{}
 	if s.Fires() {
-		f.submitPending(ctx, s, now)
+		f.submitPending(ctx, s, now, &out)
 		f.startBuffered(ctx, s, now)
 	}
 	if s.Type == domain.TypeRunOnce && s.Status == domain.StatusActive && s.Next.IsZero() &&
@@ -104,21 +110,23 @@ func (f *Firer) Work(ctx context.Context, s *domain.Schedule, token string, hori
 	if err := f.Store.Keep(ctx, s, token, until); err != nil {
 		return false, err
 	}
+	f.Metrics.record(out)
 	return !until.IsZero(), nil
 }
 
 // submitPending submits s's pending fires in order; one the runs service cannot take now
 // stays pending, with those after it, and is tried again after RetryAfter.
-func (f *Firer) submitPending(ctx context.Context, s *domain.Schedule, now time.Time) {
+func (f *Firer) submitPending(ctx context.Context, s *domain.Schedule, now time.Time, out *fireOutcomes) {
 	for len(s.Pending) > 0 {
 		at := s.Pending[0]
-		if err := f.fire(ctx, s, at); err != nil {
+		if err := f.fire(ctx, s, at, out); err != nil {
 			if transient(err) {
 				f.log().Warn("a schedule's fire could not be submitted; trying again", "schedule", s.ID, "fire", at, "error", err)
 				s.Recheck = now.Add(f.retryAfter())
 				return
 			}
 			f.log().Warn("a schedule's fire was refused; it makes no run", "schedule", s.ID, "fire", at, "error", err)
+			out.add(FireRefused, 1)
 		}
 		s.Pending = s.Pending[1:]
 		if at.After(s.Last) {
@@ -130,7 +138,7 @@ func (f *Firer) submitPending(ctx context.Context, s *domain.Schedule, now time.
 // fire makes the run of s's fire at as its overlap policy says, while its previous run
 // goes on: started anyway, skipped, kept as the one buffered fire, or started once the
 // previous one is cancelled.
-func (f *Firer) fire(ctx context.Context, s *domain.Schedule, at time.Time) error {
+func (f *Firer) fire(ctx context.Context, s *domain.Schedule, at time.Time, out *fireOutcomes) error {
 	if s.Overlap != domain.OverlapAllow && s.LastRun != "" {
 		done, err := f.Runs.Completed(ctx, s.LastRun)
 		if err != nil {
@@ -140,10 +148,14 @@ func (f *Firer) fire(ctx context.Context, s *domain.Schedule, at time.Time) erro
 			switch s.Overlap {
 			case domain.OverlapSkip:
 				f.log().Debug("a schedule's fire is skipped: its previous run goes on", "schedule", s.ID, "fire", at, "run", s.LastRun)
+				out.add(FireSkipped, 1)
 				return nil
 			case domain.OverlapBufferOne:
 				if s.Buffered.IsZero() {
 					s.Buffered = at
+					out.add(FireBuffered, 1)
+				} else {
+					out.add(FireSkipped, 1) // one fire is buffered at most
 				}
 				return nil
 			case domain.OverlapCancelOther:
@@ -158,9 +170,14 @@ func (f *Firer) fire(ctx context.Context, s *domain.Schedule, at time.Time) erro
 }
 
 func (f *Firer) submit(ctx context.Context, s *domain.Schedule, at time.Time) error {
-	run, _, err := f.Runs.Submit(ctx, s, at)
+	run, created, err := f.Runs.Submit(ctx, s, at)
 	if err != nil {
 		return err
+	}
+	if created {
+		// Counted by the runs service's answer: a fire submitted again after a crash or a
+		// takeover makes no second run, and is not counted again.
+		f.Metrics.made(at, f.now())
 	}
 	s.LastRun = run
 	return nil

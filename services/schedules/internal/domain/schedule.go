@@ -259,6 +259,13 @@ func (s *Schedule) Fires() bool { return s.Status == StatusActive && !s.TriggerD
 // after them. A fire late by OnTime or less is on time; older ones were missed (no
 // scheduler ran), and become runs as the misfire policy says.
 func (s *Schedule) Plan(now time.Time) (fires []time.Time, next time.Time) {
+	fires, next, _ = s.PlanMissed(now)
+	return fires, next
+}
+
+// PlanMissed is Plan, and also answers how many of the fires owed the misfire policy
+// dropped (of the latest MaxCatchUp, the ones a plan looks at).
+func (s *Schedule) PlanMissed(now time.Time) (fires []time.Time, next time.Time, dropped int) {
 	var owed []time.Time
 	at := s.Next
 	for steps := 0; !at.IsZero() && !at.After(now); steps++ {
@@ -278,7 +285,7 @@ func (s *Schedule) Plan(now time.Time) (fires []time.Time, next time.Time) {
 	}
 	next = at
 	if len(owed) == 0 {
-		return nil, next
+		return nil, next, 0
 	}
 	var missed, onTime []time.Time
 	for _, f := range owed {
@@ -300,7 +307,8 @@ func (s *Schedule) Plan(now time.Time) (fires []time.Time, next time.Time) {
 			fires = append(fires, missed[len(missed)-1])
 		}
 	}
-	return append(fires, onTime...), next
+	fires = append(fires, onTime...)
+	return fires, next, len(owed) - len(fires)
 }
 
 // FireKey is the idempotency key of the schedule's fire at t: live fires, catch-up fires
