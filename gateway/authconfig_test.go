@@ -1,13 +1,18 @@
 package gateway_test
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/baton-flow/baton/gateway"
+	"github.com/baton-flow/baton/libs/auth"
+	"github.com/baton-flow/baton/libs/httpx"
+	"github.com/baton-flow/baton/libs/registry"
 )
 
 // TestAuthConfigTellsBrowsersHowToSignIn holds that GET /api/v2/auth/config is open, served
@@ -128,4 +133,26 @@ func TestConfigFromEnvReadsTheUISignIn(t *testing.T) {
 			require.ErrorContains(t, err, "BATON_OIDC_ISSUER", k)
 		}
 	})
+}
+
+// A locked installation still tells the browser how to sign in: the sign-in page comes
+// before activation's.
+func TestAuthConfigAnswersOnALockedInstallation(t *testing.T) {
+	t.Parallel()
+	signer, err := auth.NewSigner([]byte("gateway-authconfig-test-key-0123"))
+	require.NoError(t, err)
+	g, err := gateway.New(gateway.Config{BootstrapToken: "bt-authconfig-test",
+		OIDC: gateway.OIDCConfig{Issuer: "https://login.example.com", Audience: "baton"}},
+		gateway.Deps{Resolver: registry.NewStatic(nil), Signer: signer, Activation: &lock{}})
+	require.NoError(t, err)
+	app := httpx.NewApp(httpx.Config{Name: gateway.Name})
+	g.Routes(app)
+
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/api/v2/auth/config", nil), -1)
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(raw), `"issuer":"https://login.example.com"`)
 }
