@@ -117,9 +117,10 @@ web-check: $(WEB_DEPS)
 	fi
 
 ## web-e2e: the UI's browser tests (web/e2e, Playwright in Debian's Chromium) against a
-## fresh standalone instance, screenshots of every step in web/e2e/artifacts
+## fresh standalone instance (and one with a test OpenID Connect issuer for e2e/oidc.spec.ts),
+## screenshots of every step in web/e2e/artifacts
 web-e2e: $(WEB_DEPS) chromium
-	BATON_WEB_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestBrowser$$' ./gateway/internal/webtest/
+	BATON_WEB_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestBrowser(OIDC)?$$' ./gateway/internal/webtest/
 
 $(WEB_DEPS): web/package-lock.json
 	@command -v npm >/dev/null || { echo "the web UI's checks need Node.js 20.19+ and npm"; exit 1; }

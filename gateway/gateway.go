@@ -100,6 +100,13 @@ type OIDCConfig struct {
 	// EmailClaim names the claim holding the user's email (BATON_OIDC_EMAIL_CLAIM, default
 	// email).
 	EmailClaim string
+	// ClientID is the client id the web UI signs in with at the issuer (BATON_OIDC_CLIENT_ID);
+	// empty means Audience. When it differs from Audience, the UI sends the access token the
+	// issuer grants it, which must then be a JWT for Audience (see AuthConfig).
+	ClientID string
+	// Scopes are what the web UI asks the issuer for (BATON_OIDC_SCOPES, space- or
+	// comma-separated); empty means DefaultOIDCScopes. They always include openid.
+	Scopes []string
 }
 
 // LogValue keeps the bootstrap token out of logs.
@@ -120,6 +127,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("oidcAudience", c.OIDC.Audience),
 		slog.String("oidcJWKSURL", c.OIDC.JWKSURL),
 		slog.String("oidcEmailClaim", c.OIDC.EmailClaim),
+		slog.String("oidcClientID", c.OIDC.ClientID),
+		slog.String("oidcScopes", strings.Join(c.OIDC.Scopes, " ")),
 	)
 }
 
@@ -194,12 +203,21 @@ func oidcFromEnv(get func(string) string) (OIDCConfig, error) {
 		Audience:   get("BATON_OIDC_AUDIENCE"),
 		JWKSURL:    get("BATON_OIDC_JWKS_URL"),
 		EmailClaim: get("BATON_OIDC_EMAIL_CLAIM"),
+		ClientID:   get("BATON_OIDC_CLIENT_ID"),
 	}
+	scopes := get("BATON_OIDC_SCOPES")
 	if cfg.Issuer == "" {
-		if cfg != (OIDCConfig{}) {
-			return OIDCConfig{}, errors.New("BATON_OIDC_AUDIENCE, BATON_OIDC_JWKS_URL and BATON_OIDC_EMAIL_CLAIM need BATON_OIDC_ISSUER")
+		if cfg.Audience != "" || cfg.JWKSURL != "" || cfg.EmailClaim != "" || cfg.ClientID != "" || scopes != "" {
+			return OIDCConfig{}, errors.New("BATON_OIDC_AUDIENCE, BATON_OIDC_JWKS_URL, BATON_OIDC_EMAIL_CLAIM, BATON_OIDC_CLIENT_ID and BATON_OIDC_SCOPES need BATON_OIDC_ISSUER")
 		}
 		return cfg, nil
+	}
+	if scopes != "" {
+		s, err := parseScopes(scopes)
+		if err != nil {
+			return OIDCConfig{}, err
+		}
+		cfg.Scopes = s
 	}
 	if !webURL(cfg.Issuer) {
 		return OIDCConfig{}, fmt.Errorf("BATON_OIDC_ISSUER: %q is not an http(s) URL such as https://login.example.com", cfg.Issuer)
@@ -286,6 +304,7 @@ type Gateway struct {
 	activation interface{ Check(context.Context) error } // nil: no activation check
 	docs       *openapi.Docs
 	ui         *webui.UI
+	authConfig *authConfig
 }
 
 // New returns a Gateway; Resolver and Signer are required.
@@ -329,7 +348,17 @@ func New(cfg Config, deps Deps) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g := &Gateway{table: table, authn: deps.Authenticator, proxy: px, docs: docs, ui: ui}
+	authConfig, err := newAuthConfig(cfg.OIDC)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if origin := authConfig.issuerOrigin(); origin != "" {
+		// The UI fetches the issuer's discovery document and token endpoint from the page.
+		if err := ui.AllowConnect(origin); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+	}
+	g := &Gateway{table: table, authn: deps.Authenticator, proxy: px, docs: docs, ui: ui, authConfig: authConfig}
 	g.activation = deps.Activation
 	if g.authn == nil {
 		g.authn = authn.NewBootstrap(cfg.BootstrapToken)
@@ -364,18 +393,21 @@ func Build(_ context.Context, p *host.Platform) (host.Unit, error) {
 
 // Routes registers the gateway's handler for everything under /api/v2. The app must accept
 // bodies up to httpx.LargeBodyLimit; each route's own limit is checked here. The API's
-// OpenAPI document and its rendering are the gateway's own, ahead of the proxy. The web UI
-// (webui) answers GET and HEAD of every other path outside /api/.
+// OpenAPI document, its rendering and the sign-in settings (GET /api/v2/auth/config) are the
+// gateway's own, ahead of the proxy. The web UI (webui) answers GET and HEAD of every other
+// path outside /api/.
 func (g *Gateway) Routes(r fiber.Router) {
 	r.All(openapi.SpecPath, g.serveDocs(g.docs.ServeSpec))
 	r.All(openapi.DocsPath, g.serveDocs(g.docs.ServePage))
+	r.All(openapi.AuthConfigPath, g.serveDocs(g.authConfig.serve))
 	r.All("/api/v2", g.handle)
 	r.All("/api/v2/*", g.handle)
 	g.ui.Routes(r)
 }
 
-// serveDocs answers one of the documentation endpoints: open, even on a locked
-// installation (API.md §2), never proxied, and rate limited like anonymous traffic.
+// serveDocs answers one of the gateway's own endpoints (the documentation, the sign-in
+// settings): open, even on a locked installation (API.md §2), never proxied, and rate
+// limited like anonymous traffic.
 // Credentials sent anyway are ignored, as nothing here depends on the caller.
 func (g *Gateway) serveDocs(serve fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {

@@ -53,12 +53,14 @@ export const adminPages: PageEntry[] = [
 ];
 
 const SignInPage = lazy(() => import("./pages/signin/SignInPage"));
+const SignInCallbackPage = lazy(() => import("./pages/signin/SignInCallbackPage"));
 const NotFoundPage = lazy(() => import("./pages/notfound/NotFoundPage"));
 
 const child = (e: PageEntry): RouteObject => ({ path: e.path, element: <Page page={e.page} /> });
 
 export const routes: RouteObject[] = [
   { path: "/signin", element: <Page page={SignInPage} /> },
+  { path: "/signin/callback", element: <Page page={SignInCallbackPage} /> },
   {
     element: (
       <RequireSignIn>

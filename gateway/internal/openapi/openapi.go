@@ -25,6 +25,9 @@ import (
 const (
 	SpecPath = "/api/v2/openapi.yaml"
 	DocsPath = "/api/v2/docs"
+	// AuthConfigPath is where the gateway tells browsers how to sign in (its OpenID Connect
+	// issuer and client, when one is configured); open, and answered by the gateway itself.
+	AuthConfigPath = "/api/v2/auth/config"
 )
 
 // ServedBy is the `x-served-by` value of the operations the gateway answers itself; they

@@ -84,7 +84,7 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		documented[o.key()] = true
 		if o.servedByGateway() {
 			assert.NotContains(t, table, o.key(), "the gateway's own %s is not proxied, so not in the table", o.key())
-			assert.Contains(t, []string{SpecPath, DocsPath}, o.path)
+			assert.Contains(t, []string{SpecPath, DocsPath, AuthConfigPath}, o.path)
 			continue
 		}
 		_, ok := table[o.key()]
@@ -95,6 +95,7 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	}
 	assert.True(t, documented["GET "+SpecPath])
 	assert.True(t, documented["GET "+DocsPath])
+	assert.True(t, documented["GET "+AuthConfigPath])
 }
 
 func TestCompatibilityPathsAreDeprecated(t *testing.T) {

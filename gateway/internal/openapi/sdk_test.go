@@ -82,7 +82,7 @@ var sdkTypes = map[string]any{
 	"WorkflowTemplateResponsePage": client.Page[client.WorkflowTemplate]{},
 	"PageWorkflowSchedule":         client.Page[client.WorkflowSchedule]{}, "PageAction": client.Page[client.Action]{},
 	"PageTeam": client.Page[client.Team]{}, "PageUser": client.Page[client.User]{}, "PageToken": client.Page[client.Token]{},
-	"FieldError": client.FieldError{},
+	"FieldError": client.FieldError{}, "AuthConfig": client.AuthConfig{}, "OIDCSignIn": client.OIDCSignIn{},
 }
 
 // sdkUntyped are the schemas without a Go type of their own, each with why.

@@ -27,8 +27,27 @@ const e2eTimeout = 15 * time.Minute
 // TestBrowser runs every flow of web/e2e in Chromium against one fresh standalone instance,
 // with BATON_URL and BATON_TOKEN (its admin token) in their environment, and fails with
 // Playwright's report when any flow does. BATON_E2E_GREP runs only the flows whose titles
-// match it.
+// match it. The OpenID Connect flow (e2e/oidc.spec.ts) needs an instance of its own and skips
+// itself here; TestBrowserOIDC runs it.
 func TestBrowser(t *testing.T) {
+	env := prepare(t)
+	b := start(t, nil)
+	var args []string
+	if grep := os.Getenv("BATON_E2E_GREP"); grep != "" {
+		args = append(args, "--grep", grep)
+	}
+	playwright(t, env, b, args, nil)
+}
+
+// browserEnv is what running Playwright needs from this machine.
+type browserEnv struct {
+	chromium, npx, web string
+}
+
+// prepare skips the test unless BATON_WEB_TEST=1 and checks that Chromium, Node.js and the
+// UI's packages are there.
+func prepare(t *testing.T) browserEnv {
+	t.Helper()
 	if os.Getenv("BATON_WEB_TEST") != "1" {
 		t.Skip("browser tests run with BATON_WEB_TEST=1 (make test)")
 	}
@@ -44,24 +63,26 @@ func TestBrowser(t *testing.T) {
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(web, "node_modules", "@playwright", "test"))
 	require.NoError(t, err, "the UI's packages are not installed: cd web && npm ci (make test does)")
+	return browserEnv{chromium: chromium, npx: npx, web: web}
+}
 
-	b := start(t)
+// playwright runs `playwright test` with args against b, with extra in the flows'
+// environment, and fails with Playwright's report when any flow does.
+func playwright(t *testing.T, env browserEnv, b *instance, args []string, extra map[string]string) {
+	t.Helper()
 	artifacts := os.Getenv("BATON_E2E_ARTIFACTS")
 	if artifacts == "" {
-		artifacts = filepath.Join(web, "e2e", "artifacts")
+		artifacts = filepath.Join(env.web, "e2e", "artifacts")
 	}
-	args := []string{"playwright", "test"}
-	if grep := os.Getenv("BATON_E2E_GREP"); grep != "" {
-		args = append(args, "--grep", grep)
-	}
+	args = append([]string{"playwright", "test"}, args...)
 	deadline := time.Now().Add(e2eTimeout)
 	if d, ok := t.Deadline(); ok {
 		deadline = d.Add(-30 * time.Second)
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npx, args...)
-	cmd.Dir = web
+	cmd := exec.CommandContext(ctx, env.npx, args...)
+	cmd.Dir = env.web
 	// npx starts Playwright, which starts workers and browsers: stop them all at the deadline.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -70,10 +91,13 @@ func TestBrowser(t *testing.T) {
 		"BATON_URL="+b.url,
 		"BATON_TOKEN="+b.token,
 		"BATON_E2E_ARTIFACTS="+artifacts,
-		"CHROMIUM="+chromium,
+		"CHROMIUM="+env.chromium,
 		"CI=1",
 		"NO_COLOR=1",
 	)
+	for k, v := range extra {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	out, err := cmd.CombinedOutput()
 	t.Logf("screenshots of every step: %s", artifacts)
 	require.NoError(t, err, "playwright:\n%s", out)
@@ -88,9 +112,10 @@ type instance struct {
 
 var banner = regexp.MustCompile(`Baton is running at (http://\S+)/api/v2\nAdmin token: (\S+)`)
 
-// start runs a fresh standalone instance as `make run` does and waits for its banner. Rate
-// limiting is off: one browser loading pages is many requests from one address.
-func start(t *testing.T) *instance {
+// start runs a fresh standalone instance as `make run` does, with extra variables, and waits
+// for its banner. Rate limiting is off: one browser loading pages is many requests from one
+// address.
+func start(t *testing.T, extra map[string]string) *instance {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -103,6 +128,9 @@ func start(t *testing.T) *instance {
 		"BATON_ADMIN_ADDR":   "127.0.0.1:0",
 		"BATON_LOG_LEVEL":    "error",
 		"BATON_RATE_LIMIT":   "0",
+	}
+	for k, v := range extra {
+		vars[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r, w := io.Pipe()

@@ -22,6 +22,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -42,7 +43,8 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// Headers are set on every answer of the UI.
+// Headers are set on every answer of the UI (with the UI's own Content-Security-Policy when
+// AllowConnect widened it).
 var Headers = map[string]string{
 	"Content-Security-Policy": CSP,
 	"X-Content-Type-Options":  "nosniff",
@@ -61,6 +63,7 @@ const (
 type UI struct {
 	files map[string]*file
 	index *file
+	csp   string
 }
 
 type file struct {
@@ -85,7 +88,7 @@ func Default() (*UI, error) {
 
 // New reads a build from fsys, whose root holds index.html and the assets.
 func New(fsys fs.FS) (*UI, error) {
-	u := &UI{files: map[string]*file{}}
+	u := &UI{files: map[string]*file{}, csp: CSP}
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -127,6 +130,23 @@ func compressible(ctype string) bool {
 	return false
 }
 
+// AllowConnect lets the UI's pages call origin (scheme://host[:port]) besides their own, as
+// the OpenID Connect sign-in calls its issuer's discovery document and token endpoint. It
+// widens connect-src only; call it before serving. An origin that is not an http(s)
+// scheme and host is refused, so nothing else can be written into the policy.
+func (u *UI) AllowConnect(origin string) error {
+	if !validOrigin.MatchString(origin) {
+		return fmt.Errorf("webui: %q is not an origin such as https://login.example.com", origin)
+	}
+	u.csp = strings.Replace(u.csp, "connect-src 'self'", "connect-src 'self' "+origin, 1)
+	return nil
+}
+
+var validOrigin = regexp.MustCompile(`^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$`)
+
+// CSP is the Content-Security-Policy the UI answers with.
+func (u *UI) CSP() string { return u.csp }
+
 // Routes answers GET and HEAD of every path not claimed before it; register it last.
 func (u *UI) Routes(r fiber.Router) {
 	r.Get("/*", u.serve)
@@ -148,6 +168,7 @@ func (u *UI) serve(c *fiber.Ctx) error {
 	for k, v := range Headers {
 		c.Set(k, v)
 	}
+	c.Set(fiber.HeaderContentSecurityPolicy, u.csp)
 	c.Set(fiber.HeaderContentType, f.ctype)
 	c.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
 	c.Set(fiber.HeaderETag, f.etag)

@@ -1,6 +1,9 @@
 // The signed-in token, kept in localStorage (the sign-in page says so) so that a reload or a
-// second tab stays signed in; signing out removes it.
+// second tab stays signed in; signing out removes it. A token that is a JWT (an OpenID
+// Connect sign-in's) ends the session when it expires, which sends the user to sign in again
+// from the page they were on (RequireSignIn).
 import { useSyncExternalStore } from "react";
+import { jwtExpiry } from "./jwt";
 
 const KEY = "baton.token";
 const listeners = new Set<() => void>();
@@ -14,15 +17,44 @@ function read(): string | null {
 }
 
 let current: string | null = read();
+let expired = false;
+let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 
 function emit() {
   for (const l of listeners) l();
+}
+
+// setTimeout takes at most 2^31-1 ms; a longer wait is taken in steps.
+const maxDelay = 2 ** 31 - 1;
+
+/** watchExpiry ends the session when the current token's expiry passes; now, if it has. */
+function watchExpiry() {
+  clearTimeout(expiryTimer);
+  expiryTimer = undefined;
+  const exp = current === null ? null : jwtExpiry(current);
+  if (exp === null) return;
+  const left = exp - Date.now();
+  if (left <= 0) {
+    expireToken();
+    return;
+  }
+  expiryTimer = setTimeout(watchExpiry, Math.min(left, maxDelay));
+}
+
+function expireToken() {
+  end(true);
+}
+
+/** sessionExpired says whether the last session ended because its token expired. */
+export function sessionExpired(): boolean {
+  return expired;
 }
 
 // Another tab signing in or out changes this one too.
 window.addEventListener("storage", (e) => {
   if (e.key === KEY || e.key === null) {
     current = read();
+    watchExpiry();
     emit();
   }
 });
@@ -33,16 +65,25 @@ export function getToken(): string | null {
 
 export function setToken(token: string) {
   current = token;
+  expired = false;
   try {
     window.localStorage.setItem(KEY, token);
   } catch {
     // Storage refused (private mode): the token lasts for this page only.
   }
+  watchExpiry();
   emit();
 }
 
 export function clearToken() {
+  end(false);
+}
+
+function end(byExpiry: boolean) {
   current = null;
+  expired = byExpiry;
+  clearTimeout(expiryTimer);
+  expiryTimer = undefined;
   try {
     window.localStorage.removeItem(KEY);
   } catch {
@@ -50,6 +91,8 @@ export function clearToken() {
   }
   emit();
 }
+
+watchExpiry();
 
 function subscribe(l: () => void) {
   listeners.add(l);

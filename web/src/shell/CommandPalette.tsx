@@ -5,7 +5,7 @@ import { IconArrowsExchange, IconLogout, IconMoon, IconSearch, IconSettings } fr
 import { useNavigate } from "react-router";
 import { isAdmin, useProfile } from "../api/profile";
 import { adminPages, teamPages } from "../routes";
-import { clearToken } from "../session/session";
+import { signOut } from "../session/oidc";
 import { useCurrentTeam, useTeams } from "./teams";
 
 /**
@@ -68,10 +68,7 @@ export function CommandPalette() {
       id: "signout",
       label: "Sign out",
       leftSection: <IconLogout size={18} aria-hidden />,
-      onClick: () => {
-        clearToken();
-        window.location.assign("/signin");
-      },
+      onClick: () => void signOut(),
     },
   );
 

@@ -20,7 +20,7 @@ import { api, call } from "../api/client";
 import { ErrorAlert } from "../api/ErrorAlert";
 import { isAdmin, useProfile } from "../api/profile";
 import { adminPages, teamPages } from "../routes";
-import { clearToken } from "../session/session";
+import { signOut } from "../session/oidc";
 import { CommandPalette } from "./CommandPalette";
 import { useCurrentTeam, useTeams } from "./teams";
 
@@ -50,6 +50,7 @@ export function Shell() {
 function Header({ opened, toggle }: { opened: boolean; toggle: () => void }) {
   const profile = useProfile();
   const name = profile.data?.displayName || profile.data?.name || profile.data?.email;
+  const email = profile.data?.email;
   return (
     <Group h="100%" px="md" justify="space-between" wrap="nowrap">
       <Group gap="sm" wrap="nowrap">
@@ -65,6 +66,12 @@ function Header({ opened, toggle }: { opened: boolean; toggle: () => void }) {
         {name && (
           <Text size="sm" visibleFrom="sm" data-testid="identity">
             {name}
+            {email && email !== name && (
+              <Text span size="xs">
+                {" "}
+                &lt;{email}&gt;
+              </Text>
+            )}
             {profile.data?.principalType && profile.data.principalType !== "user" && (
               <Text span c="dimmed" size="xs">
                 {" "}
@@ -78,11 +85,7 @@ function Header({ opened, toggle }: { opened: boolean; toggle: () => void }) {
             variant="subtle"
             size="lg"
             aria-label="Sign out"
-            onClick={() => {
-              // A fresh page: nothing read with the token stays in memory.
-              clearToken();
-              window.location.assign("/signin");
-            }}
+            onClick={() => void signOut()}
           >
             <IconLogout size={20} aria-hidden />
           </ActionIcon>

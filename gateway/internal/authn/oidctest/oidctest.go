@@ -1,5 +1,8 @@
 // Package oidctest is an OpenID Connect issuer for tests: a discovery document and a JSON
-// Web Key Set served on loopback, RSA keys it generates and rotates, and JWTs it signs.
+// Web Key Set served on loopback, RSA keys it generates and rotates, and JWTs it signs. It
+// also signs a browser in by the authorization code flow with PKCE (see flow.go): an
+// authorize endpoint that signs the chosen user in at once, a token endpoint and an
+// end-session endpoint.
 package oidctest
 
 import (
@@ -43,6 +46,7 @@ type Issuer struct {
 	published []Key // the key set; the first signs
 	serial    int
 	fetches   atomic.Int64
+	flow      flow
 }
 
 // New starts an issuer for tokens meant for audience, with one published signing key; it
@@ -51,16 +55,27 @@ func New(t testing.TB, audience string) *Issuer {
 	t.Helper()
 	i := &Issuer{Audience: audience}
 	i.published = []Key{NewKey(t, "key-0")}
+	i.flow.init(audience)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
+		// Browsers read it from the signing-in page, on another origin.
+		w.Header().Set("Access-Control-Allow-Origin", "*")
 		writeJSON(w, map[string]any{
 			"issuer":                                i.URL,
 			"jwks_uri":                              i.URL + "/keys",
 			"authorization_endpoint":                i.URL + "/authorize",
 			"token_endpoint":                        i.URL + "/token",
+			"end_session_endpoint":                  i.URL + "/logout",
+			"response_types_supported":              []string{"code"},
+			"grant_types_supported":                 []string{"authorization_code"},
+			"subject_types_supported":               []string{"public"},
+			"scopes_supported":                      []string{"openid", "email", "profile"},
+			"code_challenge_methods_supported":      []string{"S256"},
+			"token_endpoint_auth_methods_supported": []string{"none"},
 			"id_token_signing_alg_values_supported": []string{"RS256"},
 		})
 	})
+	i.routeFlow(mux)
 	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, _ *http.Request) {
 		i.fetches.Add(1)
 		i.mu.Lock()

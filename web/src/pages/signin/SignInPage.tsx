@@ -4,7 +4,8 @@ import { useState, type FormEvent } from "react";
 import { Navigate, useNavigate, useSearchParams } from "react-router";
 import { ErrorAlert } from "../../api/ErrorAlert";
 import { fetchProfile, profileKey } from "../../api/profile";
-import { setToken, useToken } from "../../session/session";
+import { sessionExpired, setToken, useToken } from "../../session/session";
+import { OIDCSignInButton } from "./OIDCSignIn";
 
 /** safeNext keeps a return path inside this UI: a path, never another origin. */
 export function safeNext(next: string | null): string {
@@ -54,6 +55,12 @@ export default function SignInPage() {
             <Title order={1} size="h2">
               Sign in to Baton
             </Title>
+            {sessionExpired() && (
+              <Text role="status" size="sm" fw={500}>
+                Your sign-in has expired: sign in again to go back to where you were.
+              </Text>
+            )}
+            <OIDCSignInButton next={next} />
             <Text size="sm">
               Paste a token of this server: the admin token <code>baton server</code> printed when it started, or a
               user&apos;s or team&apos;s token (<code>baton token create</code>).

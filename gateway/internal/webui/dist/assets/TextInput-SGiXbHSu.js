@@ -1,1 +1,0 @@
-import{Nt as e,Ut as t,Vt as n,ut as r}from"./index-CF1G2tBK.js";var i=t(),a=e(e=>{let t=n([`Input`,`InputWrapper`,`TextInput`],null,e);return(0,i.jsx)(r,{component:`input`,...t,__staticSelector:`TextInput`})});a.classes=r.classes,a.displayName=`@mantine/core/TextInput`;export{a as t};

@@ -1,0 +1,1 @@
+import"./index-CjkvLt8Q.js";import"./stream-BCjp6p5r.js";

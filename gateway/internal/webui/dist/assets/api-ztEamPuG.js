@@ -1,1 +1,0 @@
-import"./index-CF1G2tBK.js";import"./stream-CNFClMZJ.js";
