@@ -26,6 +26,7 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/tasktype"
@@ -196,7 +197,7 @@ const errConflictRetries = 8
 // load when another replica moved the run meanwhile, so it must decide from the state
 // alone. fn answers ErrStale to have a refusal decided again on a fresh load, ErrNoChange
 // to store nothing.
-func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine) error) error {
+func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine) error) (err error) {
 	a := e.held.lock(id)
 	defer e.held.unlock(id, a)
 	// Set when a write of this step stored its task runs but not the run: what the step
@@ -209,12 +210,17 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 		}
 	}()
 	revalidated := false
+	var span trace.Span
+	defer func() { endSpan(span, err) }()
 	for try := 0; ; try++ {
 		if a.st == nil {
 			revalidated = true
 			if err := e.load(ctx, id, a); err != nil {
 				return err
 			}
+		}
+		if span == nil {
+			ctx, span = startStep(ctx, a.st)
 		}
 		m := domain.NewMachine(a.st, e.now())
 		if err := fn(m); err != nil {
@@ -234,6 +240,7 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 			e.putAway(id, a)
 			return err
 		}
+		stepTasks(span, a.st, m)
 		err := e.commit(ctx, id, a, m)
 		inPart = inPart || errors.Is(err, errStoredInPart)
 		if errors.Is(err, domain.ErrConflict) && try < errConflictRetries {
@@ -446,7 +453,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 	// Whether or not the step wrote anything: a run loaded after a restart counts its
 	// gates from its first commit here.
 	e.metrics.holds(a.st, a.st.Run.Owner == e.cfg.Replica)
-	e.effects(id, a.st, m, status, claims)
+	e.effects(ctx, id, a.st, m, status, claims)
 	return nil
 }
 
@@ -473,7 +480,7 @@ func (e *Engine) park(id string, a *actor) {
 
 // effects carries out what a stored step owes: its status events (statusEvents),
 // dispatches, child runs, timers, and the end of a run that ended.
-func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status []Message, claims []dispatchClaim) {
+func (e *Engine) effects(ctx context.Context, id string, st *domain.State, m *domain.Machine, status []Message, claims []dispatchClaim) {
 	runChanged, _, prevPhase := m.RunChanged()
 	eff := m.Effects()
 	msgs := slices.Clip(status)
@@ -488,7 +495,7 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status 
 		}
 		msgs = append(msgs, msg)
 	}
-	e.pub.enqueue(msgs, nil)
+	e.pub.enqueue(traced(ctx, msgs), nil)
 	e.queueEffects(st, m, eff.Dispatch, claims)
 	e.gateEffects(st, eff)
 	for _, i := range eff.StartChild {
