@@ -230,6 +230,9 @@ func (w *Worker) workspace(d events.TaskAttempt) string {
 // ending stops it: a step that can be followed later is left running, others end
 // "runner stopped".
 func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
+	ctx, span := startExecute(ctx, e.Attempt, resume)
+	var out executor.Outcome
+	defer func() { endExecute(span, out) }()
 	// The attempt stays sealed in the journal; it is opened here, in memory only.
 	d, openErr := e.Attempt.Opened(w.opts.Sealer)
 	log := w.log.With("taskRunId", d.TaskRunID, "runId", d.RunID, "attempt", d.Attempt)
@@ -273,7 +276,6 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 	beats.Go(func() { w.heartbeat(beatCtx, d, e.Runner, stop, log) })
 
 	step := executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results}
-	var out executor.Outcome
 	exec := w.opts.Executor(d.Spec)
 	switch r, ok := exec.(executor.Resumer); {
 	case openErr != nil:
