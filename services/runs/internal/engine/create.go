@@ -24,7 +24,7 @@ type Creation struct {
 // with the run as stored, under its lock, before anything may move it on.
 func (e *Engine) Create(ctx context.Context, c Creation, seen func(*domain.Run, []*domain.TaskRun)) (err error) {
 	r, tasks := c.Run, c.Tasks
-	ctx, span := startSubmit(ctx, r)
+	ctx, span := startSubmit(ctx, e.tracer(), r)
 	defer func() { endSpan(span, err) }()
 	if c.Start {
 		taken := 0

@@ -60,6 +60,9 @@ type Config struct {
 	// MetricLabels adds a run's team and workflow to them.
 	Meter        metric.MeterProvider
 	MetricLabels MetricLabels
+	// TracerProvider makes the spans of submits and steps (traces.go); nil means the
+	// process's global one, taken when a span starts.
+	TracerProvider trace.TracerProvider
 }
 
 func (c *Config) defaults() {
@@ -77,6 +80,14 @@ func (c *Config) defaults() {
 	if c.Meter == nil {
 		c.Meter = otel.GetMeterProvider()
 	}
+}
+
+// tracer makes the engine's spans.
+func (e *Engine) tracer() trace.Tracer {
+	if tp := e.cfg.TracerProvider; tp != nil {
+		return tp.Tracer(instrumentation)
+	}
+	return otel.Tracer(instrumentation)
 }
 
 // Deps are what the engine works with.
@@ -220,7 +231,7 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 			}
 		}
 		if span == nil {
-			ctx, span = startStep(ctx, a.st)
+			ctx, span = startStep(ctx, e.tracer(), a.st)
 		}
 		m := domain.NewMachine(a.st, e.now())
 		if err := fn(m); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -35,17 +34,13 @@ const (
 
 const instrumentation = "github.com/baton-flow/baton/services/runs/internal/engine"
 
-// tracer is taken from the global provider when a span starts, so that it is the one the
-// process installed (telemetry.Setup), whenever that was.
-func tracer() trace.Tracer { return otel.Tracer(instrumentation) }
-
 func runAttrs(r *domain.Run) []attribute.KeyValue {
 	return []attribute.KeyValue{AttrTeam.String(r.Team), AttrWorkflow.String(r.Workflow), AttrRunID.String(r.ID)}
 }
 
 // startSubmit starts the span of a run's creation and keeps it in the run as its origin.
-func startSubmit(ctx context.Context, r *domain.Run) (context.Context, trace.Span) {
-	ctx, span := tracer().Start(ctx, "runs.submit", trace.WithAttributes(runAttrs(r)...))
+func startSubmit(ctx context.Context, tracer trace.Tracer, r *domain.Run) (context.Context, trace.Span) {
+	ctx, span := tracer.Start(ctx, "runs.submit", trace.WithAttributes(runAttrs(r)...))
 	keepTrace(ctx, r)
 	return ctx, span
 }
@@ -82,7 +77,7 @@ func origin(r *domain.Run) trace.SpanContext {
 
 // startStep starts the span of a step of the run st holds: a child of the span of ctx, or
 // of the run's origin when ctx has none.
-func startStep(ctx context.Context, st *domain.State) (context.Context, trace.Span) {
+func startStep(ctx context.Context, tracer trace.Tracer, st *domain.State) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{trace.WithAttributes(runAttrs(st.Run)...)}
 	if o := origin(st.Run); o.IsValid() {
 		parent := trace.SpanContextFromContext(ctx)
@@ -93,7 +88,7 @@ func startStep(ctx context.Context, st *domain.State) (context.Context, trace.Sp
 			opts = append(opts, trace.WithLinks(trace.Link{Attributes: []attribute.KeyValue{attribute.String("baton.link", "run origin")}, SpanContext: o}))
 		}
 	}
-	return tracer().Start(ctx, "runs.step", opts...)
+	return tracer.Start(ctx, "runs.step", opts...)
 }
 
 // stepTasks sets on span the task runs a step changed.
@@ -133,8 +128,10 @@ func traced(ctx context.Context, msgs []Message) []Message {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return msgs
 	}
+	// The W3C trace context alone, whatever the process's propagators: what the message is
+	// published under is a span, and consumers read it from the traceparent header.
 	carrier := propagation.MapCarrier{}
-	otel.GetTextMapPropagator().Inject(ctx, carrier)
+	propagation.TraceContext{}.Inject(ctx, carrier)
 	for i := range msgs {
 		if msgs[i].Trace == nil {
 			msgs[i].Trace = carrier
