@@ -112,10 +112,10 @@ func TestIntegrationOneTracePerSubmit(t *testing.T) {
 		return code == http.StatusCreated
 	}, 30*time.Second, 20*time.Millisecond)
 
-	code, run := b.call(t, http.MethodPost, "/api/v2/team/traced/workflow/build/submit?start=true", b.token, `{"annotations":{"owner":"ci"}}`)
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/traced/workflow/build/submit?start=true", b.token, `{"annotations":{"owner":"ci","baton.io/traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}`)
 	require.Equal(t, http.StatusCreated, code, run)
 	id := run["id"].(string)
-	assert.Equal(t, map[string]any{"owner": "ci"}, run["annotations"], "the run's trace is not shown with its annotations")
+	assert.Equal(t, map[string]any{"owner": "ci"}, run["annotations"], "the run's trace is not shown with its annotations, nor taken from the client")
 	var done map[string]any
 	require.Eventually(t, func() bool {
 		_, done = b.call(t, http.MethodGet, "/api/v2/team/traced/workflowrun/"+id, b.token, "")
