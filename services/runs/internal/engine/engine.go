@@ -510,14 +510,15 @@ func (e *Engine) effects(ctx context.Context, id string, st *domain.State, m *do
 	e.queueEffects(st, m, eff.Dispatch, claims)
 	e.gateEffects(st, eff)
 	for _, i := range eff.StartChild {
-		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })
+		e.spawn(func(bg context.Context) { e.startChild(inTrace(bg, ctx), st.Run.ID, i) })
 	}
 	for _, i := range eff.Schedule {
-		e.spawn(func(ctx context.Context) { e.scheduleRun(ctx, st.Run.ID, i) })
+		e.spawn(func(bg context.Context) { e.scheduleRun(inTrace(bg, ctx), st.Run.ID, i) })
 	}
 	if runChanged && st.Run.Phase.Ended() && !prevPhase.Ended() {
 		if eff.RetryRun {
-			e.spawn(func(ctx context.Context) {
+			e.spawn(func(bg context.Context) {
+				ctx := inTrace(bg, ctx)
 				if err := e.starter.RetryRun(ctx, id); err != nil && ctx.Err() == nil {
 					e.log.Warn("cannot retry run", "run", id, "error", err)
 				}

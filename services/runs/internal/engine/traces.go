@@ -20,7 +20,9 @@ import (
 // reconciler, a replica that took the run over after a restart), of the run's origin; a
 // step asked for from another trace links to the origin. The messages a step owes
 // (dispatches, status events) are published as children of the step, although the engine
-// publishes them later from a goroutine of its own (kafkax.Message.Trace).
+// publishes them later from a goroutine of its own (kafkax.Message.Trace), and the child
+// runs, retries and schedules a step starts are made as its children too: a child run's
+// trace is its parent's.
 
 // Span attributes of the engine's spans. Ids are attributes of spans only, never labels
 // of metrics.
@@ -121,6 +123,17 @@ func endSpan(span trace.Span, err error) {
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
+}
+
+// inTrace is ctx, the engine's own, within the trace of step's span: what a step sets going
+// on another goroutine (a child run, a retry, a schedule) is made as the step's child, so a
+// child run's trace is its parent's.
+func inTrace(ctx, step context.Context) context.Context {
+	sc := trace.SpanContextFromContext(step)
+	if !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(ctx, sc)
 }
 
 // traced has msgs published as children of the span of ctx.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,4 +104,35 @@ func TestRunKeepsItsSubmitsTrace(t *testing.T) {
 			assert.Equal(t, submit.SpanID(), step.Links()[0].SpanContext.SpanID(), "and links to the submit")
 		})
 	}
+}
+
+// A child run a step starts is created in its parent's trace: the child's submit descends
+// from the parent's.
+func TestChildRunIsInItsParentsTrace(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	h := newHarness(t)
+	h.tracer = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	h.defs["child"] = &domain.Definition{Name: "child", Team: "infra", Tasks: []domain.TaskDef{task("start", tasktype.Start, nil),
+		script("work", "start"), task("end", tasktype.End, nil, "work")}}
+	e := h.start("a")
+	parent := h.submit(e, parentOf("child", true))
+	var child string
+	require.Eventually(t, func() bool {
+		_, tasks := h.stored(parent)
+		child = tasks[1].Child
+		return child != ""
+	}, within, time.Millisecond)
+
+	parents := recorded(rec, "runs.submit", parent)
+	require.Len(t, parents, 1)
+	var children []sdktrace.ReadOnlySpan
+	require.Eventually(t, func() bool {
+		children = recorded(rec, "runs.submit", child)
+		return len(children) == 1
+	}, within, time.Millisecond)
+	assert.Equal(t, parents[0].SpanContext().TraceID(), children[0].SpanContext().TraceID())
+	c, _ := h.stored(child)
+	assert.Equal(t, children[0].SpanContext().TraceID(), origin(c).TraceID(), "the child keeps its own submit as its origin")
+	assert.Equal(t, children[0].SpanContext().SpanID(), origin(c).SpanID())
 }
