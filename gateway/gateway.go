@@ -455,6 +455,7 @@ func (g *Gateway) handle(c *fiber.Ctx) error {
 		}
 		return apperr.New(apperr.RouteNotFound, "No endpoint %s %s.", c.Method(), c.Path())
 	}
+	traceRoute(c, route, &params)
 
 	// A locked installation answers 423 to all but the open routes, activation among them.
 	if !route.Open && g.activation != nil {

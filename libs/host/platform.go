@@ -10,6 +10,7 @@ import (
 
 	consul "github.com/hashicorp/consul/api"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/events"
@@ -50,6 +51,9 @@ func (p *Platform) AdminAddr() string {
 type Options struct {
 	// NoMongo and NoKafka skip connections a process does not need (the gateway).
 	NoMongo, NoKafka bool
+	// SpanProcessor, when set, is given every span of the process, all of them recorded
+	// (telemetry.Config): a test's in-memory exporter.
+	SpanProcessor sdktrace.SpanProcessor
 }
 
 // Connect builds the Platform of a process called name from env.
@@ -60,7 +64,8 @@ func Connect(ctx context.Context, name string, env Env, opts Options) (_ *Platfo
 			p.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	if p.Telemetry, err = telemetry.Setup(ctx, telemetry.Config{ServiceName: name, Version: Version, OTLPEndpoint: env.OTLPEndpoint}); err != nil {
+	if p.Telemetry, err = telemetry.Setup(ctx, telemetry.Config{ServiceName: name, Version: Version, OTLPEndpoint: env.OTLPEndpoint,
+		SpanProcessor: opts.SpanProcessor}); err != nil {
 		return nil, err
 	}
 	if env.ServiceKey == "" {

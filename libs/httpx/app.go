@@ -97,6 +97,7 @@ func NewApp(cfg Config) *fiber.App {
 		app.Use(otelfiber.Middleware(
 			otelfiber.WithServerName(cfg.Name),
 			otelfiber.WithMeterProvider(meter),
+			otelfiber.WithSpanNameFormatter(spanName),
 			otelfiber.WithNext(func(c *fiber.Ctx) bool { return unobserved[c.Path()] }),
 			otelfiber.WithCustomAttributes(redactedTarget),
 		))

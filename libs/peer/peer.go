@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/metric/noop"
+
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/registry"
@@ -39,8 +42,19 @@ const idleConnTimeout = 10 * time.Second
 
 // New returns the client of service; timeout bounds each call.
 func New(service string, resolver registry.Resolver, signer *auth.Signer, timeout time.Duration) *Client {
+	transport := &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: idleConnTimeout}
 	return &Client{service: service, resolver: resolver, signer: signer,
-		http: &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: idleConnTimeout}}}
+		http: &http.Client{Timeout: timeout, Transport: traced(service, transport)}}
+}
+
+// traced has each call made in a client span, "<service> <METHOD>", whose W3C trace
+// context (traceparent) goes with the request: the called service's server span is its
+// child, and a request's trace follows it from service to service. Only traces are made
+// here; the calls' metrics are the servers' (libs/httpx).
+func traced(service string, rt http.RoundTripper) http.RoundTripper {
+	return otelhttp.NewTransport(rt,
+		otelhttp.WithMeterProvider(noop.NewMeterProvider()),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return service + " " + r.Method }))
 }
 
 // Answer is how a call was answered: its status, for an error its reason and message, and

@@ -38,6 +38,10 @@ type Config struct {
 	// the path already ends in /v1/traces (TracesURL). Empty records no span (requests still
 	// get trace IDs).
 	OTLPEndpoint string
+	// SpanProcessor, when set, is given every span, and every span is then recorded
+	// (sampled), whether or not an OTLP endpoint is set: an in-memory exporter's
+	// (go.opentelemetry.io/otel/sdk/trace/tracetest) in a process's tests.
+	SpanProcessor sdktrace.SpanProcessor
 }
 
 // Telemetry owns the process's providers.
@@ -66,7 +70,10 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 			return nil, fmt.Errorf("otlp exporter for %s: %w", cfg.OTLPEndpoint, err)
 		}
 		topts = append(topts, sdktrace.WithBatcher(exp))
-	} else {
+	}
+	if cfg.SpanProcessor != nil {
+		topts = append(topts, sdktrace.WithSpanProcessor(cfg.SpanProcessor), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	} else if cfg.OTLPEndpoint == "" {
 		// Nothing would read a recorded span: spans still carry trace and span IDs (for the
 		// logs, the answers and the propagated traceparent) without their attributes and
 		// timings being kept. A caller that asked for its trace to be sampled is recorded.

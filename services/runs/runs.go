@@ -275,7 +275,7 @@ func (p producer) Publish(ctx context.Context, msgs []engine.Message) error {
 	}
 	out := make([]kafkax.Message, len(msgs))
 	for i, m := range msgs {
-		out[i] = kafkax.Message{Topic: m.Topic, Key: m.Key, Event: m.Event}
+		out[i] = kafkax.Message{Topic: m.Topic, Key: m.Key, Event: m.Event, Trace: m.Trace}
 	}
 	return p.p.PublishMany(ctx, msgs[0].Topic, out...)
 }

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/baton-flow/baton/gateway"
 	"github.com/baton-flow/baton/libs/embedded"
 	"github.com/baton-flow/baton/libs/events"
@@ -81,6 +83,23 @@ func Run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 // RunWithProgress is Run that also tells progress each step of the start as it happens
 // (see Progress); a nil progress tells nothing.
 func RunWithProgress(ctx context.Context, getenv func(string) string, stdout io.Writer, progress Progress) error {
+	return RunWith(ctx, getenv, stdout, Options{Progress: progress})
+}
+
+// Options adjust RunWith.
+type Options struct {
+	// Progress is told each step of the start as it happens; nil tells nothing.
+	Progress Progress
+	// SpanProcessor, when set, is given every span of the process, all of them recorded,
+	// beside the OTLP exporter BATON_OTLP_ENDPOINT may set: a test's in-memory exporter
+	// (go.opentelemetry.io/otel/sdk/trace/tracetest). The process's tracer provider is the
+	// global one (otel.SetTracerProvider), so one process at a time should be given one.
+	SpanProcessor sdktrace.SpanProcessor
+}
+
+// RunWith is Run with opts.
+func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, opts Options) error {
+	progress := opts.Progress
 	if progress == nil {
 		progress = func(Step) {}
 	}
@@ -189,7 +208,7 @@ func RunWithProgress(ctx context.Context, getenv func(string) string, stdout io.
 		return err
 	}
 	progress(Step{Kind: StepConnecting})
-	p, err := host.Connect(ctx, "baton", cfg, host.Options{})
+	p, err := host.Connect(ctx, "baton", cfg, host.Options{SpanProcessor: opts.SpanProcessor})
 	if err != nil {
 		return err
 	}

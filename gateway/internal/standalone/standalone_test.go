@@ -46,6 +46,12 @@ var (
 // start runs standalone.Run with vars and waits for its banner.
 func start(t testing.TB, vars map[string]string) *baton {
 	t.Helper()
+	return startWith(t, vars, standalone.Options{})
+}
+
+// startWith runs standalone.RunWith with vars and opts and waits for its banner.
+func startWith(t testing.TB, vars map[string]string, opts standalone.Options) *baton {
+	t.Helper()
 	if _, set := vars["BATON_ADMIN_ADDR"]; !set {
 		// Tests run many at once: each its own free port.
 		vars["BATON_ADMIN_ADDR"] = "127.0.0.1:0"
@@ -54,7 +60,7 @@ func start(t testing.TB, vars map[string]string) *baton {
 	r, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- standalone.Run(ctx, func(k string) string { return vars[k] }, w)
+		done <- standalone.RunWith(ctx, func(k string) string { return vars[k] }, w, opts)
 		_ = w.Close()
 	}()
 	lines := make(chan string, 2)

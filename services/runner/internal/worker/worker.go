@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
@@ -84,6 +85,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Meter makes the worker's instruments (metrics.go); nil takes the global provider.
 	Meter metric.MeterProvider
+	// TracerProvider makes the attempts' spans (traces.go); nil takes the global provider
+	// when a span starts.
+	TracerProvider trace.TracerProvider
 }
 
 // Worker executes attempts. Handle takes dispatches; Wait waits for the attempts started.
@@ -230,9 +234,12 @@ func (w *Worker) workspace(d events.TaskAttempt) string {
 // ending stops it: a step that can be followed later is left running, others end
 // "runner stopped".
 func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
+	ctx, span := startExecute(ctx, w.tracer(), e.Attempt, resume)
+	var out executor.Outcome
+	defer func() { endExecute(span, out) }()
 	// The attempt stays sealed in the journal; it is opened here, in memory only.
 	d, openErr := e.Attempt.Opened(w.opts.Sealer)
-	log := w.log.With("taskRunId", d.TaskRunID, "runId", d.RunID, "attempt", d.Attempt)
+	log := withTrace(w.log.With("taskRunId", d.TaskRunID, "runId", d.RunID, "attempt", d.Attempt), span)
 	// The attempt's context carries why it stopped early: shutdown, cancel or loss.
 	runCtx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stop(nil)
@@ -273,7 +280,6 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 	beats.Go(func() { w.heartbeat(beatCtx, d, e.Runner, stop, log) })
 
 	step := executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results}
-	var out executor.Outcome
 	exec := w.opts.Executor(d.Spec)
 	switch r, ok := exec.(executor.Resumer); {
 	case openErr != nil:

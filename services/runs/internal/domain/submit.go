@@ -226,7 +226,8 @@ func (r *Run) Merge(req SubmitRequest) error {
 		return err
 	}
 	r.Labels = mergeLabels(r.Labels, req.Labels)
-	r.Annotations = mergeAny(r.Annotations, req.Annotations)
+	// The run's trace stays the one it was created in, whatever the request says.
+	r.Annotations = mergeAny(r.Annotations, VisibleAnnotations(req.Annotations))
 	if len(req.Params) > 0 {
 		p := maps.Clone(r.Params)
 		if p == nil {

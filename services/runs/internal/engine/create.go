@@ -22,8 +22,10 @@ type Creation struct {
 
 // Create stores a new run, started (c.Start and a slot free) or queued. seen is called
 // with the run as stored, under its lock, before anything may move it on.
-func (e *Engine) Create(ctx context.Context, c Creation, seen func(*domain.Run, []*domain.TaskRun)) error {
+func (e *Engine) Create(ctx context.Context, c Creation, seen func(*domain.Run, []*domain.TaskRun)) (err error) {
 	r, tasks := c.Run, c.Tasks
+	ctx, span := startSubmit(ctx, e.tracer(), r)
+	defer func() { endSpan(span, err) }()
 	if c.Start {
 		taken := 0
 		if !r.SharesSlot {
@@ -40,6 +42,7 @@ func (e *Engine) Create(ctx context.Context, c Creation, seen func(*domain.Run, 
 			if r, tasks, err = c.Rebuild(); err != nil {
 				return err
 			}
+			keepTrace(ctx, r)
 		}
 	}
 	r.Owner, r.Queued = e.cfg.Replica, true
@@ -104,7 +107,7 @@ func (e *Engine) startNew(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 	e.metrics.stored(st, m, e.now())
 	e.metrics.holds(st, !ended)
 	e.metrics.sent(r.ID, status, e.now())
-	e.effects(r.ID, st, m, status, claims)
+	e.effects(ctx, r.ID, st, m, status, claims)
 	// Seen under the run's lock, before its next step can move it.
 	seen(r, tasks)
 	if ended {

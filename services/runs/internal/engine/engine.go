@@ -26,6 +26,7 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/tasktype"
@@ -59,6 +60,9 @@ type Config struct {
 	// MetricLabels adds a run's team and workflow to them.
 	Meter        metric.MeterProvider
 	MetricLabels MetricLabels
+	// TracerProvider makes the spans of submits and steps (traces.go); nil means the
+	// process's global one, taken when a span starts.
+	TracerProvider trace.TracerProvider
 }
 
 func (c *Config) defaults() {
@@ -76,6 +80,14 @@ func (c *Config) defaults() {
 	if c.Meter == nil {
 		c.Meter = otel.GetMeterProvider()
 	}
+}
+
+// tracer makes the engine's spans.
+func (e *Engine) tracer() trace.Tracer {
+	if tp := e.cfg.TracerProvider; tp != nil {
+		return tp.Tracer(instrumentation)
+	}
+	return otel.Tracer(instrumentation)
 }
 
 // Deps are what the engine works with.
@@ -196,7 +208,7 @@ const errConflictRetries = 8
 // load when another replica moved the run meanwhile, so it must decide from the state
 // alone. fn answers ErrStale to have a refusal decided again on a fresh load, ErrNoChange
 // to store nothing.
-func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine) error) error {
+func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine) error) (err error) {
 	a := e.held.lock(id)
 	defer e.held.unlock(id, a)
 	// Set when a write of this step stored its task runs but not the run: what the step
@@ -209,12 +221,17 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 		}
 	}()
 	revalidated := false
+	var span trace.Span
+	defer func() { endSpan(span, err) }()
 	for try := 0; ; try++ {
 		if a.st == nil {
 			revalidated = true
 			if err := e.load(ctx, id, a); err != nil {
 				return err
 			}
+		}
+		if span == nil {
+			ctx, span = startStep(ctx, e.tracer(), a.st)
 		}
 		m := domain.NewMachine(a.st, e.now())
 		if err := fn(m); err != nil {
@@ -234,6 +251,7 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 			e.putAway(id, a)
 			return err
 		}
+		stepTasks(span, a.st, m)
 		err := e.commit(ctx, id, a, m)
 		inPart = inPart || errors.Is(err, errStoredInPart)
 		if errors.Is(err, domain.ErrConflict) && try < errConflictRetries {
@@ -446,7 +464,7 @@ func (e *Engine) commit(ctx context.Context, id string, a *actor, m *domain.Mach
 	// Whether or not the step wrote anything: a run loaded after a restart counts its
 	// gates from its first commit here.
 	e.metrics.holds(a.st, a.st.Run.Owner == e.cfg.Replica)
-	e.effects(id, a.st, m, status, claims)
+	e.effects(ctx, id, a.st, m, status, claims)
 	return nil
 }
 
@@ -473,7 +491,7 @@ func (e *Engine) park(id string, a *actor) {
 
 // effects carries out what a stored step owes: its status events (statusEvents),
 // dispatches, child runs, timers, and the end of a run that ended.
-func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status []Message, claims []dispatchClaim) {
+func (e *Engine) effects(ctx context.Context, id string, st *domain.State, m *domain.Machine, status []Message, claims []dispatchClaim) {
 	runChanged, _, prevPhase := m.RunChanged()
 	eff := m.Effects()
 	msgs := slices.Clip(status)
@@ -488,18 +506,19 @@ func (e *Engine) effects(id string, st *domain.State, m *domain.Machine, status 
 		}
 		msgs = append(msgs, msg)
 	}
-	e.pub.enqueue(msgs, nil)
+	e.pub.enqueue(traced(ctx, msgs), nil)
 	e.queueEffects(st, m, eff.Dispatch, claims)
 	e.gateEffects(st, eff)
 	for _, i := range eff.StartChild {
-		e.spawn(func(ctx context.Context) { e.startChild(ctx, st.Run.ID, i) })
+		e.spawn(func(bg context.Context) { e.startChild(inTrace(bg, ctx), st.Run.ID, i) })
 	}
 	for _, i := range eff.Schedule {
-		e.spawn(func(ctx context.Context) { e.scheduleRun(ctx, st.Run.ID, i) })
+		e.spawn(func(bg context.Context) { e.scheduleRun(inTrace(bg, ctx), st.Run.ID, i) })
 	}
 	if runChanged && st.Run.Phase.Ended() && !prevPhase.Ended() {
 		if eff.RetryRun {
-			e.spawn(func(ctx context.Context) {
+			e.spawn(func(bg context.Context) {
+				ctx := inTrace(bg, ctx)
 				if err := e.starter.RetryRun(ctx, id); err != nil && ctx.Err() == nil {
 					e.log.Warn("cannot retry run", "run", id, "error", err)
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/tasktype"
@@ -119,6 +120,8 @@ type harness struct {
 	queues bool
 	// meter, when set, makes the replicas' instruments.
 	meter metric.MeterProvider
+	// tracer, when set, makes the replicas' spans.
+	tracer trace.TracerProvider
 
 	mu       sync.Mutex
 	replicas map[string]*replica
@@ -147,7 +150,8 @@ func (h *harness) start(name string) *Engine {
 // owe again after resend (0: the default).
 func (h *harness) startWith(name string, pub Publisher, resend time.Duration) *Engine {
 	h.t.Helper()
-	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Meter: h.meter},
+	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Meter: h.meter,
+		TracerProvider: h.tracer},
 		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.lockStore(),
 			Publisher: pub, Starter: h, Schedules: h.schedules, Limits: h, Queues: h.queueStore()})
 	e.now = h.clock.Now

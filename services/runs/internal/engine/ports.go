@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
@@ -155,6 +156,9 @@ type Message struct {
 	Topic string
 	Key   string
 	Event event.Event
+	// Trace is the trace context the message is published under (traces.go); nil
+	// publishes it under the publisher's.
+	Trace propagation.MapCarrier
 }
 
 // Sealer seals the attempts that carry secrets for the runners (the shared

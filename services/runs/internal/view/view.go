@@ -39,7 +39,7 @@ func OfRun(r *domain.Run, tasks []*domain.TaskRun, now time.Time) Run {
 		ID: r.ID, WorkflowRef: r.Workflow, WorkflowName: r.Workflow, WorkflowDisplayName: r.WorkflowDisplayName,
 		WorkflowVersion: r.WorkflowVersion, Team: r.Team, Status: string(r.Status), Phase: string(r.Phase), StatusMessage: r.Scrub(r.StatusMessage),
 		Trigger: r.Trigger, InitiatedBy: events.Initiator{Type: r.InitiatedBy.Type, ID: r.InitiatedBy.ID, Name: r.InitiatedBy.Name}, InitiatedByRef: r.InitiatedBy.ID,
-		InitiatedByUserName: r.InitiatedBy.Name, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(r.Annotations),
+		InitiatedByUserName: r.InitiatedBy.Name, Labels: orEmpty(r.Labels), Annotations: orEmptyAny(domain.VisibleAnnotations(r.Annotations)),
 		Params:     nameValues(maskValues(r.Params, r.SecretParams, known)),
 		Results:    nameValues(maskValues(r.Results, r.SecretResults, known)),
 		Workspaces: r.Workspaces, CreationDate: fmtTime(r.CreationDate), StartTime: fmtTime(r.StartTime), Duration: r.Duration(now),
