@@ -157,8 +157,9 @@ func (k *Kubernetes) Execute(ctx context.Context, step Step, out io.Writer) Outc
 	}
 	bg := context.WithoutCancel(ctx)
 	secret.OwnerReferences = []metav1.OwnerReference{{
+		// Without BlockOwnerDeletion, which would need the right to update the Job's
+		// finalizers: the Secret goes right after the Job rather than with it.
 		APIVersion: "batch/v1", Kind: "Job", Name: created.Name, UID: created.UID,
-		BlockOwnerDeletion: new(true),
 	}}
 	if _, err := k.client.CoreV1().Secrets(k.opts.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		k.delete(bg, created.Name)
