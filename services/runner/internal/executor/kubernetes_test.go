@@ -58,10 +58,15 @@ func (p *podLogs) Follow(ctx context.Context, namespace, pod, container string) 
 	return io.NopCloser(strings.NewReader(p.log(job.Annotations[AnnotationMarker]))), nil
 }
 
+// newTestKube returns an executor on a fake clientset; log nil follows logs through it.
 func newTestKube(t *testing.T, log func(string) string, hold bool) (*Kubernetes, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset()
-	k, err := NewKubernetes(client, &podLogs{client: client, log: log, hold: hold}, KubernetesOptions{
+	var logs LogSource
+	if log != nil || hold {
+		logs = &podLogs{client: client, log: log, hold: hold}
+	}
+	k, err := NewKubernetes(client, logs, KubernetesOptions{
 		Namespace: testNamespace, Owner: "runner-0", ServiceAccount: "steps",
 		NodeSelector: map[string]string{"pool": "steps"},
 	})
@@ -169,6 +174,11 @@ func TestKubernetesExecute(t *testing.T) {
 				require.Len(t, pod.Volumes, 2)
 				assert.Equal(t, "baton", pod.Volumes[1].Name)
 			},
+		},
+		{
+			name: "logs through the API server",
+			step: Step{Spec: events.TaskSpec{Image: "alpine", Command: []string{"true"}}},
+			cond: complete, want: exitedWith(0), wantLog: "fake logs",
 		},
 		{
 			name: "shebang script",
