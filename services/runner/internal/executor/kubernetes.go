@@ -248,9 +248,7 @@ func (k *Kubernetes) follow(ctx context.Context, step Step, name, marker string,
 	case err != nil:
 		fmt.Fprintf(out, "[runner: cannot follow the step's pod: %v]\n", err)
 	case pod != "":
-		if err := k.copyLog(logCtx, pod, lr); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(out, "[runner: pod log stream broke: %v]\n", err)
-		}
+		k.copyLog(ctx, logCtx, pod, lr, out)
 	}
 	var job *batchv1.Job
 	var pods []corev1.Pod
@@ -436,13 +434,35 @@ func jobOutcome(j *batchv1.Job, pods []corev1.Pod) Outcome {
 	return failed(errors.New("job failed"))
 }
 
-// copyLog follows the step container's log into lr.
-func (k *Kubernetes) copyLog(ctx context.Context, pod string, lr *logReader) error {
+// logTries is how many times a step's log is followed when its stream breaks.
+const logTries = 5
+
+// copyLog follows the step container's log into lr until the container ends. A stream
+// that breaks (the API server or kubelet restarting) is followed again from the start,
+// past what was read, a few times; then the log is given up with a line saying so.
+func (k *Kubernetes) copyLog(ctx, logCtx context.Context, pod string, lr *logReader, out io.Writer) {
+	for try := 1; ; try++ {
+		err := k.followLog(logCtx, pod, lr)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if try == logTries {
+			fmt.Fprintf(out, "[runner: pod log stream broke: %v]\n", err)
+			return
+		}
+		k.logger().Info("kubernetes pod log stream broke; following it again", "pod", pod, "read", lr.consumed, "err", err)
+	}
+}
+
+func (k *Kubernetes) followLog(ctx context.Context, pod string, lr *logReader) error {
 	rc, err := k.logs.Follow(ctx, k.opts.Namespace, pod, stepContainer)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
+	if _, err := io.CopyN(io.Discard, rc, lr.consumed); err != nil {
+		return fmt.Errorf("skip the log read before: %w", err)
+	}
 	return lr.read(rc)
 }
 

@@ -18,7 +18,9 @@ type logReader struct {
 	marker string
 	want   []string
 
-	results map[string]string
+	// consumed counts the bytes of the log read, for following it again past them.
+	consumed int64
+	results  map[string]string
 	// err is the first result that cannot be taken, which fails the attempt.
 	err error
 }
@@ -31,7 +33,12 @@ func (lr *logReader) read(r io.Reader) error {
 	br := bufio.NewReaderSize(r, maxLogLine)
 	for {
 		line, err := br.ReadSlice('\n')
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
+			// The line cut short is read again when the log is followed again.
+			return err
+		}
 		if len(line) > 0 {
+			lr.consumed += int64(len(line))
 			if werr := lr.line(line, errors.Is(err, bufio.ErrBufferFull)); werr != nil {
 				return werr
 			}

@@ -31,6 +31,8 @@ type podLogs struct {
 	client *fake.Clientset
 	log    func(marker string) string
 	hold   bool
+	// breakAt, when set, breaks the first stream after that many bytes.
+	breakAt int
 
 	mu      sync.Mutex
 	follows int
@@ -39,6 +41,7 @@ type podLogs struct {
 func (p *podLogs) Follow(ctx context.Context, namespace, pod, container string) (io.ReadCloser, error) {
 	p.mu.Lock()
 	p.follows++
+	first := p.follows == 1
 	p.mu.Unlock()
 	if p.hold {
 		<-ctx.Done()
@@ -55,16 +58,28 @@ func (p *podLogs) Follow(ctx context.Context, namespace, pod, container string) 
 	if container != stepContainer {
 		return nil, io.ErrUnexpectedEOF
 	}
-	return io.NopCloser(strings.NewReader(p.log(job.Annotations[AnnotationMarker]))), nil
+	log := p.log(job.Annotations[AnnotationMarker])
+	if first && p.breakAt > 0 {
+		return io.NopCloser(io.MultiReader(strings.NewReader(log[:p.breakAt]), &brokenReader{})), nil
+	}
+	return io.NopCloser(strings.NewReader(log)), nil
 }
 
+type brokenReader struct{}
+
+func (*brokenReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
 // newTestKube returns an executor on a fake clientset; log nil follows logs through it.
-func newTestKube(t *testing.T, log func(string) string, hold bool) (*Kubernetes, *fake.Clientset) {
+func newTestKube(t *testing.T, log func(string) string, hold bool, breakAt ...int) (*Kubernetes, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset()
 	var logs LogSource
 	if log != nil || hold {
-		logs = &podLogs{client: client, log: log, hold: hold}
+		pl := &podLogs{client: client, log: log, hold: hold}
+		if len(breakAt) > 0 {
+			pl.breakAt = breakAt[0]
+		}
+		logs = pl
 	}
 	k, err := NewKubernetes(client, logs, KubernetesOptions{
 		Namespace: testNamespace, Owner: "runner-0", ServiceAccount: "steps",
@@ -133,6 +148,7 @@ func TestKubernetesExecute(t *testing.T) {
 		log      func(marker string) string
 		code     int
 		cond     batchv1.JobCondition
+		breakAt  int
 		check    func(t *testing.T, c corev1.Container, pod corev1.PodSpec)
 		want     Outcome
 		wantLog  string
@@ -176,6 +192,22 @@ func TestKubernetesExecute(t *testing.T) {
 			},
 		},
 		{
+			name:    "log stream broken mid-line",
+			step:    Step{Results: []string{"out"}, Spec: events.TaskSpec{Image: "alpine", Command: []string{"make"}}},
+			log:     func(m string) string { return "first\nsecond\n" + resultLine(m, "out", "ok") },
+			breakAt: len("first\nsec"),
+			cond:    complete, wantLog: "first\nsecond\n",
+			want: Outcome{Status: StatusSucceeded, ExitCode: new(0), Results: map[string]string{"out": "ok"}},
+		},
+		{
+			name:    "log stream broken in a result line",
+			step:    Step{Results: []string{"out"}, Spec: events.TaskSpec{Image: "alpine", Command: []string{"make"}}},
+			log:     func(m string) string { return "first\nsecond\n" + resultLine(m, "out", "ok") },
+			breakAt: len("first\nsecond\n::baton"),
+			cond:    complete, wantLog: "first\nsecond\n",
+			want: Outcome{Status: StatusSucceeded, ExitCode: new(0), Results: map[string]string{"out": "ok"}},
+		},
+		{
 			name: "logs through the API server",
 			step: Step{Spec: events.TaskSpec{Image: "alpine", Command: []string{"true"}}},
 			cond: complete, want: exitedWith(0), wantLog: "fake logs",
@@ -212,7 +244,7 @@ func TestKubernetesExecute(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			k, client := newTestKube(t, tt.log, false)
+			k, client := newTestKube(t, tt.log, false, tt.breakAt)
 			step := tt.step
 			step.TaskRunID, step.Attempt = "tr-"+strings.ReplaceAll(tt.name, " ", "-"), i+1
 			step.Dir = t.TempDir()
