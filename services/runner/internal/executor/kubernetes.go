@@ -139,6 +139,9 @@ func NewKubernetes(client kubernetes.Interface, logs LogSource, opts KubernetesO
 	return &Kubernetes{client: client, logs: logs, opts: opts}, nil
 }
 
+// Name names the Kubernetes executor in the runner's metrics.
+func (k *Kubernetes) Name() string { return "kubernetes" }
+
 func (k *Kubernetes) logger() *slog.Logger { return cmp.Or(k.opts.Logger, slog.Default()) }
 
 // Execute implements Executor.
