@@ -265,6 +265,9 @@ func (k *Kubernetes) follow(ctx context.Context, step Step, name, marker string,
 	case errors.Is(err, errJobGone):
 		return failed(fmt.Errorf("the step's job %s was deleted", name))
 	case err != nil:
+		// The runner cannot tell how the step ends: it stops it rather than leave it
+		// running unreported.
+		k.delete(context.WithoutCancel(ctx), name)
 		return failed(fmt.Errorf("watch job: %w", err))
 	}
 	o := jobOutcome(job, pods)
@@ -345,27 +348,56 @@ func (k *Kubernetes) until(ctx context.Context, name string, check func(*batchv1
 	pods := k.client.CoreV1().Pods(k.opts.Namespace)
 	jobSel := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
 	podSel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelJob: name}).String()}
+	wait := 100 * time.Millisecond
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		jw, err := jobs.Watch(ctx, jobSel)
-		if err != nil {
+		err := func() error {
+			jw, err := jobs.Watch(ctx, jobSel)
+			if err != nil {
+				return err
+			}
+			defer jw.Stop()
+			pw, err := pods.Watch(ctx, podSel)
+			if err != nil {
+				return err
+			}
+			defer pw.Stop()
+			done, err := k.watchUntil(ctx, name, jw, pw, check)
+			if done && err == nil {
+				return errDone
+			}
+			return err
+		}()
+		switch {
+		case errors.Is(err, errDone):
+			return nil
+		case err == nil:
+			// A watch ended (the API server closes them every few minutes): watch again.
+			wait = 100 * time.Millisecond
+			continue
+		case errors.Is(err, errJobGone), ctx.Err() != nil, !transient(err):
 			return err
 		}
-		pw, err := pods.Watch(ctx, podSel)
-		if err != nil {
-			jw.Stop()
-			return err
+		// The API server is away for a while (a restart, an upgrade): the step goes on.
+		k.logger().Warn("kubernetes api call failed; retrying", "job", name, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
 		}
-		done, err := k.watchUntil(ctx, name, jw, pw, check)
-		jw.Stop()
-		pw.Stop()
-		if done || err != nil {
-			return err
-		}
-		// A watch ended (the API server closes them every few minutes): watch again.
+		wait = min(2*wait, 5*time.Second)
 	}
+}
+
+var errDone = errors.New("done")
+
+// transient reports whether a failed API call may succeed later: not one the runner is
+// refused or gets wrong.
+func transient(err error) bool {
+	return !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) && !apierrors.IsBadRequest(err) &&
+		!apierrors.IsInvalid(err) && !apierrors.IsMethodNotSupported(err)
 }
 
 func (k *Kubernetes) watchUntil(ctx context.Context, name string, jw, pw watch.Interface, check func(*batchv1.Job, []corev1.Pod) bool) (bool, error) {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -480,5 +484,52 @@ func TestJobName(t *testing.T) {
 		assert.Regexp(t, `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, name)
 		assert.False(t, seen[name], "%s repeats", name)
 		seen[name] = true
+	}
+}
+
+func TestKubernetesAPIErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		err       error
+		failures  int32 // -1: every call
+		want      Outcome
+		wantGone  bool
+		startsPod bool
+	}{
+		{
+			name: "api server away a while", err: apierrors.NewServiceUnavailable("restarting"), failures: 2,
+			want: exitedWith(0), startsPod: true,
+		},
+		{
+			name: "runner refused", err: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no RBAC")), failures: -1,
+			want:     Outcome{Status: StatusFailed, Message: "watch job: pods is forbidden: no RBAC"},
+			wantGone: true,
+		},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			k, client := newTestKube(t, func(string) string { return "" }, false)
+			var calls atomic.Int32
+			client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				if n := calls.Add(1); tt.failures < 0 || n <= tt.failures {
+					return true, nil, tt.err
+				}
+				return false, nil, nil
+			})
+			step := Step{TaskRunID: "tr-api", Attempt: i + 1, Dir: t.TempDir(), Spec: events.TaskSpec{Image: "alpine", Command: []string{"true"}}}
+			done := make(chan Outcome, 1)
+			go func() { done <- k.Execute(context.Background(), step, io.Discard) }()
+			name := JobName(step.TaskRunID, step.Attempt)
+			if tt.startsPod {
+				startedJob(t, client, name)
+				endJob(t, client, name, 0, batchv1.JobCondition{Type: batchv1.JobComplete})
+			}
+			assert.Equal(t, tt.want, <-done)
+			if tt.wantGone {
+				deletedForeground(t, client, name)
+			}
+		})
 	}
 }
