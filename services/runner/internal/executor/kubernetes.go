@@ -37,7 +37,9 @@ import (
 //     secret's value from another, so none is written there. The script is mounted from
 //     the Secret at /baton/script.
 //   - The Pod's workspace is an emptyDir at /workspace, results at /workspace/results.
-//   - Its log is followed as the Pod writes it, line by line, to the runner's log stream.
+//   - Its log is followed as the Pod writes it, line by line, to the runner's log stream;
+//     a stream that breaks is followed again past what was read. The Job and its Pod are
+//     watched; while the API server is away the runner watches again, with backoff.
 //   - Results are read from the log: a step that declares results runs under a /bin/sh
 //     wrapper that, once the step's command exits, prints each file of the results
 //     directory on a line of its own, marked with a random token kept in the Job's
@@ -46,8 +48,9 @@ import (
 //     script (the image's own entrypoint cannot be wrapped).
 //   - The outcome is the Job's: Complete succeeds; Failed fails with the container's exit
 //     code, or the Job's reason when it has none (a deadline, an evicted Pod).
-//   - Cancel and timeout delete the Job with Foreground propagation, so its Pod and
-//     Secret go with it. The runner stopping (ErrDetach) leaves it running: the Job is
+//   - Cancel and timeout delete the Job with Foreground propagation, so its Pod goes
+//     with it (and its Secret right after), as does a Job the runner is refused to watch.
+//     A deadline is also the Job's activeDeadlineSeconds, which holds without the runner. The runner stopping (ErrDetach) leaves it running: the Job is
 //     labelled with the runner (Owner) and the attempt, and the next start follows the
 //     Jobs of attempts it still holds (Resume) and deletes the others (Adopt).
 //   - A Job that ended stays until the runner has reported its outcome (Release); a
