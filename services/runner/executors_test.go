@@ -39,7 +39,7 @@ func TestExecutors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, isDocker := executors(tt.socket, nil)(tt.spec).(*executor.Docker)
+			_, isDocker := executors(tt.socket, nil, nil)(tt.spec).(*executor.Docker)
 			assert.Equal(t, tt.wantDocker, isDocker)
 		})
 	}

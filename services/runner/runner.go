@@ -66,6 +66,12 @@ type Config struct {
 	// exists; empty runs every step as a local process (BATON_RUNNER_DOCKER_SOCKET; default
 	// /var/run/docker.sock, "off" for none).
 	DockerSocket string
+	// Executor chooses how steps naming an image run (BATON_RUNNER_EXECUTOR): "" or
+	// "docker" in Docker when DockerSocket exists, "kubernetes" as Kubernetes Jobs,
+	// "process" as local processes. Steps naming no image always run as local processes.
+	Executor string
+	// Kubernetes configures the "kubernetes" executor.
+	Kubernetes KubernetesConfig
 	// SecretKey opens the attempts that carry secrets, which the runs service seals, and
 	// seals the results that hold one (BATON_SECRET_KEY: the runs service's key). Without
 	// it such attempts fail.
@@ -79,6 +85,18 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		WorkDir:      strings.TrimSpace(getenv("BATON_RUNNER_WORKDIR")),
 		DockerSocket: strings.TrimSpace(getenv("BATON_RUNNER_DOCKER_SOCKET")),
 		SecretKey:    getenv(secrets.EnvKey),
+		Executor:     strings.TrimSpace(getenv("BATON_RUNNER_EXECUTOR")),
+	}
+	switch cfg.Executor {
+	case ExecutorAuto, ExecutorDocker, ExecutorProcess:
+	case ExecutorKubernetes:
+		k, err := kubernetesFromEnv(getenv)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Kubernetes = k
+	default:
+		return Config{}, fmt.Errorf("BATON_RUNNER_EXECUTOR: %q is none of docker, kubernetes or process", cfg.Executor)
 	}
 	if cfg.SecretKey != "" {
 		if _, err := secrets.ParseKey(cfg.SecretKey); err != nil {
@@ -175,6 +193,8 @@ type Deps struct {
 
 // Service is the runner.
 type Service struct {
+	// kube, when steps run as Kubernetes Jobs, takes up those a previous process left.
+	kube     *executor.Kubernetes
 	signer   *auth.Signer
 	worker   *worker.Worker
 	consumer *kafkax.Consumer
@@ -205,6 +225,16 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		}
 		box = b
 	}
+	socket := cfg.DockerSocket
+	var kube *executor.Kubernetes
+	switch cfg.Executor {
+	case ExecutorProcess:
+		socket = ""
+	case ExecutorKubernetes:
+		if kube, err = newKubernetes(cfg.Kubernetes, workDir, logger); err != nil {
+			return nil, err
+		}
+	}
 	w := worker.New(worker.Options{
 		Sealer:      box,
 		ID:          cfg.ID,
@@ -214,7 +244,7 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		MaxLog:      cfg.MaxLog,
 		Runs:        leases.NewRuns(deps.Resolver, deps.Signer, cfg.ID),
 		Publisher:   deps.Publisher,
-		Executor:    executors(cfg.DockerSocket, logger),
+		Executor:    executors(socket, kube, logger),
 		Logger:      logger.With("runner", cfg.ID),
 		Meter:       deps.Meter,
 	})
@@ -228,16 +258,20 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 		MaxBackoff:  10 * time.Second,
 		Logger:      logger,
 	})
-	return &Service{signer: deps.Signer, worker: w, consumer: consumer, log: logger}, nil
+	return &Service{kube: kube, signer: deps.Signer, worker: w, consumer: consumer, log: logger}, nil
 }
 
-// executors picks a step's executor: a container when the step names an image and the
-// Docker socket exists, else a local process.
-func executors(socket string, logger *slog.Logger) func(events.TaskSpec) executor.Executor {
+// executors picks a step's executor: a Kubernetes Job when kube is set and the step names
+// an image, a container when it names one and the Docker socket exists, else a local
+// process.
+func executors(socket string, kube *executor.Kubernetes, logger *slog.Logger) func(events.TaskSpec) executor.Executor {
 	process := &executor.Process{Logger: logger}
 	docker := executor.NewDocker(socket)
 	docker.Logger = logger
 	return func(spec events.TaskSpec) executor.Executor {
+		if spec.Image != "" && kube != nil {
+			return kube
+		}
 		if spec.Image == "" || socket == "" {
 			return process
 		}
@@ -270,6 +304,9 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		case <-time.After(wait):
 		}
+	}
+	if s.kube != nil {
+		s.adopt(ctx)
 	}
 	err := s.consumer.Run(ctx)
 	s.worker.Wait()

@@ -1,5 +1,6 @@
 // Package executor runs one attempt's step and reports how it ended: as a local process
-// group (Process) or in a Docker container (Docker). Both lay the attempt's workspace out
+// group (Process), in a Docker container (Docker) or as a Kubernetes Job (Kubernetes).
+// The first two lay the attempt's workspace out
 // the same way — the step's working directory, results/ for its results, .baton/ for the
 // runner's own files — and remove it when the attempt ends.
 package executor
@@ -47,6 +48,10 @@ type Step struct {
 	Dir     string
 	Spec    events.TaskSpec
 	Results []string
+	// TaskRunID and Attempt name the attempt, for executors that label what they start
+	// with it (Kubernetes).
+	TaskRunID string
+	Attempt   int
 }
 
 // Outcome is how a step ended.

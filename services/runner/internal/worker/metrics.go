@@ -60,7 +60,7 @@ func newMetrics(mp metric.MeterProvider, w *Worker) *metrics {
 func executorName(exec executor.Executor) string {
 	if n, ok := exec.(interface{ Name() string }); ok {
 		switch name := n.Name(); name {
-		case "process", "docker":
+		case "process", "docker", "kubernetes":
 			return name
 		}
 	}

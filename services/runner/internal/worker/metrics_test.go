@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/services/runner/internal/executor"
@@ -109,9 +110,17 @@ func TestExecutorName(t *testing.T) {
 	}{
 		{&executor.Process{}, "process"},
 		{executor.NewDocker("/nonexistent.sock"), "docker"},
+		{kubernetesExecutor(t), "kubernetes"},
 		{nil, "other"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, executorName(tt.give))
 	}
+}
+
+func kubernetesExecutor(t *testing.T) *executor.Kubernetes {
+	t.Helper()
+	k, err := executor.NewKubernetes(fake.NewClientset(), nil, executor.KubernetesOptions{Namespace: "steps", Owner: "runner-0"})
+	require.NoError(t, err)
+	return k
 }

@@ -279,7 +279,7 @@ func (w *Worker) execute(ctx context.Context, e journalEntry, resume bool) {
 	var beats sync.WaitGroup
 	beats.Go(func() { w.heartbeat(beatCtx, d, e.Runner, stop, log) })
 
-	step := executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results}
+	step := executor.Step{Dir: w.workspace(d), Spec: d.Spec, Results: d.Results, TaskRunID: d.TaskRunID, Attempt: d.Attempt}
 	exec := w.opts.Executor(d.Spec)
 	switch r, ok := exec.(executor.Resumer); {
 	case openErr != nil:
