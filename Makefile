@@ -31,6 +31,7 @@ CONTRACT_LOG := $(CURDIR)/.tools/contract.log
 ## last, how many answers the tests checked against the OpenAPI document
 test: tools lint web-check
 	@mkdir -p $(dir $(CONTRACT_LOG)) && rm -f $(CONTRACT_LOG)
+	$(MAKE) --no-print-directory alerts-check
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
 	$(MAKE) --no-print-directory web-e2e
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -timeout 40m -run '^TestCrashSafety(Alone)?$$' -v ./gateway/internal/crashtest/
@@ -77,11 +78,34 @@ bench:
 ## tools: a Consul agent built from its Go module, for tests (into .tools/bin), and the
 ## commands the documentation's examples call (curl, jq; gateway/internal/doctest runs
 ## them), installed from Debian's packages when missing
-tools: $(CONSUL) example-tools
+tools: $(CONSUL) example-tools prometheus-tools
 
 EXAMPLE_TOOLS := curl jq
 # apt-get needs root: sudo when make runs as another user.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+# Prometheus and promtool (Debian's `prometheus` package): promtool checks the alert rules,
+# and gateway/internal/standalone/prometheus_test.go runs every dashboard's queries and the
+# rules in a real Prometheus. make sets BATON_PROMETHEUS_TEST, so that test fails rather
+# than skips when the binary is missing.
+export BATON_PROMETHEUS_TEST := 1
+
+.PHONY: prometheus-tools alerts-check test-dashboards
+prometheus-tools:
+	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then \
+		echo "installing prometheus from Debian's packages"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends prometheus; \
+	fi
+
+## alerts-check: the alert rules (deploy/prometheus/alerts.yml) checked and unit-tested by promtool
+alerts-check: prometheus-tools
+	promtool check rules deploy/prometheus/alerts.yml
+	promtool test rules deploy/prometheus/alerts_test.yml
+
+## test-dashboards: every dashboard panel's query and every alert rule run in a real Prometheus
+## scraping a standalone Baton under a small workload (also run by `make test`)
+test-dashboards: alerts-check
+	$(GO) test $(TEST_FLAGS) -run '^TestIntegrationDashboardsAndAlerts$$' -v ./gateway/internal/standalone/
 
 .PHONY: example-tools
 example-tools:
