@@ -21,7 +21,7 @@ import {
   type NodeChange,
   type NodeProps,
 } from "@xyflow/react";
-import { memo, useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
+import { memo, startTransition, useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 import classes from "./designer.module.css";
 import { edgesFor, nodesFor, type CondEdge, type TaskNode } from "./canvas";
 import { positions } from "./layout";
@@ -182,7 +182,10 @@ export function Graph(props: GraphProps) {
       const moves = new Map<string, Position>();
       for (const n of nodesRef.current) if (!placed.has(n.id)) moves.set(n.id, n.position);
       for (const n of dragged) moves.set(n.id, n.position);
-      onMove(moves);
+      // The canvas shows the move already: the document (the page around the canvas, its
+      // forms and badges) follows in a transition, rendered in slices between frames, so
+      // the release of a node among hundreds is no long task.
+      startTransition(() => onMove(moves));
     },
     [onMove],
   );
