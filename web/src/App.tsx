@@ -2,16 +2,12 @@ import "@mantine/core/styles.css";
 import "@mantine/notifications/styles.css";
 import { MantineProvider } from "@mantine/core";
 import { Notifications } from "@mantine/notifications";
-import { QueryClientProvider } from "@tanstack/react-query";
-import { useState } from "react";
-import { RouterProvider, createBrowserRouter } from "react-router";
-import { newQueryClient } from "./queryClient";
-import { routes } from "./routes";
+import { QueryClientProvider, type QueryClient } from "@tanstack/react-query";
+import { RouterProvider, type createBrowserRouter } from "react-router";
 import { cssVariablesResolver, theme } from "./theme";
 
-export function App() {
-  const [queryClient] = useState(newQueryClient);
-  const [router] = useState(() => createBrowserRouter(routes));
+/** App is the UI: its query client and router are made by main.tsx, which starts the page's reads first. */
+export function App({ queryClient, router }: { queryClient: QueryClient; router: ReturnType<typeof createBrowserRouter> }) {
   return (
     <MantineProvider theme={theme} defaultColorScheme="auto" cssVariablesResolver={cssVariablesResolver}>
       <Notifications position="top-right" />

@@ -9,6 +9,8 @@ import { RequireSignIn } from "./shell/RequireSignIn";
 import { Shell } from "./shell/Shell";
 import { Home } from "./shell/Home";
 import { TeamLayout } from "./shell/TeamLayout";
+import { prefetchRuns } from "./pages/runs/queries";
+import type { RouteHandle } from "./prefetch";
 
 export interface NavEntry {
   label: string;
@@ -20,15 +22,22 @@ export interface NavEntry {
 export interface PageEntry {
   /** The path below /teams/:team/ (team pages) or /admin/ (admin pages). */
   path: string;
-  page: LazyExoticComponent<ComponentType>;
+  page: LazyExoticComponent<ComponentType> & { preload?: () => Promise<unknown> };
   nav?: NavEntry;
+  /** Starts the page's first reads as soon as its address is known (prefetch.ts). */
+  prefetch?: RouteHandle["prefetch"];
+}
+
+/** preloaded is React.lazy whose chunk can be asked for before the page renders (prefetch.ts). */
+function preloaded(load: () => Promise<{ default: ComponentType }>) {
+  return Object.assign(lazy(load), { preload: load });
 }
 
 const TeamSettingsPage = lazy(() => import("./pages/admin/TeamSettingsPage"));
 
 /** Pages of one team, under /teams/:team/. */
 export const teamPages: PageEntry[] = [
-  { path: "runs", page: lazy(() => import("./pages/runs/RunsPage")), nav: { label: "Runs", icon: IconPlayerPlay } },
+  { path: "runs", page: preloaded(() => import("./pages/runs/RunsPage")), nav: { label: "Runs", icon: IconPlayerPlay }, prefetch: prefetchRuns },
   { path: "runs/:runId", page: lazy(() => import("./pages/run/RunPage")) },
   { path: "actions", page: lazy(() => import("./pages/actions/ActionsPage")), nav: { label: "Actions", icon: IconChecklist, pendingActions: true } },
   { path: "actions/:actionId", page: lazy(() => import("./pages/actions/ActionPage")) },
@@ -56,7 +65,11 @@ const SignInPage = lazy(() => import("./pages/signin/SignInPage"));
 const SignInCallbackPage = lazy(() => import("./pages/signin/SignInCallbackPage"));
 const NotFoundPage = lazy(() => import("./pages/notfound/NotFoundPage"));
 
-const child = (e: PageEntry): RouteObject => ({ path: e.path, element: <Page page={e.page} /> });
+const child = (e: PageEntry): RouteObject => ({
+  path: e.path,
+  element: <Page page={e.page} />,
+  handle: { preload: e.page.preload, prefetch: e.prefetch } satisfies RouteHandle,
+});
 
 export const routes: RouteObject[] = [
   { path: "/signin", element: <Page page={SignInPage} /> },

@@ -1,4 +1,4 @@
-import { useQuery } from "@tanstack/react-query";
+import { queryOptions, useQuery } from "@tanstack/react-query";
 import { api, call, type Schemas } from "./client";
 import { useToken } from "../session/session";
 
@@ -11,15 +11,18 @@ export function fetchProfile(token: string): Promise<Profile> {
   return call(api.GET("/api/v2/profile", { headers: { Authorization: `Bearer ${token}` } }));
 }
 
-/** useProfile is the signed-in principal's profile (name, teams, permissions). */
-export function useProfile() {
-  const token = useToken();
-  return useQuery({
+/** profileQuery reads a token's profile, once a minute at most. */
+export const profileQuery = (token: string | null) =>
+  queryOptions({
     queryKey: profileKey(token),
     queryFn: () => fetchProfile(token ?? ""),
     enabled: token !== null,
     staleTime: 60_000,
   });
+
+/** useProfile is the signed-in principal's profile (name, teams, permissions). */
+export function useProfile() {
+  return useQuery(profileQuery(useToken()));
 }
 
 /** isAdmin says whether a profile may use the administration pages: a global grant on system. */

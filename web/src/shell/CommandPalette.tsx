@@ -1,91 +1,46 @@
-import "@mantine/spotlight/styles.css";
-import { ActionIcon, Tooltip, useComputedColorScheme, useMantineColorScheme } from "@mantine/core";
-import { Spotlight, spotlight, type SpotlightActionData } from "@mantine/spotlight";
-import { IconArrowsExchange, IconLogout, IconMoon, IconSearch, IconSettings } from "@tabler/icons-react";
-import { useNavigate } from "react-router";
-import { isAdmin, useProfile } from "../api/profile";
-import { adminPages, teamPages } from "../routes";
-import { signOut } from "../session/oidc";
-import { useCurrentTeam, useTeams } from "./teams";
+import { ActionIcon, Tooltip } from "@mantine/core";
+import { useHotkeys } from "@mantine/hooks";
+import { IconSearch } from "@tabler/icons-react";
+import { Suspense, lazy, useCallback, useEffect, useState } from "react";
+
+/** The palette's shortcuts, in Mantine's notation: Ctrl+K (⌘K on a Mac), or /. */
+export const SHORTCUTS = ["mod + K", "/"];
+
+const load = () => import("./CommandPaletteDialog");
+const CommandPaletteDialog = lazy(load);
 
 /**
- * CommandPalette is the keyboard's way around (Ctrl+K or ⌘K, or /): the team's pages, the
- * other teams, administration, the theme and signing out, found by typing.
+ * CommandPalette is the keyboard's way around (Ctrl+K or ⌘K, or /): its button and shortcuts
+ * are part of the shell, the palette (Mantine's Spotlight and its actions) is its own chunk,
+ * fetched once the page is idle and shown at the first use, so the first load neither
+ * carries nor renders it.
  */
 export function CommandPalette() {
-  const navigate = useNavigate();
-  const team = useCurrentTeam();
-  const { teams } = useTeams();
-  const profile = useProfile();
-  const { setColorScheme } = useMantineColorScheme();
-  const scheme = useComputedColorScheme("light");
-
-  const actions: SpotlightActionData[] = [];
-  if (team) {
-    for (const p of teamPages) {
-      if (!p.nav) continue;
-      const Icon = p.nav.icon;
-      actions.push({
-        id: `page:${p.path}`,
-        label: p.nav.label,
-        description: `${p.nav.label} of ${team}`,
-        leftSection: <Icon size={18} aria-hidden />,
-        onClick: () => navigate(`/teams/${encodeURIComponent(team)}/${p.path}`),
-      });
+  const [opens, setOpens] = useState(0);
+  const open = useCallback(() => setOpens((n) => n + 1), []);
+  // Until the palette is shown, its shortcuts are these; then the palette's own too (both open).
+  useHotkeys(SHORTCUTS.map((k) => [k, open]));
+  useEffect(() => {
+    const preload = () => void load().catch(() => undefined); // A failure shows at the first use.
+    if (typeof window.requestIdleCallback === "function") {
+      const id = window.requestIdleCallback(preload, { timeout: 5_000 });
+      return () => window.cancelIdleCallback(id);
     }
-  }
-  if (isAdmin(profile.data)) {
-    for (const p of adminPages) {
-      if (!p.nav) continue;
-      actions.push({
-        id: `admin:${p.path}`,
-        label: p.nav.label,
-        description: "Administration",
-        leftSection: <IconSettings size={18} aria-hidden />,
-        onClick: () => navigate(`/admin/${p.path}`),
-      });
-    }
-  }
-  for (const t of teams) {
-    if (t.name === team) continue;
-    actions.push({
-      id: `team:${t.name}`,
-      label: `Switch to ${t.displayName}`,
-      description: t.name,
-      leftSection: <IconArrowsExchange size={18} aria-hidden />,
-      onClick: () => navigate(`/teams/${encodeURIComponent(t.name)}/runs`),
-    });
-  }
-  const next = scheme === "dark" ? "light" : "dark";
-  actions.push(
-    {
-      id: "theme",
-      label: `Switch to the ${next} theme`,
-      leftSection: <IconMoon size={18} aria-hidden />,
-      onClick: () => setColorScheme(next),
-    },
-    {
-      id: "signout",
-      label: "Sign out",
-      leftSection: <IconLogout size={18} aria-hidden />,
-      onClick: () => void signOut(),
-    },
-  );
-
+    const id = window.setTimeout(preload, 2_000);
+    return () => window.clearTimeout(id);
+  }, []);
   return (
     <>
       <Tooltip label="Go to… (Ctrl+K)">
-        <ActionIcon variant="subtle" size="lg" aria-label="Go to… (Ctrl+K)" onClick={spotlight.open}>
+        <ActionIcon variant="subtle" size="lg" aria-label="Go to… (Ctrl+K)" onClick={open}>
           <IconSearch size={20} aria-hidden />
         </ActionIcon>
       </Tooltip>
-      <Spotlight
-        actions={actions}
-        shortcut={["mod + K", "/"]}
-        limit={20}
-        nothingFound="Nothing found"
-        searchProps={{ leftSection: <IconSearch size={18} aria-hidden />, placeholder: "Go to…", "aria-label": "Go to" }}
-      />
+      {opens > 0 && (
+        <Suspense fallback={null}>
+          <CommandPaletteDialog opens={opens} />
+        </Suspense>
+      )}
     </>
   );
 }

@@ -1,4 +1,4 @@
-import { useQuery } from "@tanstack/react-query";
+import { queryOptions, useQuery } from "@tanstack/react-query";
 import { useParams } from "react-router";
 import { api, call } from "../api/client";
 import { isAdmin, useProfile } from "../api/profile";
@@ -8,6 +8,13 @@ export interface TeamChoice {
   displayName: string;
 }
 
+/** allTeamsQuery reads every team (for a principal with a global grant), by name. */
+export const allTeamsQuery = queryOptions({
+  queryKey: ["teams", "all"],
+  queryFn: () => call(api.GET("/api/v2/team/query", { params: { query: { limit: 1000, sort: "name", order: "ASC" } } })),
+  staleTime: 30_000,
+});
+
 /**
  * useTeams lists the teams the signed-in principal may switch to: every team for one with a
  * global grant (GET /team/query), else the teams its profile lists.
@@ -15,13 +22,7 @@ export interface TeamChoice {
 export function useTeams() {
   const profile = useProfile();
   const admin = isAdmin(profile.data);
-  const all = useQuery({
-    queryKey: ["teams", "all"],
-    queryFn: () =>
-      call(api.GET("/api/v2/team/query", { params: { query: { limit: 1000, sort: "name", order: "ASC" } } })),
-    enabled: admin,
-    staleTime: 30_000,
-  });
+  const all = useQuery({ ...allTeamsQuery, enabled: admin });
   if (admin) {
     const teams: TeamChoice[] = (all.data?.content ?? []).map((t) => ({
       name: t.name ?? "",

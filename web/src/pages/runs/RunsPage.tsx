@@ -2,7 +2,6 @@ import { Button, Group, MultiSelect, Select, Stack, TagsInput, TextInput, Title 
 import { IconFilterOff } from "@tabler/icons-react";
 import { useQuery } from "@tanstack/react-query";
 import { useParams, useSearchParams } from "react-router";
-import { api, call } from "../../api/client";
 import {
   RUN_STATUSES,
   RUN_TRIGGERS,
@@ -11,6 +10,7 @@ import {
   runFiltersToSearch,
   type RunFilters,
 } from "./filters";
+import { workflowNamesQuery } from "./queries";
 import { RunsTable } from "./RunsTable";
 
 /**
@@ -26,12 +26,7 @@ export default function RunsPage() {
   const update = (patch: Partial<RunFilters>) =>
     setSearch(runFiltersToSearch({ ...filters, page: 0, ...patch }));
 
-  const workflows = useQuery({
-    queryKey: ["workflows", team, "names"],
-    queryFn: () =>
-      call(api.GET("/api/v2/team/{team}/workflow/query", { params: { path: { team }, query: { limit: 1000 } } })),
-    staleTime: 60_000,
-  });
+  const workflows = useQuery(workflowNamesQuery(team));
   const workflowNames = (workflows.data?.content ?? []).map((w) => w.name ?? "").filter((n) => n !== "");
 
   return (

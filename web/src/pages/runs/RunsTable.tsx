@@ -1,10 +1,11 @@
 import { Anchor, Center, Group, Loader, Pagination, Select, Table, Text } from "@mantine/core";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "react-router";
-import { api, call, type Schemas } from "../../api/client";
+import type { Schemas } from "../../api/client";
 import { ErrorAlert } from "../../api/ErrorAlert";
 import { StatusBadge } from "../../components/StatusBadge";
-import { PAGE_SIZES, formatDuration, hasFilters, runQuery, type RunFilters } from "./filters";
+import { PAGE_SIZES, formatDuration, hasFilters, type RunFilters } from "./filters";
+import { runsQuery } from "./queries";
 
 type Run = Schemas["WorkflowRun"];
 
@@ -33,10 +34,8 @@ export function RunsTable({
   onPage: (page: number, size: number) => void;
 }) {
   const navigate = useNavigate();
-  const query = runQuery(filters);
   const runs = useQuery({
-    queryKey: ["runs", team, query],
-    queryFn: () => call(api.GET("/api/v2/team/{team}/workflowrun/query", { params: { path: { team }, query } })),
+    ...runsQuery(team, filters),
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (q.state.data?.content.some((r) => active.has(r.status ?? "")) ? 5_000 : false),
   });

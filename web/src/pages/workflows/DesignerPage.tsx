@@ -23,7 +23,7 @@ import {
 import { IconChevronDown, IconDeviceFloppy, IconHistory, IconLayoutDistributeVertical } from "@tabler/icons-react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { ReactFlowProvider } from "@xyflow/react";
-import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { Suspense, lazy, memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useBlocker, useParams, useSearchParams } from "react-router";
 import { ApiError, ErrorAlert, api, asApiError, call } from "../../api";
 import { Catalogue, refOf, useCatalogue } from "./Catalogue";
@@ -58,6 +58,26 @@ import { fromYaml, toYaml } from "./yaml";
 const YamlEditor = lazy(() => import("./YamlEditor"));
 
 const NO_PROBLEMS: Problems = { tasks: new Map(), edges: new Map(), other: [] };
+
+/** sameBesidesTasks says whether two documents differ in their tasks at most. */
+function sameBesidesTasks(a: Workflow, b: Workflow): boolean {
+  if (a === b) return true;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => k === "tasks" || (k in b && a[k] === b[k]));
+}
+
+/**
+ * WorkflowForm is the workflow tab, which shows no task: a change of tasks alone (the end of
+ * a drag on the canvas) does not render its form again. Its changes keep the document's
+ * tasks as they are then (see onWorkflowChange), not as they were at its last render.
+ */
+/** CatalogueList is the catalogue, rendered again only when its team or handler changes. */
+const CatalogueList = memo(Catalogue);
+
+const WorkflowForm = memo(
+  WorkflowPanel,
+  (a, b) => a.problems === b.problems && a.onChange === b.onChange && sameBesidesTasks(a.workflow, b.workflow),
+);
 const YAML_DEBOUNCE_MS = 300;
 
 /** selectedPosition is where the selected task sits, when it has a stored position. */
@@ -203,6 +223,7 @@ function Designer({ team, name, initial, version, viewingOld, search, setSearch,
   useEffect(() => () => clearTimeout(yamlTimer.current), []);
 
   const edit = useCallback((f: (w: Workflow) => Workflow) => setDoc((w) => f(w)), []);
+  const onWorkflowChange = useCallback((n: Workflow) => setDoc((w) => ({ ...n, tasks: w.tasks })), []);
 
   const centre = useRef<() => Position>(() => ({ x: 0, y: 0 }));
   const onViewportCentre = useCallback((f: () => Position) => {
@@ -222,6 +243,11 @@ function Designer({ team, name, initial, version, viewingOld, search, setSearch,
     },
     [doc, selectedTask, setParams],
   );
+  // The catalogue adds through the latest add (which reads the document and the selection)
+  // with a handler that stays the same, so that an edit does not render the catalogue again.
+  const addRef = useRef(add);
+  addRef.current = add;
+  const onAddFromCatalogue = useCallback((t: CatalogueTask) => addRef.current(t), []);
   const onDropTask = useCallback(
     (ref: string, at: Position) => {
       const t = catalogue.data?.find((c) => refOf(c) === ref);
@@ -421,7 +447,7 @@ function Designer({ team, name, initial, version, viewingOld, search, setSearch,
       )}
       <div className={classes.layout}>
         <aside className={classes.side} aria-label="Task catalogue">
-          <Catalogue team={team} onAdd={(t) => add(t)} />
+          <CatalogueList team={team} onAdd={onAddFromCatalogue} />
         </aside>
         <section className={classes.canvas} aria-label="Canvas">
           <Graph
@@ -493,7 +519,7 @@ function Designer({ team, name, initial, version, viewingOld, search, setSearch,
             </Tabs.Panel>
             <Tabs.Panel value="workflow" style={{ flex: 1, minHeight: 0 }}>
               <ScrollArea h="100%" p="xs" type="auto">
-                <WorkflowPanel workflow={doc} problems={problems} onChange={setDoc} />
+                <WorkflowForm workflow={doc} problems={problems} onChange={onWorkflowChange} />
               </ScrollArea>
             </Tabs.Panel>
             <Tabs.Panel value="yaml" style={{ flex: 1, minHeight: 0, display: "flex", flexDirection: "column" }}>

@@ -17,26 +17,20 @@ import {
   getBezierPath,
   useReactFlow,
   type Connection,
-  type Edge,
   type EdgeProps,
-  type Node,
   type NodeChange,
   type NodeProps,
 } from "@xyflow/react";
-import { memo, useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
+import { memo, startTransition, useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 import classes from "./designer.module.css";
+import { edgesFor, nodesFor, type CondEdge, type TaskNode } from "./canvas";
 import { positions } from "./layout";
-import { edgeId, positionOf, tasksOf, type Position, type Problems, type Workflow, type WorkflowTask } from "./model";
+import { positionOf, tasksOf, type Position, type Problems, type Workflow } from "./model";
 
 export const CATALOGUE_MIME = "application/x-baton-task";
 
-type TaskData = { task: WorkflowTask; problems?: string[] };
-type TaskNode = Node<TaskData, "task">;
-type CondData = { label?: string; problems?: string[]; onOpen: (id: string) => void };
-type CondEdge = Edge<CondData, "condition">;
-
 const TaskNodeView = memo(function TaskNodeView({ data, selected }: NodeProps<TaskNode>) {
-  const t = data.task;
+  const t = data;
   const bad = (data.problems?.length ?? 0) > 0;
   const structural = t.type === "start" || t.type === "end";
   return (
@@ -116,16 +110,10 @@ export interface GraphProps {
   onViewportCentre: (f: () => Position) => void;
 }
 
-function conditionLabel(d: { executionCondition?: string; decisionCondition?: string }): string | undefined {
-  const parts: string[] = [];
-  if (d.executionCondition && d.executionCondition !== "always") parts.push(d.executionCondition);
-  if (d.decisionCondition) parts.push(d.decisionCondition.split("\n").join(" | "));
-  return parts.length > 0 ? parts.join(" · ") : undefined;
-}
-
 /**
- * Graph draws the workflow. Nodes are rebuilt from the document when it changes, reusing the
- * node objects of tasks that did not change, so the canvas re-renders only what changed.
+ * Graph draws the workflow. Nodes and edges are rebuilt from the document when it changes,
+ * reusing the objects of those that draw the same (canvas.ts), so the canvas re-renders only
+ * what changed.
  */
 export function Graph(props: GraphProps) {
   const { workflow, problems, selectedTask, selectedEdge } = props;
@@ -136,49 +124,15 @@ export function Graph(props: GraphProps) {
 
   useEffect(() => {
     const at = positions(workflow, layoutCache.current);
-    setNodes((current) => {
-      const byId = new Map(current.map((n) => [n.id, n]));
-      return tasksOf(workflow).map((t) => {
-        const pos = at.get(t.name) ?? { x: 0, y: 0 };
-        const probs = problems.tasks.get(t.name);
-        const selected = t.name === selectedTask;
-        const old = byId.get(t.name);
-        if (
-          old &&
-          old.data.task === t &&
-          old.data.problems === probs &&
-          old.selected === selected &&
-          old.position.x === pos.x &&
-          old.position.y === pos.y
-        )
-          return old;
-        // The canvas's measurements stay with the node: without them it hides the node
-        // until it measures it again.
-        return { id: t.name, type: "task" as const, position: pos, data: { task: t, problems: probs }, selected, measured: old?.measured };
-      });
-    });
+    setNodes((current) => nodesFor(workflow, at, problems, selectedTask, current));
   }, [workflow, problems, selectedTask]);
 
   const { onSelectEdge } = props;
-  const edges = useMemo<CondEdge[]>(() => {
-    const out: CondEdge[] = [];
-    const names = new Set(tasksOf(workflow).map((t) => t.name));
-    for (const t of tasksOf(workflow)) {
-      for (const d of t.dependencies ?? []) {
-        if (!names.has(d.taskRef)) continue;
-        const id = edgeId(d.taskRef, t.name);
-        out.push({
-          id,
-          source: d.taskRef,
-          target: t.name,
-          type: "condition",
-          selected: id === selectedEdge,
-          data: { label: conditionLabel(d), problems: problems.edges.get(id), onOpen: onSelectEdge },
-        });
-      }
-    }
-    return out;
-  }, [workflow, problems, selectedEdge, onSelectEdge]);
+  const edgesRef = useRef<CondEdge[]>([]);
+  const edges = useMemo(
+    () => (edgesRef.current = edgesFor(workflow, problems, selectedEdge, onSelectEdge, edgesRef.current)),
+    [workflow, problems, selectedEdge, onSelectEdge],
+  );
 
   const onNodesChange = useCallback((changes: NodeChange<TaskNode>[]) => {
     // Selection and removal go through the document (and the URL); the canvas applies moves
@@ -218,14 +172,20 @@ export function Graph(props: GraphProps) {
   // during a drag the canvas renders every frame.
   const nodesRef = useRef(nodes);
   nodesRef.current = nodes;
+  const workflowRef = useRef(workflow);
+  workflowRef.current = workflow;
   const onNodeDragStop = useCallback(
     (_: unknown, __: unknown, dragged: TaskNode[]) => {
       // The first move by hand keeps the whole layout: nodes placed by the automatic
       // layout get their positions stored too, so later edits do not rearrange them.
+      const placed = new Set(tasksOf(workflowRef.current).filter((t) => positionOf(t)).map((t) => t.name));
       const moves = new Map<string, Position>();
-      for (const n of nodesRef.current) if (!positionOf(n.data.task)) moves.set(n.id, n.position);
+      for (const n of nodesRef.current) if (!placed.has(n.id)) moves.set(n.id, n.position);
       for (const n of dragged) moves.set(n.id, n.position);
-      onMove(moves);
+      // The canvas shows the move already: the document (the page around the canvas, its
+      // forms and badges) follows in a transition, rendered in slices between frames, so
+      // the release of a node among hundreds is no long task.
+      startTransition(() => onMove(moves));
     },
     [onMove],
   );

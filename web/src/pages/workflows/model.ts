@@ -193,14 +193,20 @@ export function removeTasks(w: Workflow, names: string[]): Workflow {
   );
 }
 
-/** moveTasks stores the positions given, rounded, in the tasks' annotations. */
+/**
+ * moveTasks stores the positions given, rounded, in the tasks' annotations; a task already
+ * at its position stays the same object.
+ */
 export function moveTasks(w: Workflow, moves: Map<string, Position>): Workflow {
   return withTasks(
     w,
     tasksOf(w).map((t) => {
       const p = moves.get(t.name);
       if (!p) return t;
-      return { ...t, annotations: { ...t.annotations, [POSITION]: { x: Math.round(p.x), y: Math.round(p.y) } } };
+      const at = { x: Math.round(p.x), y: Math.round(p.y) };
+      const was = positionOf(t);
+      if (was && was.x === at.x && was.y === at.y) return t;
+      return { ...t, annotations: { ...t.annotations, [POSITION]: at } };
     }),
   );
 }

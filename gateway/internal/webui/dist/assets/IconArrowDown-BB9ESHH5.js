@@ -1,1 +1,0 @@
-import{w as e}from"./index-CjkvLt8Q.js";var t=e(`outline`,`arrow-down`,`ArrowDown`,[[`path`,{d:`M12 5l0 14`,key:`svg-0`}],[`path`,{d:`M18 13l-6 6`,key:`svg-1`}],[`path`,{d:`M6 13l6 6`,key:`svg-2`}]]);export{t};

@@ -1,0 +1,1 @@
+import{A as e}from"./index-m3x3AYwb.js";var t=e(`outline`,`arrow-down`,`ArrowDown`,[[`path`,{d:`M12 5l0 14`,key:`svg-0`}],[`path`,{d:`M18 13l-6 6`,key:`svg-1`}],[`path`,{d:`M6 13l6 6`,key:`svg-2`}]]);export{t};

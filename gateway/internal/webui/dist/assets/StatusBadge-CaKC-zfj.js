@@ -1,0 +1,1 @@
+import{_t as e,pn as t}from"./index-m3x3AYwb.js";var n=t(),r={notstarted:`gray`,ready:`gray`,running:`blue`,waiting:`yellow`,succeeded:`green`,failed:`red`,invalid:`red`,skipped:`gray`,cancelled:`orange`,timedout:`red`};function i({status:t}){let i=t??`unknown`;return(0,n.jsx)(e,{color:r[i]??`gray`,variant:`dot`,children:i})}export{i as t};

@@ -1,1 +1,0 @@
-import{Zt as e,at as t}from"./index-CjkvLt8Q.js";var n=e(),r={notstarted:`gray`,ready:`gray`,running:`blue`,waiting:`yellow`,succeeded:`green`,failed:`red`,invalid:`red`,skipped:`gray`,cancelled:`orange`,timedout:`red`};function i({status:e}){let i=e??`unknown`;return(0,n.jsx)(t,{color:r[i]??`gray`,variant:`dot`,children:i})}export{i as t};

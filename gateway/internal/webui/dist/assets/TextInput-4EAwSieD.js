@@ -1,1 +1,0 @@
-import{Vt as e,Yt as t,Zt as n,vt as r}from"./index-CjkvLt8Q.js";var i=n(),a=e(e=>{let n=t([`Input`,`InputWrapper`,`TextInput`],null,e);return(0,i.jsx)(r,{component:`input`,...n,__staticSelector:`TextInput`})});a.classes=r.classes,a.displayName=`@mantine/core/TextInput`;export{a as t};

@@ -1,0 +1,1 @@
+import{At as e,dn as t,pn as n,rn as r}from"./index-m3x3AYwb.js";var i=n(),a=r(n=>{let r=t([`Input`,`InputWrapper`,`TextInput`],null,n);return(0,i.jsx)(e,{component:`input`,...r,__staticSelector:`TextInput`})});a.classes=e.classes,a.displayName=`@mantine/core/TextInput`;export{a as t};

@@ -1,1 +1,0 @@
-import"./index-CjkvLt8Q.js";import"./stream-BCjp6p5r.js";

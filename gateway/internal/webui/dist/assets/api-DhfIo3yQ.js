@@ -1,0 +1,1 @@
+import"./index-m3x3AYwb.js";import"./stream-C5fU6vfv.js";
