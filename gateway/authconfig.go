@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/baton-flow/baton/libs/client"
 )
 
 // DefaultOIDCScopes are the scopes the web UI asks the issuer for unless BATON_OIDC_SCOPES
@@ -24,20 +26,14 @@ const (
 	BearerAccessToken = "accessToken"
 )
 
-// AuthConfig is the answer of GET /api/v2/auth/config: how a browser signs in here. OIDC is
-// nil when OpenID Connect sign-in is off (only tokens sign in).
-type AuthConfig struct {
-	OIDC *OIDCSignIn `json:"oidc,omitempty"`
-}
+// AuthConfig is the answer of GET /api/v2/auth/config: how a browser signs in here, as
+// the SDK reads it (one definition of the wire shape). OIDC is nil when OpenID Connect
+// sign-in is off (only tokens sign in).
+type AuthConfig = client.AuthConfig
 
 // OIDCSignIn is what a public client (the web UI) needs to sign in with the issuer by the
 // authorization code flow with PKCE.
-type OIDCSignIn struct {
-	Issuer   string   `json:"issuer"`
-	ClientID string   `json:"clientId"`
-	Scopes   []string `json:"scopes"`
-	Bearer   string   `json:"bearer"`
-}
+type OIDCSignIn = client.OIDCSignIn
 
 // authConfig serves the sign-in settings, encoded once: they change only with the
 // configuration, which needs a restart.
