@@ -1,7 +1,6 @@
 package events
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -63,7 +62,9 @@ func Marshal(e event.Event) ([]byte, error) {
 	if err := e.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid event %q: %w", e.ID(), err)
 	}
-	b, err := json.Marshal(e)
+	// The event's own encoder, not json.Marshal, which would scan its output again to
+	// compact it: events are encoded once per publish, on every status change.
+	b, err := e.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("marshal event %q: %w", e.ID(), err)
 	}
@@ -73,7 +74,9 @@ func Marshal(e event.Event) ([]byte, error) {
 // Unmarshal decodes an event in structured JSON mode and validates it.
 func Unmarshal(b []byte) (event.Event, error) {
 	e := event.New()
-	if err := json.Unmarshal(b, &e); err != nil {
+	// The event's own decoder, not json.Unmarshal, which would scan the input whole
+	// before handing it over: every consumer group decodes every event of its topics.
+	if err := e.UnmarshalJSON(b); err != nil {
 		return event.Event{}, fmt.Errorf("unmarshal event: %w", err)
 	}
 	if err := e.Validate(); err != nil {

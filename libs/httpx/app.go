@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofiber/contrib/otelfiber/v2"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
@@ -44,7 +43,7 @@ type Config struct {
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Logger receives internal errors.
 	Logger *slog.Logger
-	// NoTracing leaves out the OpenTelemetry middleware (benchmarks of the bare proxy).
+	// NoTracing leaves out the tracing and request metrics (benchmarks of the bare proxy).
 	NoTracing bool
 	// Meter makes the request metrics' instruments; nil takes the global provider. A
 	// process gives its own, which a test process starting several instances keeps apart.
@@ -94,13 +93,7 @@ func NewApp(cfg Config) *fiber.App {
 		if meter == nil {
 			meter = otel.GetMeterProvider()
 		}
-		app.Use(otelfiber.Middleware(
-			otelfiber.WithServerName(cfg.Name),
-			otelfiber.WithMeterProvider(meter),
-			otelfiber.WithSpanNameFormatter(spanName),
-			otelfiber.WithNext(func(c *fiber.Ctx) bool { return unobserved[c.Path()] }),
-			otelfiber.WithCustomAttributes(redactedTarget),
-		))
+		app.Use(newObserver(cfg.Name, meter).handle)
 	}
 	// Inside the trace, so that its 414 carries a trace ID like every other error.
 	app.Use(uriLimit(cfg.HeaderLimit / 2))

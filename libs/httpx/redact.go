@@ -4,9 +4,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/gofiber/fiber/v2"
-	"go.opentelemetry.io/otel/attribute"
-
 	"github.com/baton-flow/baton/libs/secrets"
 )
 
@@ -36,16 +33,4 @@ func RedactedURI(path string, query []byte) string {
 		b.WriteString(pair)
 	}
 	return b.String()
-}
-
-// redactedTarget gives a request's span its target and URL with their query tokens masked
-// (RedactedURI), over those the tracing middleware sets first: spans are exported as logs
-// are. A request without a query keeps them.
-func redactedTarget(c *fiber.Ctx) []attribute.KeyValue {
-	query := c.Request().URI().QueryString()
-	if len(query) == 0 {
-		return nil
-	}
-	uri := RedactedURI(c.Path(), query)
-	return []attribute.KeyValue{attribute.String("http.target", uri), attribute.String("http.url", uri)}
 }

@@ -5,10 +5,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 // MetricLabelsEnv names the variable that adds team and workflow labels to the workflow
@@ -51,15 +48,3 @@ func (t *Telemetry) MeterProvider() metric.MeterProvider {
 	}
 	return t.meter
 }
-
-// httpScope is the instrumentation scope of the HTTP server middleware (otelfiber).
-const httpScope = "github.com/gofiber/contrib/otelfiber"
-
-// boundedHTTP keeps the HTTP server families' labels to bounded ones: the middleware labels
-// each request with net.host.name, the Host header as the client sent it (any client can
-// make a series per request with it), and net.host.port. The route (its pattern, never the
-// path), method, status code, scheme, flavor and server name stay.
-var boundedHTTP = sdkmetric.NewView(
-	sdkmetric.Instrument{Scope: instrumentation.Scope{Name: httpScope}},
-	sdkmetric.Stream{AttributeFilter: attribute.NewDenyKeysFilter("net.host.name", "net.host.port")},
-)

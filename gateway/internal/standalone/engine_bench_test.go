@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -485,10 +486,12 @@ func (r *rig) probe(b *testing.B, wf string, rates []int) (float64, string) {
 	const window = 10 * time.Second
 	best, stored := 0.0, 0
 	for _, rate := range rates {
+		cpu := processCPU()
 		res := r.openLoop(rate, window, wf)
+		cpu = processCPU() - cpu
 		ok := res.errs == 0 && res.p99 <= time.Second && res.rate >= 0.9*float64(rate)
-		b.Logf("offered %d/s for %s: completed %.1f/s, p50=%s p99=%s, %d errors, %d runs stored before; sustained=%t%s",
-			rate, window, res.rate, fmtMS(res.p50), fmtMS(res.p99), res.errs, stored, ok, res.firstErr)
+		b.Logf("offered %d/s for %s: completed %.1f/s, p50=%s p99=%s, %d errors, %d runs stored before, CPU %s a run; sustained=%t%s",
+			rate, window, res.rate, fmtMS(res.p50), fmtMS(res.p99), res.errs, stored, fmtMS(cpu/time.Duration(max(res.sent, 1))), ok, res.firstErr)
 		stored += res.sent
 		if !ok {
 			return best, fmt.Sprintf("the ceiling: %d/s offered was not sustained", rate)
@@ -496,6 +499,16 @@ func (r *rig) probe(b *testing.B, wf string, rates []int) (float64, string) {
 		best = max(best, res.rate)
 	}
 	return best, fmt.Sprintf("NO ceiling found: the highest rate tried, %d/s, was sustained", rates[len(rates)-1])
+}
+
+// processCPU is the CPU time this process has used, user and system: the whole of Baton
+// and the load that drives it, which share it.
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 type loadResult struct {
