@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel/attribute"
@@ -12,16 +11,16 @@ import (
 	"github.com/baton-flow/baton/libs/httpx"
 )
 
-// traceRoute names the request's operation, for its server span and its metrics' route,
-// by the route it matched, the pattern written as the services write theirs
-// ("POST /api/v2/team/:team/workflow/:name/submit"), and gives a recorded span the team, the
-// workflow and the run the request names.
+// traceRoute names the request's server span by the operation it matched, its route's
+// pattern written as the services write theirs ("POST /api/v2/team/:team/workflow/:name/submit"),
+// and gives it the team, the workflow and the run the request names. Nothing is done for
+// a span that is not recorded.
 func traceRoute(c *fiber.Ctx, route *routes.Route, params *routes.Params) {
-	httpx.SpanRoute(c, fiberPatterns.of(route.Pattern))
 	span := trace.SpanFromContext(c.UserContext())
 	if !span.IsRecording() {
 		return
 	}
+	httpx.SpanRoute(c, fiberPattern(route.Pattern))
 	attrs := make([]attribute.KeyValue, 0, 3)
 	if team := params.Get("team"); team != "" {
 		attrs = append(attrs, attribute.String("baton.team", team))
@@ -33,21 +32,6 @@ func traceRoute(c *fiber.Ctx, route *routes.Route, params *routes.Params) {
 		attrs = append(attrs, attribute.String("baton.run.id", run))
 	}
 	span.SetAttributes(attrs...)
-}
-
-// patterns keeps each route's pattern as fiberPattern writes it: there are as many as
-// routes.
-type patterns struct{ m sync.Map }
-
-var fiberPatterns patterns
-
-func (p *patterns) of(pattern string) string {
-	if f, ok := p.m.Load(pattern); ok {
-		return f.(string)
-	}
-	f := fiberPattern(pattern)
-	p.m.Store(pattern, f)
-	return f
 }
 
 // fiberPattern writes a route pattern's parameters as Fiber does: {team} as :team.

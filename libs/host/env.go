@@ -49,6 +49,9 @@ type Env struct {
 	PreviousServiceKeys []string
 	// OTLPEndpoint receives traces over OTLP/HTTP (BATON_OTLP_ENDPOINT, default none).
 	OTLPEndpoint string
+	// TelemetryOff turns tracing and the OpenTelemetry metrics off (OTEL_SDK_DISABLED=true,
+	// the OpenTelemetry SDKs' own switch; default on).
+	TelemetryOff bool
 	// LogLevel is debug, info, warn or error (BATON_LOG_LEVEL, default info).
 	LogLevel slog.Level
 	// MetricLabels adds team and workflow labels to the workflow metrics
@@ -89,6 +92,9 @@ func LoadEnv(getenv func(string) string) (Env, error) {
 	}
 	env.PreviousServiceKeys = SplitList(get("BATON_SERVICE_KEY_PREVIOUS", ""))
 	var err error
+	// As every OpenTelemetry SDK reads it: "true" in any case turns it off, any other
+	// value leaves it on.
+	env.TelemetryOff = strings.EqualFold(get("OTEL_SDK_DISABLED", ""), "true")
 	if env.ServiceURLs, err = parseServiceURLs(get("BATON_SERVICE_URLS", "")); err != nil {
 		return Env{}, err
 	}

@@ -65,7 +65,7 @@ func Connect(ctx context.Context, name string, env Env, opts Options) (_ *Platfo
 		}
 	}()
 	if p.Telemetry, err = telemetry.Setup(ctx, telemetry.Config{ServiceName: name, Version: Version, OTLPEndpoint: env.OTLPEndpoint,
-		SpanProcessor: opts.SpanProcessor}); err != nil {
+		SpanProcessor: opts.SpanProcessor, Disabled: env.TelemetryOff}); err != nil {
 		return nil, err
 	}
 	if env.ServiceKey == "" {

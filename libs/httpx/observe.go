@@ -28,8 +28,9 @@ const (
 
 // observer traces and measures each request: a server span named by its operation (the
 // trace it continues taken from its traceparent header, and given back in the answer's),
-// and the four HTTP families labelled by route pattern, method, status, scheme, flavor
-// and service. It does per request only what a request needs: the span's attributes are
+// and the four HTTP families labelled by the pattern of the route the app matched (a
+// catch-all such as the gateway's is one route: its operations are counted by the
+// services), method, status, scheme, flavor and service. It does per request only what a request needs: the span's attributes are
 // built only for a span that records (sampled), and each label set is built once and
 // kept, the labels being bounded (a route is a pattern of the app's routes, a method one
 // Fiber knows, a status a number).
@@ -129,7 +130,7 @@ func (o *observer) handle(c *fiber.Ctx) error {
 	}
 
 	status := c.Response().StatusCode()
-	key.route, key.status = route(c), status
+	key.route, key.status = c.Route().Path, status
 	done := o.labels(key)
 	requestSize, responseSize := int64(len(c.Request().Body())), int64(len(c.Response().Body()))
 	o.active.Add(parent, -1, inFlight)
@@ -137,7 +138,7 @@ func (o *observer) handle(c *fiber.Ctx) error {
 	o.requestSize.Record(parent, requestSize, done)
 	o.responseSize.Record(parent, responseSize, done)
 
-	span.SetName(c.Method() + " " + key.route)
+	span.SetName(c.Method() + " " + spanRoute(c))
 	if span.IsRecording() {
 		span.SetAttributes(semconv.HTTPStatusCodeKey.Int(status), semconv.HTTPRouteKey.String(key.route),
 			semconv.HTTPResponseContentLengthKey.Int64(responseSize))
@@ -173,9 +174,9 @@ func (o *observer) requestAttributes(c *fiber.Ctx) []attribute.KeyValue {
 	return kv
 }
 
-// route is the request's operation: the route SpanRoute named, else the pattern of the
-// route the app matched, never its path.
-func route(c *fiber.Ctx) string {
+// spanRoute is the operation a request's span is named by: the route SpanRoute named, else
+// the pattern of the route the app matched, never its path.
+func spanRoute(c *fiber.Ctx) string {
 	if r, _ := c.Locals(localSpanRoute).(string); r != "" {
 		return r
 	}

@@ -19,12 +19,14 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // Config says what to call the process and where to send traces.
@@ -42,6 +44,11 @@ type Config struct {
 	// (sampled), whether or not an OTLP endpoint is set: an in-memory exporter's
 	// (go.opentelemetry.io/otel/sdk/trace/tracetest) in a process's tests.
 	SpanProcessor sdktrace.SpanProcessor
+	// Disabled turns tracing and the OpenTelemetry metrics off, as OTEL_SDK_DISABLED=true
+	// does for every OpenTelemetry SDK: no span is made or recorded (a traceparent that
+	// comes in still goes on with the work it asks for), and /metrics serves the Go
+	// runtime's and the process's families only.
+	Disabled bool
 }
 
 // Telemetry owns the process's providers.
@@ -58,6 +65,15 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		semconv.ServiceName(cfg.ServiceName), semconv.ServiceVersion(cfg.Version)))
 	if err != nil {
 		return nil, fmt.Errorf("telemetry resource: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(
+		propagation.TraceContext{}, propagation.Baggage{}))
+	if cfg.Disabled {
+		otel.SetTracerProvider(tracenoop.NewTracerProvider())
+		otel.SetMeterProvider(metricnoop.NewMeterProvider())
+		return &Telemetry{registry: reg}, nil
 	}
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if cfg.OTLPEndpoint != "" {
@@ -81,8 +97,6 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	}
 	tp := sdktrace.NewTracerProvider(topts...)
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reader, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus exporter: %w", err)
@@ -91,8 +105,6 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 
 	otel.SetTracerProvider(tp)
 	otel.SetMeterProvider(mp)
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(
-		propagation.TraceContext{}, propagation.Baggage{}))
 	return &Telemetry{tracer: tp, meter: mp, registry: reg}, nil
 }
 
@@ -128,6 +140,9 @@ func (t *Telemetry) MetricsHandler() http.Handler {
 
 // Shutdown flushes pending spans and stops the providers.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
+	if t.tracer == nil {
+		return nil
+	}
 	return errors.Join(t.tracer.Shutdown(ctx), t.meter.Shutdown(ctx))
 }
 

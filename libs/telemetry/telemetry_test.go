@@ -49,3 +49,31 @@ func TestSetup(t *testing.T) {
 	otel.GetTextMapPropagator().Inject(ctx, propagation.MapCarrier(carrier))
 	assert.Contains(t, carrier, "traceparent")
 }
+
+// Disabled makes no span and serves the runtime's families only, while a traceparent that
+// came in still goes on.
+func TestSetupDisabled(t *testing.T) {
+	tel, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: "test", Disabled: true})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+
+	_, span := otel.Tracer("test").Start(context.Background(), "work")
+	assert.False(t, span.SpanContext().IsValid(), "no span is made")
+	span.End()
+	in := propagation.MapCarrier{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+	ctx := otel.GetTextMapPropagator().Extract(context.Background(), in)
+	ctx, span = otel.Tracer("test").Start(ctx, "work")
+	span.End()
+	out := propagation.MapCarrier{}
+	otel.GetTextMapPropagator().Inject(ctx, out)
+	assert.Equal(t, in["traceparent"], out["traceparent"], "the caller's trace goes on")
+
+	counter, err := tel.MeterProvider().Meter("test").Int64Counter("baton_test_off")
+	require.NoError(t, err)
+	counter.Add(context.Background(), 3)
+	rr := httptest.NewRecorder()
+	tel.MetricsHandler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rr.Body)
+	assert.NotContains(t, string(body), "baton_test_off")
+	assert.Contains(t, string(body), "go_goroutines")
+}

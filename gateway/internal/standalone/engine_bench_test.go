@@ -49,7 +49,9 @@ const (
 // concurrent benchmarks (http.DefaultClient keeps 2 per host and would measure dials).
 type rig struct {
 	url, token string
-	client     *http.Client
+	// admin is the operators' listener's base URL (/metrics).
+	admin  string
+	client *http.Client
 	// kafka is the process's broker, started here so the benchmarks can read its topics.
 	kafka kafkax.Config
 	done  *completions
@@ -58,6 +60,12 @@ type rig struct {
 // newRig starts a standalone process for b with extra variables, with a team whose quotas
 // no benchmark reaches, on a broker of its own whose run events it follows.
 func newRig(b *testing.B, extra map[string]string) *rig {
+	b.Helper()
+	return newRigWith(b, extra, standalone.Options{})
+}
+
+// newRigWith is newRig with opts given to the process.
+func newRigWith(b *testing.B, extra map[string]string, opts standalone.Options) *rig {
 	b.Helper()
 	// As the standalone process keeps its own broker (standalone.Run).
 	retention := standalone.DefaultKafkaRetention
@@ -83,11 +91,11 @@ func newRig(b *testing.B, extra map[string]string) *rig {
 	for k, v := range extra {
 		vars[k] = v
 	}
-	bt := start(b, vars)
+	bt := startWith(b, vars, opts)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 512, 512
 	b.Cleanup(tr.CloseIdleConnections)
-	r := &rig{url: bt.url, token: bt.token, client: &http.Client{Transport: tr}, kafka: kafkax.Config{Brokers: k.Brokers()}}
+	r := &rig{url: bt.url, token: bt.token, admin: bt.admin, client: &http.Client{Transport: tr}, kafka: kafkax.Config{Brokers: k.Brokers()}}
 	r.done = followCompletions(b, r.kafka)
 
 	code, raw, err := r.do(context.Background(), http.MethodPost, "/api/v2/team",
