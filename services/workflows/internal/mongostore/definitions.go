@@ -461,10 +461,11 @@ func (s *Definitions) RunCollector(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case g := <-s.garbage:
+			// Deleted first, then forgotten: a read between the two would cache it again.
 			id := revisionID(g.ns, g.name, g.version, g.rev)
+			_, _ = s.revisions(g.ns, g.name).DeleteOne(ctx, bson.M{"_id": id})
 			s.summaries.remove(nsKey(g.ns) + ":" + id)
 			s.docs.remove(nsKey(g.ns) + ":" + id)
-			_, _ = s.revisions(g.ns, g.name).DeleteOne(ctx, bson.M{"_id": id})
 		}
 	}
 }
@@ -488,5 +489,7 @@ func (s *Definitions) DeleteNamespace(ctx context.Context, ns domain.Namespace) 
 		return fmt.Errorf("delete catalog head of %s: %w", key, err)
 	}
 	s.cache.remove(key)
+	s.summaries.removePrefix(key + ":")
+	s.docs.removePrefix(key + ":")
 	return nil
 }
