@@ -128,31 +128,10 @@ type Definitions struct {
 	docs      *lru[revisionDoc]
 	garbage   chan garbage
 	box       Sealer
-	// exclusive: see Exclusive.
-	exclusive bool
-}
-
-// Option tunes a store.
-type Option func(*storeOptions)
-
-type storeOptions struct{ exclusive bool }
-
-// Exclusive tells a store that its process is its database's only writer (the standalone
-// process on its embedded database): what it wrote last is what is stored, so it answers
-// reads from what it holds in memory, and reads the database only for what it does not
-// hold. Never where two processes share a database.
-func Exclusive() Option { return func(o *storeOptions) { o.exclusive = true } }
-
-func optionsOf(opts []Option) storeOptions {
-	var o storeOptions
-	for _, fn := range opts {
-		fn(&o)
-	}
-	return o
 }
 
 // NewDefinitions returns the store over db; box seals password parameters at rest.
-func NewDefinitions(db *mongo.Database, box Sealer, opts ...Option) *Definitions {
+func NewDefinitions(db *mongo.Database, box Sealer) *Definitions {
 	s := &Definitions{
 		box:       box,
 		catalogs:  db.Collection(CatalogsCollection),
@@ -163,8 +142,7 @@ func NewDefinitions(db *mongo.Database, box Sealer, opts ...Option) *Definitions
 		docs: newSizedLRU(revisionCacheSize, revisionCacheMem, func(d revisionDoc) int {
 			return len(d.Def) + len(d.Tasks) + 256
 		}),
-		garbage:   make(chan garbage, garbageQueue),
-		exclusive: optionsOf(opts).exclusive,
+		garbage: make(chan garbage, garbageQueue),
 	}
 	for i := range versionBuckets {
 		s.workflows = append(s.workflows, db.Collection(fmt.Sprintf("%s_%02d", WorkflowVersionsCollection, i)))
@@ -182,24 +160,16 @@ func nsKey(ns domain.Namespace) string {
 	return ns.Team + "/" + ns.TeamID
 }
 
-// Catalog returns the current catalog of ns. An exclusive store answers from memory the
-// catalogs it has read or written: every change goes through it (UpdateCatalog), which
-// keeps the catalog it stored before it answers. That spares a read of the head per
-// submit, and a submit after a save still runs what the save stored.
+// Catalog returns the current catalog of ns: a read of its head, and of the snapshot it
+// names only when the cached one is not that snapshot.
 func (s *Definitions) Catalog(ctx context.Context, ns domain.Namespace) (*domain.Catalog, error) {
-	key := nsKey(ns)
-	if s.exclusive {
-		if c, ok := s.cache.get(key); ok {
-			return c.catalog, nil
-		}
-	}
-	cur, err := s.current(ctx, key)
+	cur, err := s.current(ctx, nsKey(ns))
 	return cur.catalog, err
 }
 
 // remember caches c as key's catalog unless a later one is cached already: a read that
-// began before a change, or a change that lost the race to cache, must not put back a
-// catalog that an exclusive store would then answer from memory.
+// began before a change, or a change that lost the race to cache, does not put back an
+// older catalog.
 func (s *Definitions) remember(key string, c current) {
 	s.cache.putUnless(key, c, func(held current) bool { return held.catalog.Seq > c.catalog.Seq })
 }
