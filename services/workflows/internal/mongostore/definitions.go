@@ -34,8 +34,10 @@ import (
 //
 // The collections:
 //
-//   - workflowVersions_NN (NN = 00…31, by a hash of `<team>/<name>`, to keep the scans of
-//     uncached reads short) and templateVersions: one immutable document per revision of a
+//   - workflowVersions_NN (NN = 00…63, by a hash of `<team>/<name>`, to keep FerretDB's
+//     scans of uncached reads short; kept so, where FerretDB is no longer the default,
+//     because every existing database holds its versions there, and on MongoDB a lookup by
+//     `_id` costs the same in one collection or in 64) and templateVersions: one immutable document per revision of a
 //     version, `_id` `<team>/<name>/<version>` (templates: `<name>/<version>`). Replacing a
 //     version in place stores a new revision, `<team>/<name>/<version>.<rev>`; the catalog
 //     says which revision holds each version.

@@ -180,7 +180,7 @@ const (
 	qFindTeam      = `SELECT team_id, display_name, created FROM teams WHERE name = ?`
 	qReserve       = `UPDATE teams SET workflow_count = workflow_count + 1 WHERE name = ? AND team_id = ? AND workflow_count < ?`
 	qRelease       = `UPDATE teams SET workflow_count = workflow_count - 1 WHERE name = ? AND team_id = ? AND workflow_count > 0`
-	qOwed          = `SELECT seq, id, topic, key, event FROM outbox ORDER BY seq LIMIT ?`
+	qOwed          = `SELECT seq, id, topic, key, event FROM outbox WHERE seq > 0 ORDER BY seq LIMIT ?`
 	qPublished     = `DELETE FROM outbox WHERE seq <= ?`
 	qDeleteVersion = `DELETE FROM versions WHERE ns = ?`
 	qDeleteEntries = `DELETE FROM entries WHERE ns = ?`
