@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/baton-flow/baton/libs/sqlitex"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 	"github.com/baton-flow/baton/services/runs/internal/sqlitestore"
@@ -19,23 +19,7 @@ const DatabaseURLEnv = "BATON_RUNS_DATABASE_URL"
 // (sqlite:///abs/path too). ok is false for the empty URL, which keeps the shared MongoDB;
 // any other URL is refused, as is a query, which could weaken the file's durability.
 func SQLitePath(url string) (path string, ok bool, err error) {
-	if url == "" {
-		return "", false, nil
-	}
-	for _, scheme := range []string{"sqlite:", "file:"} {
-		rest, found := strings.CutPrefix(url, scheme)
-		if !found {
-			continue
-		}
-		if strings.HasPrefix(rest, "///") {
-			rest = rest[2:]
-		}
-		if rest == "" || strings.HasPrefix(rest, "//") || strings.ContainsAny(rest, "?#") {
-			return "", false, fmt.Errorf("%s: want sqlite:<path to a file>, got %q", DatabaseURLEnv, url)
-		}
-		return filepath.Clean(rest), true, nil
-	}
-	return "", false, fmt.Errorf("%s: want sqlite:<path> or file:<path>, got %q (MongoDB is configured by BATON_MONGO_URI)", DatabaseURLEnv, url)
+	return sqlitex.PathOfURL(DatabaseURLEnv, url)
 }
 
 // storeHandle is what the service keeps of its store beyond the ports: how to check it

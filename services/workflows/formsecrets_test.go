@@ -55,8 +55,8 @@ func formField(t *testing.T, tasks any, name string) map[string]any {
 // service's snapshot has it in clear, to offer it in the run's action.
 func TestFormPasswordDefaultIsSecret(t *testing.T) {
 	t.Parallel()
-	bothModes(t, func(t *testing.T, alone bool) {
-		f := newFixture(t, fixtureOptions{alone: alone})
+	bothStores(t, func(t *testing.T, store string) {
+		f := newFixture(t, fixtureOptions{store: store})
 		created := f.must(t, http.StatusCreated, editor, http.MethodPost, base, formWorkflow("form", formDefault))
 		assert.NotContains(t, string(created.raw), formDefault)
 		assert.Equal(t, "********", formField(t, created.body["tasks"], "pw")["default"])
@@ -91,7 +91,7 @@ func TestFormPasswordDefaultIsSecret(t *testing.T) {
 
 		// At rest every version holds it sealed.
 		sealed := 0
-		for where, doc := range storedDocs(t, f.db) {
+		for where, doc := range f.storedDocs(t) {
 			assert.NotContains(t, doc, formDefault, where)
 			assert.NotContains(t, doc, "n3w-default", where)
 			if strings.Contains(doc, `"pw"`) {

@@ -42,8 +42,8 @@ func taskParam(t *testing.T, tasks any, name string) any {
 // the runs service's snapshot.
 func TestTaskPasswordParamIsSecret(t *testing.T) {
 	t.Parallel()
-	bothModes(t, func(t *testing.T, alone bool) {
-		f := newFixture(t, fixtureOptions{alone: alone})
+	bothStores(t, func(t *testing.T, store string) {
+		f := newFixture(t, fixtureOptions{store: store})
 		f.tasks.mu.Lock()
 		f.tasks.tasks["login"] = []domain.TaskDefinition{{Name: "login", Version: 1, Status: "active", Type: "template",
 			Params: []domain.Param{{Name: "user", Type: "text"}, {Name: "token", Type: "password", Required: true}}}}
@@ -69,7 +69,7 @@ func TestTaskPasswordParamIsSecret(t *testing.T) {
 		assert.Equal(t, token, taskParam(t, snap.body["tasks"], "token"))
 
 		sealed := 0
-		for where, doc := range storedDocs(t, f.db) {
+		for where, doc := range f.storedDocs(t) {
 			assert.NotContains(t, doc, token, where)
 			if strings.Contains(doc, `"taskRef":"login"`) {
 				assert.Contains(t, doc, `{"name":"token","value":"enc:v1:`, where)

@@ -18,8 +18,8 @@ func described(body, d string) string {
 // A template too.
 func TestSavingTheSameWorkflowMakesNoVersion(t *testing.T) {
 	t.Parallel()
-	bothModes(t, func(t *testing.T, alone bool) {
-		f := newFixture(t, fixtureOptions{alone: alone})
+	bothStores(t, func(t *testing.T, store string) {
+		f := newFixture(t, fixtureOptions{store: store})
 		body := described(formWorkflow("same", "s3cret"), "first")
 		f.must(t, http.StatusCreated, editor, http.MethodPost, base, body)
 		version := func() float64 {

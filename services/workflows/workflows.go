@@ -24,6 +24,7 @@ import (
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/sqlitex"
 	"github.com/baton-flow/baton/libs/tasksapi"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/workflows/internal/app"
@@ -31,7 +32,6 @@ import (
 	"github.com/baton-flow/baton/services/workflows/internal/domain"
 	"github.com/baton-flow/baton/services/workflows/internal/eventsub"
 	"github.com/baton-flow/baton/services/workflows/internal/httpapi"
-	"github.com/baton-flow/baton/services/workflows/internal/mongostore"
 	"github.com/baton-flow/baton/services/workflows/internal/paramnames"
 	"github.com/baton-flow/baton/services/workflows/internal/quotas"
 )
@@ -51,12 +51,10 @@ type Config struct {
 	// SecretKey seals the defaults and values of password parameters at rest
 	// (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity and runs use).
 	SecretKey string
-	// Alone says this replica is the service's only one and the only writer of its
-	// database (BATON_WORKFLOWS_ALONE, default false; standalone mode sets it on its
-	// embedded database). It then answers the catalogs and teams it has read or written
-	// from memory, where another replica has to read the catalog's head per read, since
-	// another replica may have moved it. Never set it where two replicas share a database.
-	Alone bool
+	// DatabaseURL picks the store (BATON_WORKFLOWS_DATABASE_URL): empty keeps the service's
+	// database in the shared MongoDB (Deps.DB); sqlite:<path> keeps everything in a SQLite
+	// file of its own, which serves one replica (standalone mode's default).
+	DatabaseURL string
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -65,8 +63,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg := Config{GroupID: "baton-" + Name, SecretKey: key}
-	if cfg.Alone, err = host.Flag(getenv, "BATON_WORKFLOWS_ALONE"); err != nil {
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: key, DatabaseURL: getenv(DatabaseURLEnv)}
+	if _, _, err := sqlitex.PathOfURL(DatabaseURLEnv, cfg.DatabaseURL); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -90,6 +88,8 @@ type (
 
 // Deps are what the service needs from its process.
 type Deps struct {
+	// DB is the service's database in the shared MongoDB, unless Config.DatabaseURL names
+	// a SQLite file.
 	DB    *mongo.Database
 	Kafka kafkax.Config
 	// Publisher publishes the outbox's events (the process's producer).
@@ -112,13 +112,12 @@ type Service struct {
 	workflows  *app.Workflows
 	templates  *app.Templates
 	teamEvents *kafkax.Consumer
-	relay      *mongorelay.Relay
-	store      *mongostore.Definitions
+	stores     stores
 	signer     *auth.Signer
 }
 
 // New wires the service.
-func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
+func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if cfg.GroupID == "" {
 		cfg.GroupID = "baton-" + Name
 	}
@@ -152,34 +151,28 @@ func New(_ context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflows: %s: %w", secrets.EnvKey, err)
 	}
-	var opts []mongostore.Option
-	if cfg.Alone {
-		opts = append(opts, mongostore.Exclusive())
+	st, err := openStores(ctx, cfg, deps, box)
+	if err != nil {
+		return nil, err
 	}
-	teamStore := mongostore.NewTeams(deps.DB, opts...)
-	store := mongostore.NewDefinitions(deps.DB, box, opts...)
-	rcfg := cfg.Outbox
-	rcfg.Logger = deps.Logger
-	relay := mongorelay.NewRelay(store.Heads(), deps.Publisher, rcfg)
-	teams := app.NewTeams(teamStore, store.DeleteNamespace)
+	teams := app.NewTeams(st.teams, st.definitions.DeleteNamespace)
 	// Teams come from identity's events; one asked about before its event arrives is
 	// looked up in identity.
-	var known app.TeamStore = teamStore
+	known := st.teams
 	if deps.Resolver != nil && deps.Signer != nil {
-		known = app.NewLookingUpTeams(teamStore, teamLookup{identityapi.New(deps.Resolver, deps.Signer, self)}, teams)
+		known = app.NewLookingUpTeams(st.teams, teamLookup{identityapi.New(deps.Resolver, deps.Signer, self)}, teams)
 	}
 	return &Service{
 		teams: teams,
 		workflows: app.NewWorkflows(app.WorkflowsDeps{
-			Store: store, Teams: known, Counter: teamStore, Limits: deps.Quotas, Tasks: deps.Tasks,
-			Runs: deps.Runs, Params: deps.Params, Relay: relay,
+			Store: st.definitions, Teams: known, Counter: st.counter, Limits: deps.Quotas, Tasks: deps.Tasks,
+			Runs: deps.Runs, Params: deps.Params, Relay: st.relay,
 		}),
-		templates: app.NewTemplates(store, deps.Tasks, nil),
+		templates: app.NewTemplates(st.definitions, deps.Tasks, nil),
 		teamEvents: kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 			GroupID: cfg.GroupID, Topic: events.TeamEvents, Handler: eventsub.TeamEvents(teams), Logger: deps.Logger,
 		}),
-		relay:  relay,
-		store:  store,
+		stores: st,
 		signer: deps.Signer,
 	}, nil
 }
@@ -192,15 +185,19 @@ func (s *Service) Routes(r fiber.Router) {
 }
 
 // Run follows the team topic, publishes owed workflow events and collects revisions no
-// workflow names any more, until ctx ends.
+// workflow names any more, until ctx ends; then it closes a database of its own.
 func (s *Service) Run(ctx context.Context) error {
-	runs := []func(context.Context) error{s.teamEvents.Run, s.relay.Run, s.store.RunCollector}
+	runs := []func(context.Context) error{s.teamEvents.Run, s.stores.relay.Run, s.stores.collect}
 	var wg sync.WaitGroup
-	errs := make([]error, len(runs))
+	errs := make([]error, len(runs)+1)
 	for i, run := range runs {
 		wg.Go(func() { errs[i] = run(ctx) })
 	}
 	wg.Wait()
+	if s.stores.close != nil {
+		// The service's own file: nothing writes to it once its work has stopped.
+		errs[len(runs)] = s.stores.close()
+	}
 	return errors.Join(errs...)
 }
 
@@ -217,7 +214,13 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true, BodyLimit: httpx.LargeBodyLimit}, nil
+	checks := p.Checks()
+	if svc.stores.ping != nil {
+		// Its database is a file of its own, not the process's MongoDB.
+		delete(checks, "mongo")
+		checks["sqlite"] = svc.stores.ping
+	}
+	return host.Unit{Name: Name, Service: svc, Checks: checks, Discoverable: true, BodyLimit: httpx.LargeBodyLimit}, nil
 }
 
 // workflowRuns asks the runs service about one workflow's runs.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -61,25 +62,16 @@ type fixture struct {
 	kafka    kafkax.Config
 	producer *kafkax.Producer
 	db       *mongo.Database
-	tasks    *fakeTasks
+	// path is the service's SQLite file, when it runs on one.
+	path  string
+	tasks *fakeTasks
 }
 
 type fixtureOptions struct {
 	quota workflows.QuotaSource
 	tasks workflows.TaskResolver
-	// alone runs the service as its database's only writer (Config.Alone).
-	alone bool
-}
-
-// bothModes runs test once with a service sharing its database with other replicas and
-// once with a service alone on it (Config.Alone), which answers reads from memory.
-func bothModes(t *testing.T, test func(t *testing.T, alone bool)) {
-	for _, alone := range []bool{false, true} {
-		t.Run(map[bool]string{false: "shared", true: "alone"}[alone], func(t *testing.T) {
-			t.Parallel()
-			test(t, alone)
-		})
-	}
+	// store is what the service keeps its data in: onMongo (the default) or onSQLite.
+	store string
 }
 
 func newFixture(t testing.TB, opts fixtureOptions) *fixture {
@@ -102,9 +94,13 @@ func newFixture(t testing.TB, opts fixtureOptions) *fixture {
 	if opts.tasks != nil {
 		deps.Tasks = opts.tasks
 	}
+	var path string
+	if opts.store == onSQLite {
+		path = filepath.Join(t.TempDir(), "workflows.db")
+	}
 	svc, err := workflows.New(ctx, workflows.Config{
 		GroupID: kcfg.TopicPrefix + "workflows", Outbox: mongorelay.Config{Interval: 100 * time.Millisecond}, SecretKey: testSecretKey,
-		Alone: opts.alone,
+		DatabaseURL: map[bool]string{true: "sqlite:" + path}[path != ""],
 	}, deps)
 	require.NoError(t, err)
 	app := httpx.NewApp(httpx.Config{Name: "workflows", Logger: logger, BodyLimit: httpx.LargeBodyLimit, NoTracing: true})
@@ -117,12 +113,12 @@ func newFixture(t testing.TB, opts fixtureOptions) *fixture {
 		_ = producer.Close()
 		_ = client.Disconnect(context.Background())
 	})
-	f := &fixture{app: app, signer: signer, kafka: kcfg, producer: producer, db: db, tasks: fake}
+	f := &fixture{app: app, signer: signer, kafka: kcfg, producer: producer, db: db, path: path, tasks: fake}
 	for _, team := range []string{"infra", "other"} {
 		f.publishTeam(t, events.TypeTeamCreated, events.TeamCreated{ID: "id-" + team, Name: team, DisplayName: team, CreationDate: time.Now().UTC()})
 	}
 	for _, team := range []string{"infra", "other"} {
-		waitFor(t, db, bson.M{"_id": team})
+		f.waitTeam(t, team, "id-"+team)
 	}
 	return f
 }
@@ -341,11 +337,11 @@ func TestFollowsTeamEventsIdempotently(t *testing.T) {
 // whole quota.
 func TestTeamDeletionCascades(t *testing.T) {
 	t.Parallel()
-	bothModes(t, testTeamDeletionCascades)
+	bothStores(t, testTeamDeletionCascades)
 }
 
-func testTeamDeletionCascades(t *testing.T, alone bool) {
-	f := newFixture(t, fixtureOptions{quota: app.DefaultQuota(2), alone: alone})
+func testTeamDeletionCascades(t *testing.T, store string) {
+	f := newFixture(t, fixtureOptions{quota: app.DefaultQuota(2), store: store})
 	f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain("one", 1))
 	f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain("two", 1))
 	f.must(t, http.StatusTooManyRequests, editor, http.MethodPost, base, chain("three", 1))
@@ -354,19 +350,12 @@ func testTeamDeletionCascades(t *testing.T, alone bool) {
 	require.Eventually(t, func() bool {
 		return f.call(t, admin, http.MethodGet, base+"/query", nil).code == http.StatusNotFound
 	}, 30*time.Second, 10*time.Millisecond)
-	colls, err := f.db.ListCollectionNames(context.Background(), bson.M{})
-	require.NoError(t, err)
-	for _, coll := range colls {
-		if coll == "teams" {
-			continue
-		}
-		n, err := f.db.Collection(coll).CountDocuments(context.Background(), bson.M{})
-		require.NoError(t, err)
-		assert.Zero(t, n, coll)
+	for where, n := range f.storedWorkflows(t) {
+		assert.Zero(t, n, where)
 	}
 
 	f.publishTeam(t, events.TypeTeamCreated, events.TeamCreated{ID: "id-infra-2", Name: "infra", DisplayName: "Infra again"})
-	waitFor(t, f.db, bson.M{"_id": "infra", "teamId": "id-infra-2"})
+	f.waitTeam(t, "infra", "id-infra-2")
 	assert.EqualValues(t, 0, f.must(t, http.StatusOK, reader, http.MethodGet, base+"/query", nil).body["totalElements"])
 	f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain("one", 1))
 	f.must(t, http.StatusCreated, editor, http.MethodPost, base, chain("two", 1))

@@ -163,6 +163,15 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 				overrides[runs.DatabaseURLEnv] = url
 			}
 		}
+		if getenv(workflows.DatabaseURLEnv) == "" {
+			url, ok, err := workflowsDatabaseURL(dataDir, filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_"))
+			if err != nil {
+				return fmt.Errorf("workflows database: %w", err)
+			}
+			if ok {
+				overrides[workflows.DatabaseURLEnv] = url
+			}
+		}
 		progress(Step{Kind: StepStoreStarting, Detail: filepath.Join(dataDir, "mongo")})
 		m, err := embedded.StartMongo(ctx, embedded.MongoConfig{Dir: filepath.Join(dataDir, "mongo"), Addr: "127.0.0.1:0", Logger: quiet})
 		if err != nil {
@@ -171,11 +180,10 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		defer m.Close()
 		overrides["BATON_MONGO_URI"] = m.URI()
 		progress(Step{Kind: StepStoreReady, Detail: m.URI()})
-		// The embedded database is this process's alone, and so are its one runs replica,
-		// its one schedules replica and its one workflows replica.
+		// The embedded database is this process's alone, and so are its one runs replica
+		// and its one schedules replica.
 		overrides["BATON_RUNS_ALONE"] = "true"
 		overrides["BATON_SCHEDULES_ALONE"] = "true"
-		overrides["BATON_WORKFLOWS_ALONE"] = "true"
 	}
 	if getenv("BATON_KAFKA_BROKERS") == "" {
 		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)

@@ -254,6 +254,8 @@ func TestIntegrationStandaloneDefaults(t *testing.T) {
 	runner, err := os.Stat(filepath.Join(dir, "runner"))
 	require.NoError(t, err, "the runner's workspaces and journal are in the data directory")
 	assert.True(t, runner.IsDir())
+	_, err = os.Stat(filepath.Join(dir, "workflows.db"))
+	require.NoError(t, err, "the workflows service keeps its data in a SQLite file of its own")
 	require.NoError(t, b.stop())
 
 	again := start(t, vars)
@@ -261,6 +263,9 @@ func TestIntegrationStandaloneDefaults(t *testing.T) {
 	code, out = again.call(t, http.MethodGet, "/api/v2/team/kept", again.token, "")
 	require.Equal(t, http.StatusOK, code, out)
 	assert.Equal(t, "kept", out["name"])
+	code, out = again.call(t, http.MethodGet, "/api/v2/team/kept/workflow/sh", again.token, "")
+	require.Equal(t, http.StatusOK, code, out)
+	assert.EqualValues(t, 1, out["version"], "the workflow survives a restart")
 	require.NoError(t, again.stop())
 }
 

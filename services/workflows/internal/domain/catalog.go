@@ -52,6 +52,9 @@ type Catalog struct {
 	// sorted holds the entries oldest first (creation date, then name), kept in order by
 	// Put and Remove so that neither a change nor a query sorts 10,000 heads.
 	sorted []Entry
+	// changed names the heads Put or Removed since Next made this catalog, for a store
+	// that writes only what changed.
+	changed map[string]bool
 }
 
 func compareEntries(a, b Entry) int {
@@ -81,7 +84,7 @@ func (c *Catalog) Len() int { return len(c.entries) }
 
 // Next returns a changeable copy of c numbered Seq+1.
 func (c *Catalog) Next() *Catalog {
-	return &Catalog{Seq: c.Seq + 1, entries: maps.Clone(c.entries), sorted: slices.Clone(c.sorted)}
+	return &Catalog{Seq: c.Seq + 1, entries: maps.Clone(c.entries), sorted: slices.Clone(c.sorted), changed: map[string]bool{}}
 }
 
 // Put adds or replaces the head of e.Name. Only for catalogs from Next, before publishing.
@@ -93,6 +96,7 @@ func (c *Catalog) Put(e Entry) {
 		c.unsort(old)
 	}
 	c.entries[e.Name] = e
+	c.touch(e.Name)
 	i, _ := slices.BinarySearchFunc(c.sorted, e, compareEntries)
 	c.sorted = slices.Insert(c.sorted, i, e)
 }
@@ -102,7 +106,21 @@ func (c *Catalog) Remove(name string) {
 	if old, ok := c.entries[name]; ok {
 		c.unsort(old)
 		delete(c.entries, name)
+		c.touch(name)
 	}
+}
+
+func (c *Catalog) touch(name string) {
+	if c.changed == nil {
+		c.changed = map[string]bool{}
+	}
+	c.changed[name] = true
+}
+
+// Changed returns the names whose heads were Put or Removed since Next made c, in no
+// order: with Entry, what a store writes of a change.
+func (c *Catalog) Changed() []string {
+	return slices.Collect(maps.Keys(c.changed))
 }
 
 func (c *Catalog) unsort(e Entry) {

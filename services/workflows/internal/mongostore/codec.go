@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -114,6 +115,17 @@ func (c *lru[V]) remove(key string) {
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
 		c.drop(el)
+	}
+}
+
+// removePrefix removes every key starting with prefix.
+func (c *lru[V]) removePrefix(prefix string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, el := range c.items {
+		if strings.HasPrefix(key, prefix) {
+			c.drop(el)
+		}
 	}
 }
 

@@ -81,7 +81,7 @@ func TestLRUEvicts(t *testing.T) {
 }
 
 // A catalog read before a change, or cached by a change that lost the race to cache, does
-// not replace a later one: an exclusive store answers reads from what is cached.
+// not replace a later one.
 func TestRememberKeepsTheLatestCatalog(t *testing.T) {
 	t.Parallel()
 	at := func(seq int64) current {

@@ -34,8 +34,10 @@ import (
 //
 // The collections:
 //
-//   - workflowVersions_NN (NN = 00…31, by a hash of `<team>/<name>`, to keep the scans of
-//     uncached reads short) and templateVersions: one immutable document per revision of a
+//   - workflowVersions_NN (NN = 00…63, by a hash of `<team>/<name>`, to keep FerretDB's
+//     scans of uncached reads short; kept so, where FerretDB is no longer the default,
+//     because every existing database holds its versions there, and on MongoDB a lookup by
+//     `_id` costs the same in one collection or in 64) and templateVersions: one immutable document per revision of a
 //     version, `_id` `<team>/<name>/<version>` (templates: `<name>/<version>`). Replacing a
 //     version in place stores a new revision, `<team>/<name>/<version>.<rev>`; the catalog
 //     says which revision holds each version.
@@ -128,31 +130,10 @@ type Definitions struct {
 	docs      *lru[revisionDoc]
 	garbage   chan garbage
 	box       Sealer
-	// exclusive: see Exclusive.
-	exclusive bool
-}
-
-// Option tunes a store.
-type Option func(*storeOptions)
-
-type storeOptions struct{ exclusive bool }
-
-// Exclusive tells a store that its process is its database's only writer (the standalone
-// process on its embedded database): what it wrote last is what is stored, so it answers
-// reads from what it holds in memory, and reads the database only for what it does not
-// hold. Never where two processes share a database.
-func Exclusive() Option { return func(o *storeOptions) { o.exclusive = true } }
-
-func optionsOf(opts []Option) storeOptions {
-	var o storeOptions
-	for _, fn := range opts {
-		fn(&o)
-	}
-	return o
 }
 
 // NewDefinitions returns the store over db; box seals password parameters at rest.
-func NewDefinitions(db *mongo.Database, box Sealer, opts ...Option) *Definitions {
+func NewDefinitions(db *mongo.Database, box Sealer) *Definitions {
 	s := &Definitions{
 		box:       box,
 		catalogs:  db.Collection(CatalogsCollection),
@@ -163,8 +144,7 @@ func NewDefinitions(db *mongo.Database, box Sealer, opts ...Option) *Definitions
 		docs: newSizedLRU(revisionCacheSize, revisionCacheMem, func(d revisionDoc) int {
 			return len(d.Def) + len(d.Tasks) + 256
 		}),
-		garbage:   make(chan garbage, garbageQueue),
-		exclusive: optionsOf(opts).exclusive,
+		garbage: make(chan garbage, garbageQueue),
 	}
 	for i := range versionBuckets {
 		s.workflows = append(s.workflows, db.Collection(fmt.Sprintf("%s_%02d", WorkflowVersionsCollection, i)))
@@ -182,24 +162,16 @@ func nsKey(ns domain.Namespace) string {
 	return ns.Team + "/" + ns.TeamID
 }
 
-// Catalog returns the current catalog of ns. An exclusive store answers from memory the
-// catalogs it has read or written: every change goes through it (UpdateCatalog), which
-// keeps the catalog it stored before it answers. That spares a read of the head per
-// submit, and a submit after a save still runs what the save stored.
+// Catalog returns the current catalog of ns: a read of its head, and of the snapshot it
+// names only when the cached one is not that snapshot.
 func (s *Definitions) Catalog(ctx context.Context, ns domain.Namespace) (*domain.Catalog, error) {
-	key := nsKey(ns)
-	if s.exclusive {
-		if c, ok := s.cache.get(key); ok {
-			return c.catalog, nil
-		}
-	}
-	cur, err := s.current(ctx, key)
+	cur, err := s.current(ctx, nsKey(ns))
 	return cur.catalog, err
 }
 
 // remember caches c as key's catalog unless a later one is cached already: a read that
-// began before a change, or a change that lost the race to cache, must not put back a
-// catalog that an exclusive store would then answer from memory.
+// began before a change, or a change that lost the race to cache, does not put back an
+// older catalog.
 func (s *Definitions) remember(key string, c current) {
 	s.cache.putUnless(key, c, func(held current) bool { return held.catalog.Seq > c.catalog.Seq })
 }
@@ -461,10 +433,11 @@ func (s *Definitions) RunCollector(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case g := <-s.garbage:
+			// Deleted first, then forgotten: a read between the two would cache it again.
 			id := revisionID(g.ns, g.name, g.version, g.rev)
+			_, _ = s.revisions(g.ns, g.name).DeleteOne(ctx, bson.M{"_id": id})
 			s.summaries.remove(nsKey(g.ns) + ":" + id)
 			s.docs.remove(nsKey(g.ns) + ":" + id)
-			_, _ = s.revisions(g.ns, g.name).DeleteOne(ctx, bson.M{"_id": id})
 		}
 	}
 }
@@ -488,5 +461,7 @@ func (s *Definitions) DeleteNamespace(ctx context.Context, ns domain.Namespace) 
 		return fmt.Errorf("delete catalog head of %s: %w", key, err)
 	}
 	s.cache.remove(key)
+	s.summaries.removePrefix(key + ":")
+	s.docs.removePrefix(key + ":")
 	return nil
 }

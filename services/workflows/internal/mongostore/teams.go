@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -34,21 +33,11 @@ type teamDoc struct {
 // Teams is the Mongo TeamStore.
 type Teams struct {
 	coll *mongo.Collection
-	// known are the records an exclusive store has read, by name (see Exclusive); nil
-	// otherwise. A write forgets its team's once stored and moves gen, so that a read
-	// that began before it does not put back what it replaced.
-	mu    sync.Mutex
-	known map[string]domain.Team
-	gen   uint64
 }
 
 // NewTeams returns the store over db.
-func NewTeams(db *mongo.Database, opts ...Option) *Teams {
-	s := &Teams{coll: db.Collection(TeamsCollection)}
-	if optionsOf(opts).exclusive {
-		s.known = map[string]domain.Team{}
-	}
-	return s
+func NewTeams(db *mongo.Database) *Teams {
+	return &Teams{coll: db.Collection(TeamsCollection)}
 }
 
 // SaveTeam upserts the record of t by name, keeping its workflow counter.
@@ -57,7 +46,6 @@ func (s *Teams) SaveTeam(ctx context.Context, t domain.Team) error {
 		"$set":         bson.M{"teamId": t.ID, "displayName": t.DisplayName, "creationDate": t.CreationDate},
 		"$setOnInsert": bson.M{"workflowCount": 0},
 	}, options.UpdateOne().SetUpsert(true))
-	s.forget(t.Name) // whatever the write did
 	if err != nil {
 		return fmt.Errorf("save team %s: %w", t.Name, err)
 	}
@@ -67,46 +55,15 @@ func (s *Teams) SaveTeam(ctx context.Context, t domain.Team) error {
 // DeleteTeam removes the record of name if it is the incarnation id.
 func (s *Teams) DeleteTeam(ctx context.Context, name, id string) error {
 	_, err := s.coll.DeleteOne(ctx, bson.M{"_id": name, "teamId": id})
-	s.forget(name)
 	if err != nil {
 		return fmt.Errorf("delete team %s: %w", name, err)
 	}
 	return nil
 }
 
-// forget drops what an exclusive store holds of team name after a write of it.
-func (s *Teams) forget(name string) {
-	if s.known == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.known, name)
-	s.gen++
-}
-
-// FindTeamByName returns the known team called name. An exclusive store reads each team
-// once: every submit asks, and teams change only through this store.
+// FindTeamByName returns the known team called name.
 func (s *Teams) FindTeamByName(ctx context.Context, name string) (domain.Team, error) {
-	if s.known == nil {
-		return s.findTeam(ctx, name)
-	}
-	s.mu.Lock()
-	t, ok := s.known[name]
-	gen := s.gen
-	s.mu.Unlock()
-	if ok {
-		return t, nil
-	}
-	t, err := s.findTeam(ctx, name)
-	if err == nil {
-		s.mu.Lock()
-		if s.gen == gen {
-			s.known[name] = t
-		}
-		s.mu.Unlock()
-	}
-	return t, err
+	return s.findTeam(ctx, name)
 }
 
 func (s *Teams) findTeam(ctx context.Context, name string) (domain.Team, error) {
