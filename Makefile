@@ -158,6 +158,25 @@ chromium:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends chromium; \
 	fi
 
+# The distributed mode's binaries (gateway, every service, and the cluster command that
+# supervises them and serves the store and the broker), and its run directory.
+CLUSTER_BIN  := $(CURDIR)/bin/cluster
+CLUSTER_DIR  ?= $(CLUSTER_BIN)/run
+CLUSTER_ADDR ?= 127.0.0.1:8080
+
+.PHONY: cluster cluster-bin
+cluster-bin:
+	@mkdir -p $(CLUSTER_BIN)
+	$(GO) build -o $(CLUSTER_BIN)/ ./gateway/cmd/gateway ./gateway/cmd/cluster $(foreach s,$(wildcard services/*),./$(s)/cmd/...)
+
+## cluster: the distributed mode on this machine, every service its own process from its own
+## binary (two replicas each of runs, runner, schedules and integrations), with a Consul agent,
+## a Mongo-wire store and a Kafka-protocol broker each a process of its own; prints where each
+## listens and the admin token, logs to $(CLUSTER_DIR)/logs; Ctrl-C stops it all
+## (docs/operations.md, "Running the distributed mode locally")
+cluster: $(CONSUL) cluster-bin
+	$(CLUSTER_BIN)/cluster up -consul $(CONSUL) -dir $(CLUSTER_DIR) -addr $(CLUSTER_ADDR)
+
 ## up / down: the distributed deployment with Docker Compose
 up:
 	docker compose up -d --build
