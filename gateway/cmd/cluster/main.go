@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/baton-flow/baton/gateway/internal/cluster"
 )
@@ -43,6 +44,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	switch cmd {
 	case "up":
 		return up(ctx, args, stdin, stdout)
+	case "chaos":
+		return chaos(ctx, args, stdout)
 	case "store":
 		fs := flag.NewFlagSet("store", flag.ContinueOnError)
 		dir := fs.String("dir", "", "data directory")
@@ -60,7 +63,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		}
 		return cluster.ServeBroker(ctx, *addr, *prefix, stdout)
 	default:
-		return fmt.Errorf("unknown command %q: want up, store or broker", cmd)
+		return fmt.Errorf("unknown command %q: want up, chaos, store or broker", cmd)
 	}
 }
 
@@ -114,6 +117,45 @@ func up(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) e
 			}
 		}
 	}
+}
+
+func chaos(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	var cfg cluster.Config
+	var ccfg cluster.ChaosConfig
+	clusterFlags(fs, &cfg)
+	fs.StringVar(&cfg.Dir, "dir", "", "run directory (default a new one under bin/cluster)")
+	fs.DurationVar(&ccfg.For, "for", 5*time.Minute, "how long processes are killed while the workload goes on")
+	fs.DurationVar(&ccfg.KillEvery, "kill-every", 4*time.Second, "longest pause between two kills")
+	fs.DurationVar(&ccfg.DownFor, "down-for", 2*time.Second, "longest a killed process stays down")
+	fs.DurationVar(&ccfg.SubmitEvery, "submit-every", 500*time.Millisecond, "pause between two workflow submits")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = filepath.Join("bin", "cluster", "chaos-"+time.Now().Format("20060102-150405"))
+	}
+	cfg.GatewayAddr = "127.0.0.1:0"
+	cfg.Gateways = max(cfg.Gateways, 2)
+	cfg.Env = cluster.ChaosEnv
+	cfg.Out = stdout
+	ccfg.Dir = filepath.Join(cfg.Dir, "executions")
+	ccfg.Out = stdout
+	fmt.Fprintf(stdout, "starting a cluster in %s ...\n", cfg.Dir)
+	c, err := cluster.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	rep, err := cluster.RunChaos(ctx, c, ccfg)
+	if err != nil {
+		return err
+	}
+	rep.Print(stdout)
+	if err := rep.Err(); err != nil {
+		return fmt.Errorf("%w\nthe processes' logs: %s", err, filepath.Join(cfg.Dir, "logs"))
+	}
+	return nil
 }
 
 // command runs one of the commands typed while the cluster runs.
