@@ -386,13 +386,16 @@ func (c *Cluster) Stop() {
 			<-exited
 		}
 	}
-	infra := 3
-	for _, p := range procs[:len(procs)-infra] {
-		wg.Go(func() { stop(p) })
+	for _, p := range procs {
+		if p.AdminAddr != "" {
+			wg.Go(func() { stop(p) })
+		}
 	}
 	wg.Wait()
-	for _, p := range procs[len(procs)-infra:] {
-		stop(p)
+	for _, p := range procs {
+		if p.AdminAddr == "" {
+			stop(p)
+		}
 	}
 	c.cancel()
 	c.watchers.Wait()
