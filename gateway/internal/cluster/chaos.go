@@ -67,6 +67,9 @@ type Report struct {
 	Sunk, SunkRuns int
 	// Retries are API requests sent again after a process died under them.
 	Retries int64
+	// DecidedTwice counts approvals answered 409 "decided already" although the vote
+	// was this client's: the gateway sent the PUT again after the replica died.
+	DecidedTwice int
 	// Problems are what broke; none means the run passed.
 	Problems []string
 }
@@ -98,6 +101,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "processes killed: %d (%s); exited on their own: %d; API requests sent again: %d\n", kills, formatCounts(r.Kills), r.Crashes, r.Retries)
 	fmt.Fprintf(w, "script executions: %d; child runs: %d; approvals decided: %d; callbacks: %d; lock sections: %d\n",
 		r.Executions, r.ChildRuns, r.Decisions, r.Callbacks, r.LockHolds)
+	fmt.Fprintf(w, "approvals answered 409 though their vote was applied (the gateway sent the PUT again): %d\n", r.DecidedTwice)
 	fmt.Fprintf(w, "schedule: %d fires planned, %d runs; inbound CloudEvents: %d\n", r.Fires, r.ScheduledRuns, r.Events)
 	fmt.Fprintf(w, "sink: %d status events, every one of %d runs\n", r.Sunk, r.SunkRuns)
 	if len(r.Problems) == 0 {
@@ -149,6 +153,8 @@ type chaos struct {
 	runs map[string]string
 	// early are the gated runs sent their callback as soon as submitted.
 	early map[string]bool
+	// lockKey is each gated run's lock key.
+	lockKey map[string]string
 	// callbacks are the runs whose callback was accepted, with how many.
 	callbacks map[string]int
 	// votes are the approvals accepted, by action.
@@ -191,7 +197,7 @@ func RunChaos(ctx context.Context, c *Cluster, cfg ChaosConfig) (*Report, error)
 	defer s.close()
 	ch := &chaos{c: c, cfg: cfg, api: newAPI(c.GatewayURLs(), c.Token), sink: s,
 		rep:  &Report{Runs: map[string]int{}, Kills: map[string]int{}},
-		runs: map[string]string{}, early: map[string]bool{}, callbacks: map[string]int{}, votes: map[string]int{}}
+		runs: map[string]string{}, early: map[string]bool{}, lockKey: map[string]string{}, callbacks: map[string]int{}, votes: map[string]int{}}
 	if err := ch.setup(ctx); err != nil {
 		return nil, fmt.Errorf("set up the workload: %w", err)
 	}
@@ -417,6 +423,9 @@ func (ch *chaos) stopSchedule(ctx context.Context, s schedule) error {
 		return err
 	}
 	body["status"] = "inactive"
+	for _, readOnly := range []string{"nextScheduleDate", "lastScheduleDate", "triggerDisabled", "creationDate"} {
+		delete(body, readOnly)
+	}
 	_, err := ch.api.expect(ctx, http.MethodPut, "/team/"+chaosTeam+"/schedule", body, http.StatusOK)
 	return err
 }
@@ -494,6 +503,9 @@ func (ch *chaos) submitOne(ctx context.Context, wg *sync.WaitGroup, n int) {
 	}
 	ch.runs[run.ID] = wf
 	ch.rep.Runs[wf]++
+	if wf == "gated" {
+		ch.lockKey[run.ID] = body["params"].(map[string]any)["key"].(string)
+	}
 	// Half the gated runs get their callback at once, kept until their task waits.
 	if wf == "gated" && (n/len(mix))%2 == 0 {
 		ch.early[run.ID] = true
@@ -569,10 +581,15 @@ func (ch *chaos) approve(ctx context.Context, id, run string) {
 	switch {
 	case err != nil:
 		return // the run is reported as not ended
-	case res.status == http.StatusNoContent, res.status == http.StatusConflict && res.reached:
-		// Accepted; a conflict after a try that may have reached a dying process is the
-		// first try's vote, stored.
+	case res.status == http.StatusNoContent, res.status == http.StatusConflict && (res.reached || ch.decidedBy(ctx, id)):
+		// Accepted. A conflict after a try that may have reached a dying process is the
+		// first try's vote, stored; so is one where the action shows this approver's
+		// vote: the gateway sends a PUT again to another replica when the one it went to
+		// died before answering, and the second answers that the action is decided.
 		ch.mu.Lock()
+		if res.status == http.StatusConflict {
+			ch.rep.DecidedTwice++
+		}
 		ch.votes[id]++
 		ch.rep.Decisions++
 		early := ch.early[run]
@@ -585,6 +602,21 @@ func (ch *chaos) approve(ctx context.Context, id, run string) {
 		ch.rep.problem("approval %s of run %s refused: %v", id, run, res)
 		ch.mu.Unlock()
 	}
+}
+
+// decidedBy reports whether action id shows the approver's vote.
+func (ch *chaos) decidedBy(ctx context.Context, id string) bool {
+	var a struct {
+		Actioners []struct {
+			Email string `json:"approverEmail"`
+			ID    string `json:"approverId"`
+			Name  string `json:"approverName"`
+		} `json:"actioners"`
+	}
+	if err := ch.api.get(ctx, "/team/"+chaosTeam+"/action/"+id, &a); err != nil {
+		return false
+	}
+	return len(a.Actioners) == 1
 }
 
 // callbackWhenWaiting sends run's callback once its eventwait task waits.
@@ -629,6 +661,7 @@ type runView struct {
 	StatusMessage string     `json:"statusMessage"`
 	Trigger       string     `json:"trigger"`
 	ParentRun     string     `json:"parentRun"`
+	Created       time.Time  `json:"creationDate"`
 	Tasks         []taskView `json:"tasks"`
 }
 
@@ -692,6 +725,7 @@ func (ch *chaos) check(ctx context.Context, done map[string]*runView, s schedule
 	runs := maps(ch.runs)
 	votes := maps(ch.votes)
 	callbacks := maps(ch.callbacks)
+	lockKeys := maps(ch.lockKey)
 	rep.Events = ch.events
 	ch.mu.Unlock()
 
@@ -738,7 +772,7 @@ func (ch *chaos) check(ctx context.Context, done map[string]*runView, s schedule
 				from, err1 := time.Parse(time.RFC3339Nano, lock.StartTime)
 				to, err2 := time.Parse(time.RFC3339Nano, unlock.StartTime)
 				if err1 == nil && err2 == nil {
-					k := lockKeyOf(ctx, ch, r)
+					k := lockKeys[id]
 					holds[k] = append(holds[k], hold{run: id, start: from.Add(time.Duration(lock.Duration) * time.Millisecond), end: to})
 				}
 			}
@@ -766,26 +800,6 @@ func maps[K comparable, V any](m map[K]V) map[K]V {
 		out[k] = v
 	}
 	return out
-}
-
-// lockKeyOf answers the lock key of gated run r, read back from its lock task's params.
-func lockKeyOf(ctx context.Context, ch *chaos, r *runView) string {
-	var tr struct {
-		Params []struct {
-			Name  string `json:"name"`
-			Value any    `json:"value"`
-		} `json:"params"`
-	}
-	if t := r.task("lock"); t != nil {
-		if err := ch.api.get(ctx, "/taskrun/"+t.ID, &tr); err == nil {
-			for _, p := range tr.Params {
-				if p.Name == "key" {
-					return fmt.Sprint(p.Value)
-				}
-			}
-		}
-	}
-	return "?"
 }
 
 // actionOf answers the id of the approval action of gated run r's first attempt: its task
@@ -884,25 +898,41 @@ func (ch *chaos) checkSchedule(ctx context.Context, s schedule) {
 	}
 	first := s.created.Truncate(time.Second).Add(time.Second)
 	ch.rep.Fires = int(sch.Last.Sub(first)/time.Second) + 1
-	var count struct {
-		Status map[string]int `json:"status"`
-	}
-	// Every run it made ends: wait for them, then count them by status.
+	var runs []runView
+	// Every run it made ends: wait for them.
 	err := poll(ctx, func() error {
-		if err := ch.api.get(ctx, "/team/"+chaosTeam+"/workflowrun/count?workflows=tick", &count); err != nil {
-			return err
+		runs = runs[:0]
+		for page := 0; ; page++ {
+			var p struct {
+				Content []runView `json:"content"`
+			}
+			if err := ch.api.get(ctx, fmt.Sprintf("/team/%s/workflowrun/query?workflows=tick&limit=1000&page=%d", chaosTeam, page), &p); err != nil {
+				return err
+			}
+			runs = append(runs, p.Content...)
+			if len(p.Content) < 1000 {
+				break
+			}
 		}
-		if left := count.Status["all"] - count.Status["succeeded"]; left > 0 {
-			return fmt.Errorf("%d runs of tick not succeeded: %v", left, count.Status)
+		for _, r := range runs {
+			if r.Status != "succeeded" {
+				return fmt.Errorf("run %s of tick is %s", r.ID, r.Status)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		ch.rep.problem("schedule's runs: %v", err)
 	}
-	ch.rep.ScheduledRuns = count.Status["all"]
+	ch.rep.ScheduledRuns = len(runs)
 	if ch.rep.ScheduledRuns != ch.rep.Fires {
-		ch.rep.problem("schedule: %d fires from %s to %s, %d runs", ch.rep.Fires, first.Format(time.TimeOnly), sch.Last.Format(time.TimeOnly), ch.rep.ScheduledRuns)
+		var created []string
+		for _, r := range runs {
+			created = append(created, r.Created.Format("15:04:05.000"))
+		}
+		sort.Strings(created)
+		ch.rep.problem("schedule: %d fires from %s to %s, %d runs, made at %s", ch.rep.Fires, first.Format(time.TimeOnly),
+			sch.Last.Format(time.TimeOnly), ch.rep.ScheduledRuns, strings.Join(created, " "))
 	}
 }
 
