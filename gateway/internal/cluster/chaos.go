@@ -12,12 +12,17 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/baton-flow/baton/libs/mongox"
 )
 
 // ChaosEnv is the settings of a cluster chaos runs on: no rate limit on the one admin
@@ -56,7 +61,8 @@ type Report struct {
 	Executions int
 	// Decisions and Callbacks accepted; Events are the inbound CloudEvents sent.
 	Decisions, Callbacks, Events int
-	// Fires planned by the schedule from its first to its last, and the runs they made.
+	// Fires the schedule made up to the end of the kills (by their idempotency keys), and
+	// the runs they made.
 	Fires, ScheduledRuns int
 	// LockHolds are the lock sections checked one at a time per key.
 	LockHolds int
@@ -102,7 +108,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "script executions: %d; child runs: %d; approvals decided: %d; callbacks: %d; lock sections: %d\n",
 		r.Executions, r.ChildRuns, r.Decisions, r.Callbacks, r.LockHolds)
 	fmt.Fprintf(w, "approvals answered 409 though their vote was applied (the gateway sent the PUT again): %d\n", r.DecidedTwice)
-	fmt.Fprintf(w, "schedule: %d fires planned, %d runs; inbound CloudEvents: %d\n", r.Fires, r.ScheduledRuns, r.Events)
+	fmt.Fprintf(w, "schedule: %d fires, %d runs; inbound CloudEvents: %d\n", r.Fires, r.ScheduledRuns, r.Events)
 	fmt.Fprintf(w, "sink: %d status events, every one of %d runs\n", r.Sunk, r.SunkRuns)
 	if len(r.Problems) == 0 {
 		fmt.Fprintln(w, "chaos: every run final and right, every task once, every fire, decision, callback, lock and event once")
@@ -224,18 +230,19 @@ func RunChaos(ctx context.Context, c *Cluster, cfg ChaosConfig) (*Report, error)
 	}
 	ch.note("kills stopped; waiting for every run to end")
 
+	cut := time.Now()
 	settleCtx, cancel := context.WithTimeout(ctx, cfg.Settle)
 	defer cancel()
-	if err := ch.stopSchedule(settleCtx, schedule); err != nil {
-		ch.rep.problem("stop the schedule: %v", err)
-	}
 	finished := ch.awaitRuns(settleCtx)
 	stopGates()
 	gates.Wait()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	ch.check(settleCtx, finished, schedule)
+	ch.check(settleCtx, finished, schedule, cut)
+	if err := ch.stopSchedule(settleCtx, schedule); err != nil {
+		ch.rep.problem("stop the schedule: %v", err)
+	}
 	for _, st := range c.Stats() {
 		ch.rep.Crashes += st.Failures
 	}
@@ -719,7 +726,7 @@ func (ch *chaos) awaitRuns(ctx context.Context) map[string]*runView {
 }
 
 // check checks what ended against what was sent.
-func (ch *chaos) check(ctx context.Context, done map[string]*runView, s schedule) {
+func (ch *chaos) check(ctx context.Context, done map[string]*runView, s schedule, cut time.Time) {
 	rep := ch.rep
 	ch.mu.Lock()
 	runs := maps(ch.runs)
@@ -790,7 +797,7 @@ func (ch *chaos) check(ctx context.Context, done map[string]*runView, s schedule
 		}
 		rep.LockHolds += len(list)
 	}
-	ch.checkSchedule(ctx, s)
+	ch.checkSchedule(ctx, s, cut)
 	ch.checkSink(ctx, ids)
 }
 
@@ -887,54 +894,123 @@ func (ch *chaos) checkChild(ctx context.Context, r *runView) {
 }
 
 // checkSchedule checks that the schedule made one run per second from its first fire to
-// its last.
-func (ch *chaos) checkSchedule(ctx context.Context, s schedule) {
-	var sch struct {
-		Last time.Time `json:"lastScheduleDate"`
-	}
-	if err := ch.api.get(ctx, "/team/"+chaosTeam+"/schedule/"+s.id, &sch); err != nil {
-		ch.rep.problem("schedule: %v", err)
-		return
-	}
+// cut, each fire's run found by the fire's idempotency key (<scheduleId>@<fireTime>), which
+// the runs service keeps in its database, and that every run of tick is a fire's. Fires
+// late from the kills are waited for, as a user waits; those after cut are not checked.
+func (ch *chaos) checkSchedule(ctx context.Context, s schedule, cut time.Time) {
 	first := s.created.Truncate(time.Second).Add(time.Second)
-	ch.rep.Fires = int(sch.Last.Sub(first)/time.Second) + 1
-	var runs []runView
-	// Every run it made ends: wait for them.
+	var problems []string
+	var runs map[string]runView
+	var fires map[time.Time]string
+	// Fires come late after kills, and their runs end later still: wait for them.
 	err := poll(ctx, func() error {
-		runs = runs[:0]
-		for page := 0; ; page++ {
-			var p struct {
-				Content []runView `json:"content"`
-			}
-			if err := ch.api.get(ctx, fmt.Sprintf("/team/%s/workflowrun/query?workflows=tick&limit=1000&page=%d", chaosTeam, page), &p); err != nil {
-				return err
-			}
-			runs = append(runs, p.Content...)
-			if len(p.Content) < 1000 {
-				break
+		var err error
+		if runs, err = ch.tickRuns(ctx); err != nil {
+			return err
+		}
+		if fires, err = ch.fires(ctx, s.id); err != nil {
+			return err
+		}
+		problems = problems[:0]
+		for at := first; !at.After(cut); at = at.Add(time.Second) {
+			run, ok := fires[at]
+			switch {
+			case !ok:
+				problems = append(problems, fmt.Sprintf("schedule: no fire of %s", at.Format(time.TimeOnly)))
+			case runs[run].Status != "succeeded":
+				problems = append(problems, fmt.Sprintf("schedule: the fire of %s names run %s, which is %q", at.Format(time.TimeOnly), run, runs[run].Status))
 			}
 		}
-		for _, r := range runs {
-			if r.Status != "succeeded" {
-				return fmt.Errorf("run %s of tick is %s", r.ID, r.Status)
-			}
+		if len(problems) > 0 {
+			return fmt.Errorf("%d fires not made", len(problems))
 		}
 		return nil
 	})
 	if err != nil {
-		ch.rep.problem("schedule's runs: %v", err)
-	}
-	ch.rep.ScheduledRuns = len(runs)
-	if ch.rep.ScheduledRuns != ch.rep.Fires {
-		var created []string
-		for _, r := range runs {
-			created = append(created, r.Created.Format("15:04:05.000"))
+		ch.rep.problem("schedule: %v", err)
+		for _, p := range problems {
+			ch.rep.problem("%s", p)
 		}
-		sort.Strings(created)
-		ch.rep.problem("schedule: %d fires from %s to %s, %d runs, made at %s", ch.rep.Fires, first.Format(time.TimeOnly),
-			sch.Last.Format(time.TimeOnly), ch.rep.ScheduledRuns, strings.Join(created, " "))
+	}
+	named := map[string]int{}
+	for at, run := range fires {
+		if !at.Before(first) && !at.After(cut) {
+			ch.rep.Fires++
+			named[run]++
+		} else if at.Before(first) {
+			ch.rep.problem("schedule: a fire of %s, before its first", at.Format(time.TimeOnly))
+		}
+	}
+	for id, r := range runs {
+		if n := named[id]; n > 1 {
+			ch.rep.problem("schedule: run %s is the run of %d fires", id, n)
+		}
+		if _, ok := named[id]; ok {
+			ch.rep.ScheduledRuns++
+			continue
+		}
+		fired := false
+		for _, run := range fires {
+			fired = fired || run == id
+		}
+		if !fired {
+			ch.rep.problem("schedule: run %s of tick, made at %s, is no fire's", id, r.Created.Format(time.TimeOnly))
+		}
 	}
 }
+
+// tickRuns answers the runs of tick, by id.
+func (ch *chaos) tickRuns(ctx context.Context) (map[string]runView, error) {
+	out := map[string]runView{}
+	for page := 0; ; page++ {
+		var p struct {
+			Content []runView `json:"content"`
+		}
+		if err := ch.api.get(ctx, fmt.Sprintf("/team/%s/workflowrun/query?workflows=tick&limit=1000&page=%d", chaosTeam, page), &p); err != nil {
+			return nil, err
+		}
+		for _, r := range p.Content {
+			out[r.ID] = r
+		}
+		if len(p.Content) < 1000 {
+			return out, nil
+		}
+	}
+}
+
+// fires reads the schedule's fires from the runs service's idempotency keys: the run of
+// each fire time.
+func (ch *chaos) fires(ctx context.Context, scheduleID string) (map[time.Time]string, error) {
+	client, err := mongox.Connect(ctx, ch.c.StoreURI)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
+	prefix := chaosTeam + "/tick/" + scheduleID + "@"
+	cur, err := client.Database(runsDatabase).Collection("idempotency").Find(ctx, bson.M{"_id": bson.M{"$regex": "^" + regexp.QuoteMeta(prefix)}})
+	if err != nil {
+		return nil, err
+	}
+	var keys []struct {
+		ID  string `bson:"_id"`
+		Run string `bson:"run"`
+	}
+	if err := cur.All(ctx, &keys); err != nil {
+		return nil, err
+	}
+	out := map[time.Time]string{}
+	for _, k := range keys {
+		at, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(k.ID, prefix))
+		if err != nil {
+			return nil, fmt.Errorf("fire key %q: %w", k.ID, err)
+		}
+		out[at] = k.Run
+	}
+	return out, nil
+}
+
+// runsDatabase is the runs service's database under the default prefix.
+const runsDatabase = "baton_runs"
 
 // checkSink checks that the sink got every status event of every run in ids: each run's
 // events numbered 1 to the last without a gap, the last its completion.
