@@ -392,7 +392,10 @@ type schedule struct {
 // run's status events to reach the sink: by then the integrations replicas know the sink.
 func (ch *chaos) startSchedule(ctx context.Context) (schedule, error) {
 	res, err := ch.api.expect(ctx, http.MethodPost, "/team/"+chaosTeam+"/schedule", map[string]any{
-		"name": "every-second", "workflowRef": "tick", "type": "cron", "cronSchedule": "* * * * * *", "timezone": "UTC"}, http.StatusCreated)
+		"name": "every-second", "workflowRef": "tick", "type": "cron", "cronSchedule": "* * * * * *", "timezone": "UTC",
+		// Every fire makes its run however late the kills make it: a fire later than a
+		// minute is missed otherwise, and fireOnce makes one run for a row of them.
+		"misfirePolicy": "fireAll", "catchupWindow": "1h"}, http.StatusCreated)
 	if err != nil {
 		return schedule{}, err
 	}

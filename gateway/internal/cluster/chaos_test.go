@@ -46,7 +46,16 @@ func TestChaos(t *testing.T) {
 		require.NoError(t, err, envChaosFor)
 		kills = d
 	}
-	dir := t.TempDir()
+	// Kept when the test fails, for the processes' logs to be read.
+	dir, err := os.MkdirTemp("", "baton-chaos-")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the cluster's run directory, with each process's log under logs/: %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
 	out := &testOut{t: t}
 	ctx := context.Background()
 	c, err := Start(ctx, Config{Dir: dir, Bin: bin, Consul: consul, GatewayAddr: "127.0.0.1:0", Gateways: 2, Env: ChaosEnv, Out: out})
