@@ -466,6 +466,10 @@ func (ch *chaos) kill(ctx context.Context) {
 	}
 }
 
+// answerWithin bounds how long a submit or an event is sent again before the workload
+// counts it unanswered, as a client gives up: far above the few seconds a restart takes.
+const answerWithin = 2 * time.Minute
+
 // submitters is how many clients submit at once, each waiting for its answer before the
 // next: a closed loop, so that a cluster slowed by kills is not buried under retries.
 const submitters = 2
@@ -497,7 +501,9 @@ func (ch *chaos) submitOne(ctx context.Context, wg *sync.WaitGroup, n int) {
 	if wf == "gated" {
 		body["params"] = map[string]any{"key": fmt.Sprintf("k%d", n%lockKeys)}
 	}
-	res, err := ch.api.expect(ctx, http.MethodPost, "/team/"+chaosTeam+"/workflow/"+wf+"/submit?start=true", body,
+	answerCtx, cancel := context.WithTimeout(ctx, answerWithin)
+	defer cancel()
+	res, err := ch.api.expect(answerCtx, http.MethodPost, "/team/"+chaosTeam+"/workflow/"+wf+"/submit?start=true", body,
 		http.StatusCreated, http.StatusOK)
 	var run struct {
 		ID string `json:"id"`
@@ -533,7 +539,9 @@ func (ch *chaos) sendEvents(ctx, load context.Context) {
 		case <-time.After(time.Second):
 		}
 		body := fmt.Sprintf(`{"specversion":"1.0","id":"chaos-%d","source":"/chaos","type":"io.example.chaos","data":{"n":%d}}`, n, n)
-		res, err := ch.api.do(ctx, http.MethodPost, "/event?ref="+chaosTeam+"/ingest", "application/cloudevents+json", body)
+		answerCtx, cancel := context.WithTimeout(ctx, answerWithin)
+		res, err := ch.api.do(answerCtx, http.MethodPost, "/event?ref="+chaosTeam+"/ingest", "application/cloudevents+json", body)
+		cancel()
 		var run struct {
 			ID string `json:"id"`
 		}
