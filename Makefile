@@ -27,6 +27,7 @@ CONTRACT_LOG := $(CURDIR)/.tools/contract.log
 ## the crash test alone: 200 runs while the engine's processes are killed and restarted;
 ## then the schedules kill test alone: two schedules replicas killed and restarted for two
 ## minutes while schedules fire every second, each planned fire made once;
+## then the distributed mode's chaos for one minute (make chaos, shorter);
 ## then the web UI's browser tests alone (web-e2e);
 ## last, how many answers the tests checked against the OpenAPI document
 test: tools lint web-check
@@ -36,6 +37,8 @@ test: tools lint web-check
 	$(MAKE) --no-print-directory web-e2e
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -timeout 40m -run '^TestCrashSafety(Alone)?$$' -v ./gateway/internal/crashtest/
 	BATON_SCHEDULE_KILL_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestSchedulesUnderKills$$' -v ./services/schedules/internal/killtest/
+	$(MAKE) --no-print-directory cluster-bin
+	BATON_CLUSTER_CHAOS_TEST=1 BATON_CLUSTER_BIN=$(CLUSTER_BIN) BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) -run '^TestChaos$$' -v ./gateway/internal/cluster/
 	@awk '{r += $$2; s += $$3; q += $$4} END {printf "contract: %d responses validated against openapi.yaml (%d streams by status and content type; %d requests) by %d test binaries\n", r, s, q, NR}' $(CONTRACT_LOG)
 
 ## test-integration: the end-to-end tests only (gateway → services → Mongo → Kafka)
@@ -157,6 +160,35 @@ chromium:
 		echo "installing chromium from Debian's packages"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends chromium; \
 	fi
+
+# The distributed mode's binaries (gateway, every service, and the cluster command that
+# supervises them and serves the store and the broker), and its run directory.
+CLUSTER_BIN  := $(CURDIR)/bin/cluster
+CLUSTER_DIR  ?= $(CLUSTER_BIN)/run
+CLUSTER_ADDR ?= 127.0.0.1:8080
+
+.PHONY: cluster cluster-bin
+cluster-bin:
+	@mkdir -p $(CLUSTER_BIN)
+	$(GO) build -o $(CLUSTER_BIN)/ ./gateway/cmd/gateway ./gateway/cmd/cluster $(foreach s,$(wildcard services/*),./$(s)/cmd/...)
+
+## cluster: the distributed mode on this machine, every service its own process from its own
+## binary (two replicas each of runs, runner, schedules and integrations), with a Consul agent,
+## a Mongo-wire store and a Kafka-protocol broker each a process of its own; prints where each
+## listens and the admin token, logs to $(CLUSTER_DIR)/logs; Ctrl-C stops it all
+## (docs/operations.md, "Running the distributed mode locally")
+cluster: $(CONSUL) cluster-bin
+	$(CLUSTER_BIN)/cluster up -consul $(CONSUL) -dir $(CLUSTER_DIR) -addr $(CLUSTER_ADDR)
+
+CHAOS_FOR ?= 5m
+.PHONY: chaos
+## chaos: on such a cluster (two gateways, a new run directory under bin/cluster), a mixed
+## workload (chains, fan-outs, approvals, callbacks, locks, child runs, a schedule firing
+## every second, inbound CloudEvents, status events to a sink) for CHAOS_FOR (default 5m)
+## while random gateways and service replicas are SIGKILLed and restarted; then checks every
+## run, task, fire, decision, lock and event, prints the counts and fails with what broke
+chaos: $(CONSUL) cluster-bin
+	$(CLUSTER_BIN)/cluster chaos -consul $(CONSUL) -for $(CHAOS_FOR)
 
 ## up / down: the distributed deployment with Docker Compose
 up:

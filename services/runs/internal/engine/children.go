@@ -53,7 +53,7 @@ func (e *Engine) startChild(ctx context.Context, run string, i int) {
 	// fail is how the task ends when there is no child: invalid when a limit forbids
 	// one, failed when submitting it failed.
 	fail, failMsg := domain.Failed, ""
-	child, err := e.starter.StartChild(ctx, c)
+	child, err := startRetrying(ctx, childStartPauses, func() (string, error) { return e.starter.StartChild(ctx, c) })
 	var refused *ChildRefused
 	switch {
 	case errors.As(err, &refused):
