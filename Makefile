@@ -27,7 +27,6 @@ CONTRACT_LOG := $(CURDIR)/.tools/contract.log
 ## the crash test alone: 200 runs while the engine's processes are killed and restarted;
 ## then the schedules kill test alone: two schedules replicas killed and restarted for two
 ## minutes while schedules fire every second, each planned fire made once;
-## then the distributed mode's chaos for one minute (make chaos, shorter);
 ## then the web UI's browser tests alone (web-e2e);
 ## last, how many answers the tests checked against the OpenAPI document
 test: tools lint web-check
@@ -37,8 +36,6 @@ test: tools lint web-check
 	$(MAKE) --no-print-directory web-e2e
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -timeout 40m -run '^TestCrashSafety(Alone)?$$' -v ./gateway/internal/crashtest/
 	BATON_SCHEDULE_KILL_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestSchedulesUnderKills$$' -v ./services/schedules/internal/killtest/
-	$(MAKE) --no-print-directory cluster-bin
-	BATON_CLUSTER_CHAOS_TEST=1 BATON_CLUSTER_BIN=$(CLUSTER_BIN) BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) -run '^TestChaos$$' -v ./gateway/internal/cluster/
 	@awk '{r += $$2; s += $$3; q += $$4} END {printf "contract: %d responses validated against openapi.yaml (%d streams by status and content type; %d requests) by %d test binaries\n", r, s, q, NR}' $(CONTRACT_LOG)
 
 ## test-integration: the end-to-end tests only (gateway → services → Mongo → Kafka)
