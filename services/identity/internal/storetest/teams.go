@@ -25,8 +25,8 @@ func newTeam(n int, name string) domain.Team {
 	return domain.Team{
 		ID: id(n), Name: name, DisplayName: "Team " + name, Status: domain.TeamActive,
 		Labels: map[string]string{"env": "prod", "cost.center": "42"}, ExternalRef: "ext-" + name,
-		CreationDate: at.Add(-time.Duration(n) * time.Hour),
-		Members:      []domain.Member{{UserID: id(100 + n), Role: "owner"}, {UserID: id(200), Role: "member"}},
+		CreationDate:   at.Add(-time.Duration(n) * time.Hour),
+		Members:        []domain.Member{{UserID: id(100 + n), Role: "owner"}, {UserID: id(200), Role: "member"}},
 		ApproverGroups: []domain.ApproverGroup{{ID: "g1", Name: "leads", Approvers: []string{id(100 + n)}}},
 		Parameters: []domain.TeamParam{
 			{Name: "region", Type: "text", Default: json.RawMessage(`"eu"`), Value: json.RawMessage(`{"a":[1,2.50]}`)},
