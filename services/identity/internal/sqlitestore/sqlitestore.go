@@ -108,8 +108,9 @@ CREATE INDEX teams_status ON teams (status, name);
 
 CREATE TABLE team_members (
 	user_id TEXT NOT NULL,
+	name    TEXT NOT NULL,
 	team    TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
-	PRIMARY KEY (user_id, team)
+	PRIMARY KEY (user_id, name)
 ) WITHOUT ROWID;
 CREATE INDEX team_members_team ON team_members (team);
 

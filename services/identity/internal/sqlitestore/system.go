@@ -10,6 +10,11 @@ import (
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 )
 
+const (
+	qParam  = `SELECT version, doc FROM params WHERE name = ?`
+	qSystem = `SELECT version, doc FROM system WHERE id = ?`
+)
+
 // CreateParam stores a new parameter at version 1; a taken name fails with
 // domain.ParamExists.
 func (s *Store) CreateParam(ctx context.Context, p domain.Param) error {
@@ -69,7 +74,7 @@ func (s *Store) FindParams(ctx context.Context) ([]domain.Param, error) {
 // UpdateParam applies fn and writes the result conditionally on the version read.
 func (s *Store) UpdateParam(ctx context.Context, name string, fn func(*domain.Param) error) (domain.Param, error) {
 	for range maxAttempts {
-		p, err := scanParam(s.db.QueryRow(ctx, `SELECT version, doc FROM params WHERE name = ?`, name))
+		p, err := scanParam(s.db.QueryRow(ctx, qParam, name))
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Param{}, domain.ParamNotFound(name)
 		}
@@ -212,7 +217,7 @@ func (s *Store) UpdateActivation(ctx context.Context, fn func(*domain.Activation
 // the first write.
 func (s *Store) findSingleton(ctx context.Context, id string, v any) (version int64, found bool, err error) {
 	var doc []byte
-	err = s.db.QueryRow(ctx, `SELECT version, doc FROM system WHERE id = ?`, id).Scan(&version, &doc)
+	err = s.db.QueryRow(ctx, qSystem, id).Scan(&version, &doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}

@@ -16,7 +16,7 @@ import (
 const (
 	qTeamByName = `SELECT version, doc FROM teams WHERE name = ?`
 	qTeamByID   = `SELECT name FROM teams WHERE id = ?`
-	qTeamsOf    = `SELECT t.version, t.doc FROM team_members m JOIN teams t ON t.id = m.team WHERE m.user_id = ? ORDER BY t.name`
+	qTeamsOf    = `SELECT t.version, t.doc FROM team_members m JOIN teams t ON t.id = m.team WHERE m.user_id = ? ORDER BY m.name`
 	qTeamTaken  = `SELECT 1 FROM teams WHERE name = ?`
 )
 
@@ -49,10 +49,11 @@ func (s *Store) CreateTeam(ctx context.Context, t domain.Team, owed []outbox.Ent
 	return nil
 }
 
-// insertMembers indexes the team's members, for FindTeamsByMember.
+// insertMembers indexes the team's members, for FindTeamsByMember: by user, then by the
+// team's name, the order the teams are answered in.
 func insertMembers(tx *sqlitex.Tx, t domain.Team) error {
 	for _, m := range t.Members {
-		if _, err := tx.Exec(`INSERT OR IGNORE INTO team_members (user_id, team) VALUES (?, ?)`, m.UserID, t.ID); err != nil {
+		if _, err := tx.Exec(`INSERT OR IGNORE INTO team_members (user_id, name, team) VALUES (?, ?, ?)`, m.UserID, t.Name, t.ID); err != nil {
 			return err
 		}
 	}
