@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-flow/baton/services/identity"
 	"github.com/baton-flow/baton/services/runs"
+	"github.com/baton-flow/baton/services/tasks"
 )
 
 // ownDatabase is a service that keeps its data in a SQLite file of its own in standalone
@@ -23,6 +24,7 @@ type ownDatabase struct {
 var ownDatabases = []ownDatabase{
 	{runs.DatabaseURLEnv, runs.Name, runsDBFile},
 	{identity.DatabaseURLEnv, identity.Name, identity.Name + ".db"},
+	{tasks.DatabaseURLEnv, tasks.Name, tasks.Name + ".db"},
 }
 
 // serviceDatabaseURL is where standalone mode keeps a service's data when the process runs
