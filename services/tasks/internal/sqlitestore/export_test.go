@@ -4,21 +4,7 @@ import "context"
 
 // Plan answers the query plan of a statement, a line a step.
 func (s *Store) Plan(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.db.Query(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			return nil, err
-		}
-		out = append(out, detail)
-	}
-	return out, rows.Err()
+	return s.db.QueryPlan(ctx, query, args...)
 }
 
 // HotQueries are the statements asked for every task a workflow references and for the
