@@ -27,6 +27,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/jsonbody"
+	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/libs/sqlitex"
 )
 
@@ -212,22 +214,44 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// limitOffset is the LIMIT clause of a page: size 0 is every row after the offset.
-func limitOffset(size int, offset int64) (string, []any) {
-	limit := int64(size)
+// search is one page of a search: the rows of table (its columns cols) that conds (with
+// args) select, sorted on sort (a column) then id, both ways alike, and how many it selects
+// in all; scan reads the rows.
+type search[T any] struct {
+	table, cols, sort string
+	conds             []string
+	args              []any
+	scan              func(*sql.Rows) ([]T, error)
+}
+
+func (q search[T]) run(ctx context.Context, db *sqlitex.DB, p page.Request) ([]T, int64, error) {
+	where := ""
+	if len(q.conds) > 0 {
+		where = " WHERE " + strings.Join(q.conds, " AND ")
+	}
+	var total int64
+	if err := db.QueryRow(ctx, "SELECT count(*) FROM "+q.table+where, q.args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count %s: %w", q.table, err)
+	}
+	dir := " ASC"
+	if p.Desc {
+		dir = " DESC"
+	}
+	// Size 0 is every row after the offset.
+	limit := int64(p.Size)
 	if limit <= 0 {
 		limit = -1
 	}
-	return " LIMIT ? OFFSET ?", []any{limit, offset}
-}
-
-// orderBy is the ORDER BY clause for column col and tiebreak, both in one direction.
-func orderBy(col, tiebreak string, desc bool) string {
-	dir := " ASC"
-	if desc {
-		dir = " DESC"
+	rows, err := db.Query(ctx, "SELECT "+q.cols+" FROM "+q.table+where+" ORDER BY "+q.sort+dir+", id"+dir+" LIMIT ? OFFSET ?",
+		append(q.args, limit, p.Offset())...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find %s: %w", q.table, err)
 	}
-	return " ORDER BY " + col + dir + ", " + tiebreak + dir
+	out, err := q.scan(rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
 }
 
 // busy is the answer to an update that lost every race it ran.

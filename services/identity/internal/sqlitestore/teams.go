@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/baton-flow/baton/libs/outbox"
 	"github.com/baton-flow/baton/libs/page"
@@ -204,28 +203,11 @@ func (s *Store) FindTeams(ctx context.Context, f domain.TeamFilter, p page.Reque
 		conds = append(conds, "id IN (SELECT team FROM team_members WHERE user_id = ?)")
 		args = append(args, f.MemberID)
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
-	}
-	var total int64
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM teams"+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count teams: %w", err)
-	}
 	col, ok := teamSortColumns[p.Sort]
 	if !ok {
 		col = "name"
 	}
-	limit, largs := limitOffset(p.Size, p.Offset())
-	rows, err := s.db.Query(ctx, "SELECT version, doc FROM teams"+where+orderBy(col, "id", p.Desc)+limit, append(args, largs...)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("find teams: %w", err)
-	}
-	teams, err := scanTeams(rows)
-	if err != nil {
-		return nil, 0, err
-	}
-	return teams, total, nil
+	return search[domain.Team]{table: "teams", cols: "version, doc", sort: col, conds: conds, args: args, scan: scanTeams}.run(ctx, s.db, p)
 }
 
 func scanTeams(rows *sql.Rows) ([]domain.Team, error) {

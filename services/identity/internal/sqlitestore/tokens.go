@@ -190,28 +190,11 @@ func (s *Store) FindTokens(ctx context.Context, f domain.TokenFilter, p page.Req
 		conds = append(conds, "created <= ?")
 		args = append(args, millis(*f.To))
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
-	}
-	var total int64
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM tokens"+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count tokens: %w", err)
-	}
 	col, ok := tokenSortColumns[p.Sort]
 	if !ok {
 		col = "created"
 	}
-	limit, largs := limitOffset(p.Size, p.Offset())
-	rows, err := s.db.Query(ctx, "SELECT "+tokenColumns+" FROM tokens"+where+orderBy(col, "id", p.Desc)+limit, append(args, largs...)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("find tokens: %w", err)
-	}
-	tokens, err := scanTokens(rows)
-	if err != nil {
-		return nil, 0, err
-	}
-	return tokens, total, nil
+	return search[domain.Token]{table: "tokens", cols: tokenColumns, sort: col, conds: conds, args: args, scan: scanTokens}.run(ctx, s.db, p)
 }
 
 // RevokeToken marks the token with id revoked at at unless it already is, and every live

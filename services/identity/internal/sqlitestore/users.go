@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/libs/sqlitex"
@@ -179,26 +178,9 @@ func (s *Store) FindUsers(ctx context.Context, f domain.UserFilter, p page.Reque
 		conds = append(conds, c)
 		args = append(args, a...)
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
-	}
-	var total int64
-	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM users"+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count users: %w", err)
-	}
 	col, ok := userSortColumns[p.Sort]
 	if !ok {
 		col = "name"
 	}
-	limit, largs := limitOffset(p.Size, p.Offset())
-	rows, err := s.db.Query(ctx, "SELECT version, doc FROM users"+where+orderBy(col, "id", p.Desc)+limit, append(args, largs...)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("find users: %w", err)
-	}
-	users, err := scanUsers(rows)
-	if err != nil {
-		return nil, 0, err
-	}
-	return users, total, nil
+	return search[domain.User]{table: "users", cols: "version, doc", sort: col, conds: conds, args: args, scan: scanUsers}.run(ctx, s.db, p)
 }
