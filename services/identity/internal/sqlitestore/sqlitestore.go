@@ -254,6 +254,26 @@ func (q search[T]) run(ctx context.Context, db *sqlitex.DB, p page.Request) ([]T
 	return out, total, nil
 }
 
+// scanner is a row to read: *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// scanAll reads every row with scan and closes rows; what names the rows in errors.
+func scanAll[T any](rows *sql.Rows, scan func(scanner) (T, error), what string) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return out, nil
+}
+
 // busy is the answer to an update that lost every race it ran.
 func busy(what string) error {
 	return apperr.New(apperr.ConcurrentModification, "%s is being changed by others; try again.", what)

@@ -36,7 +36,7 @@ func (s *Store) CreateParam(ctx context.Context, p domain.Param) error {
 	return nil
 }
 
-func scanParam(row interface{ Scan(...any) error }) (domain.Param, error) {
+func scanParam(row scanner) (domain.Param, error) {
 	var version int64
 	var doc []byte
 	if err := row.Scan(&version, &doc); err != nil {
@@ -56,19 +56,11 @@ func (s *Store) FindParams(ctx context.Context) ([]domain.Param, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find parameters: %w", err)
 	}
-	defer rows.Close()
-	out := []domain.Param{}
-	for rows.Next() {
-		p, err := scanParam(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read parameters: %w", err)
-		}
-		out = append(out, p)
+	out, err := scanAll(rows, scanParam, "parameters")
+	if out == nil && err == nil {
+		out = []domain.Param{}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read parameters: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 // UpdateParam applies fn and writes the result conditionally on the version read.

@@ -60,7 +60,7 @@ func insertMembers(tx *sqlitex.Tx, t domain.Team) error {
 }
 
 // scanTeam reads a team's version and doc.
-func scanTeam(row interface{ Scan(...any) error }) (domain.Team, error) {
+func scanTeam(row scanner) (domain.Team, error) {
 	var version int64
 	var doc []byte
 	if err := row.Scan(&version, &doc); err != nil {
@@ -210,21 +210,7 @@ func (s *Store) FindTeams(ctx context.Context, f domain.TeamFilter, p page.Reque
 	return search[domain.Team]{table: "teams", cols: "version, doc", sort: col, conds: conds, args: args, scan: scanTeams}.run(ctx, s.db, p)
 }
 
-func scanTeams(rows *sql.Rows) ([]domain.Team, error) {
-	defer rows.Close()
-	var out []domain.Team
-	for rows.Next() {
-		t, err := scanTeam(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read teams: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read teams: %w", err)
-	}
-	return out, nil
-}
+func scanTeams(rows *sql.Rows) ([]domain.Team, error) { return scanAll(rows, scanTeam, "teams") }
 
 // FindTeamsByMember returns every team userID belongs to, by name.
 func (s *Store) FindTeamsByMember(ctx context.Context, userID string) ([]domain.Team, error) {

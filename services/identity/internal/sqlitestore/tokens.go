@@ -53,7 +53,7 @@ func (s *Store) CreateToken(ctx context.Context, t domain.Token) error {
 	return nil
 }
 
-func scanToken(row interface{ Scan(...any) error }) (domain.Token, error) {
+func scanToken(row scanner) (domain.Token, error) {
 	var revoked, lastUsed sql.NullInt64
 	var doc []byte
 	if err := row.Scan(&revoked, &lastUsed, &doc); err != nil {
@@ -127,21 +127,7 @@ func (s *Store) FindTokensByHashes(ctx context.Context, hashes []string) ([]doma
 	return append(out, tokens...), nil
 }
 
-func scanTokens(rows *sql.Rows) ([]domain.Token, error) {
-	defer rows.Close()
-	var out []domain.Token
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read tokens: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read tokens: %w", err)
-	}
-	return out, nil
-}
+func scanTokens(rows *sql.Rows) ([]domain.Token, error) { return scanAll(rows, scanToken, "tokens") }
 
 var tokenSortColumns = map[string]string{"creationDate": "created", "name": "name"}
 

@@ -36,7 +36,7 @@ func (s *Store) CreateUser(ctx context.Context, u domain.User) error {
 	return nil
 }
 
-func scanUser(row interface{ Scan(...any) error }) (domain.User, error) {
+func scanUser(row scanner) (domain.User, error) {
 	var version int64
 	var doc []byte
 	if err := row.Scan(&version, &doc); err != nil {
@@ -96,21 +96,7 @@ func (s *Store) FindUsersByIDs(ctx context.Context, ids []string) ([]domain.User
 	return scanUsers(rows)
 }
 
-func scanUsers(rows *sql.Rows) ([]domain.User, error) {
-	defer rows.Close()
-	var out []domain.User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read users: %w", err)
-		}
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read users: %w", err)
-	}
-	return out, nil
-}
+func scanUsers(rows *sql.Rows) ([]domain.User, error) { return scanAll(rows, scanUser, "users") }
 
 // UpdateUser applies fn and writes the result conditionally on the version read; an email
 // another user holds fails matching domain.ErrUserEmailTaken.
