@@ -8,7 +8,9 @@
 // id, team, user and creator; a team's name and status; a user's email and status) and
 // keeps the rest of a record as JSON (doc), the domain's own type. Where a field is both a
 // column and in the doc, the column is the truth: a record's version, a token's revocation
-// and last use, which are changed without rewriting the doc.
+// and last use, which are changed without rewriting the doc. A token's dates are columns
+// only, in milliseconds as MongoDB keeps them: a client may ask for an expiry past the
+// year 9999, which JSON's dates cannot write.
 //
 // Every change is conditional: a read record is written back WHERE version = the version
 // read, and a write that changed no row lost a race; it is read again and fn applied anew,
@@ -148,6 +150,7 @@ CREATE TABLE tokens (
 	creator         TEXT NOT NULL,
 	creator_user_id TEXT NOT NULL,
 	created         INTEGER NOT NULL,
+	expires         INTEGER,
 	revoked         INTEGER,
 	last_used       INTEGER,
 	doc             TEXT NOT NULL

@@ -13,10 +13,10 @@ import (
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 )
 
-// The token's row: revoked and last_used are the truth for RevokedDate and LastUsed, which
-// change without the doc being rewritten.
+// The token's row: expires, revoked and last_used hold ExpirationDate, RevokedDate and
+// LastUsed (the last two change without the doc being rewritten).
 const (
-	tokenColumns  = `revoked, last_used, doc`
+	tokenColumns  = `expires, revoked, last_used, doc`
 	qTokenByHash  = `SELECT ` + tokenColumns + ` FROM tokens WHERE hash = ?`
 	qTokenByID    = `SELECT ` + tokenColumns + ` FROM tokens WHERE id = ?`
 	qTouchToken   = `UPDATE tokens SET last_used = ? WHERE hash = ?`
@@ -27,17 +27,17 @@ const (
 
 // CreateToken stores t.
 func (s *Store) CreateToken(ctx context.Context, t domain.Token) error {
-	revoked, lastUsed := optMillis(t.RevokedDate), optMillis(t.LastUsed)
-	t.RevokedDate, t.LastUsed = nil, nil
+	expires, revoked, lastUsed := optMillis(t.ExpirationDate), optMillis(t.RevokedDate), optMillis(t.LastUsed)
+	t.ExpirationDate, t.RevokedDate, t.LastUsed = nil, nil, nil
 	doc, err := encode(t)
 	if err != nil {
 		return fmt.Errorf("token %s: %w", t.ID, err)
 	}
 	err = s.db.Write(ctx, func(tx *sqlitex.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO tokens (hash, id, type, name, principal, team, user_id, creator, creator_user_id, created, revoked, last_used, doc)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.Exec(`INSERT INTO tokens (hash, id, type, name, principal, team, user_id, creator, creator_user_id, created, expires, revoked, last_used, doc)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			t.Hash, t.ID, string(t.Type), t.Name, t.Principal, t.Team, t.UserID, t.Creator, t.CreatorUserID,
-			millis(t.CreationDate), revoked, lastUsed, string(doc)); err != nil {
+			millis(t.CreationDate), expires, revoked, lastUsed, string(doc)); err != nil {
 			return err
 		}
 		for _, a := range t.Ancestors {
@@ -54,9 +54,9 @@ func (s *Store) CreateToken(ctx context.Context, t domain.Token) error {
 }
 
 func scanToken(row scanner) (domain.Token, error) {
-	var revoked, lastUsed sql.NullInt64
+	var expires, revoked, lastUsed sql.NullInt64
 	var doc []byte
-	if err := row.Scan(&revoked, &lastUsed, &doc); err != nil {
+	if err := row.Scan(&expires, &revoked, &lastUsed, &doc); err != nil {
 		return domain.Token{}, err
 	}
 	var t domain.Token
@@ -64,20 +64,17 @@ func scanToken(row scanner) (domain.Token, error) {
 		return domain.Token{}, err
 	}
 	t.CreationDate = t.CreationDate.UTC()
-	if t.ExpirationDate != nil {
-		at := t.ExpirationDate.UTC()
-		t.ExpirationDate = &at
-	}
-	t.RevokedDate, t.LastUsed = nil, nil
-	if revoked.Valid {
-		at := fromMillis(revoked.Int64)
-		t.RevokedDate = &at
-	}
-	if lastUsed.Valid {
-		at := fromMillis(lastUsed.Int64)
-		t.LastUsed = &at
-	}
+	t.ExpirationDate, t.RevokedDate, t.LastUsed = optTime(expires), optTime(revoked), optTime(lastUsed)
 	return t, nil
+}
+
+// optTime is an optional date as stored.
+func optTime(ms sql.NullInt64) *time.Time {
+	if !ms.Valid {
+		return nil
+	}
+	at := fromMillis(ms.Int64)
+	return &at
 }
 
 // FindTokenByHash returns the token whose secret hashes to hash: a lookup by the primary

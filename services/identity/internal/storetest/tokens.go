@@ -61,6 +61,15 @@ func createAndFindTokens(t *testing.T, s Stores) {
 	none, err := s.Tokens.FindTokensByHashes(ctx, nil)
 	require.NoError(t, err)
 	assert.Empty(t, none)
+
+	// Whatever expiry a client asks for is kept, past the year 9999 too.
+	far := newToken(3, domain.TokenGlobal, "far")
+	farAway := time.Date(292000, 1, 1, 0, 0, 0, 0, time.UTC)
+	far.ExpirationDate = &farAway
+	require.NoError(t, s.Tokens.CreateToken(ctx, far))
+	got, err = s.Tokens.FindTokenByHash(ctx, far.Hash)
+	require.NoError(t, err)
+	assert.Equal(t, far, got)
 }
 
 func tokenSearches(t *testing.T, s Stores) {
