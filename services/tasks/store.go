@@ -15,14 +15,10 @@ import (
 // DatabaseURLEnv names the variable that picks the service's store (Config.DatabaseURL).
 const DatabaseURLEnv = "BATON_TASKS_DATABASE_URL"
 
-// SQLitePath reads a database URL that names a SQLite file (sqlitex.PathFromURL): ok is
+// SQLitePath reads a database URL that names a SQLite file (sqlitex.PathOfURL): ok is
 // false for the empty URL, which keeps the shared MongoDB.
 func SQLitePath(url string) (path string, ok bool, err error) {
-	path, ok, err = sqlitex.PathFromURL(url)
-	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", DatabaseURLEnv, err)
-	}
-	return path, ok, nil
+	return sqlitex.PathOfURL(DatabaseURLEnv, url)
 }
 
 // storeHandle is what the service keeps of its store beyond the port: how to check it

@@ -10,6 +10,7 @@ import (
 	"github.com/baton-flow/baton/services/identity"
 	"github.com/baton-flow/baton/services/runs"
 	"github.com/baton-flow/baton/services/tasks"
+	"github.com/baton-flow/baton/services/workflows"
 )
 
 // ownDatabase is a service that keeps its data in a SQLite file of its own in standalone
@@ -25,6 +26,7 @@ var ownDatabases = []ownDatabase{
 	{runs.DatabaseURLEnv, runs.Name, runsDBFile},
 	{identity.DatabaseURLEnv, identity.Name, identity.Name + ".db"},
 	{tasks.DatabaseURLEnv, tasks.Name, tasks.Name + ".db"},
+	{workflows.DatabaseURLEnv, workflows.Name, workflowsDBFile},
 }
 
 // serviceDatabaseURL is where standalone mode keeps a service's data when the process runs

@@ -21,15 +21,17 @@ func TestOwnDatabaseURLs(t *testing.T) {
 		want  map[string]string
 	}{
 		{"a new data directory", nil, nil,
-			map[string]string{"BATON_RUNS_DATABASE_URL": "runs.db", "BATON_IDENTITY_DATABASE_URL": "identity.db", "BATON_TASKS_DATABASE_URL": "tasks.db"}},
+			map[string]string{"BATON_RUNS_DATABASE_URL": "runs.db", "BATON_IDENTITY_DATABASE_URL": "identity.db", "BATON_TASKS_DATABASE_URL": "tasks.db",
+				"BATON_WORKFLOWS_DATABASE_URL": "workflows.db"}},
 		{"identity and tasks kept in the embedded database", []string{"mongo/baton_identity.sqlite", "mongo/baton_tasks.sqlite", "mongo/baton_workflows.sqlite"}, nil,
 			map[string]string{"BATON_RUNS_DATABASE_URL": "runs.db"}},
 		{"identity's file there already", []string{"identity.db", "mongo/baton_identity.sqlite", "mongo/baton_runs.sqlite", "mongo/baton_tasks.sqlite"}, nil,
-			map[string]string{"BATON_IDENTITY_DATABASE_URL": "identity.db"}},
+			map[string]string{"BATON_IDENTITY_DATABASE_URL": "identity.db", "BATON_WORKFLOWS_DATABASE_URL": "workflows.db"}},
 		{"another prefix's identity", []string{"mongo/other_identity.sqlite"}, nil,
-			map[string]string{"BATON_RUNS_DATABASE_URL": "runs.db", "BATON_IDENTITY_DATABASE_URL": "identity.db", "BATON_TASKS_DATABASE_URL": "tasks.db"}},
+			map[string]string{"BATON_RUNS_DATABASE_URL": "runs.db", "BATON_IDENTITY_DATABASE_URL": "identity.db", "BATON_TASKS_DATABASE_URL": "tasks.db",
+				"BATON_WORKFLOWS_DATABASE_URL": "workflows.db"}},
 		{"a URL configured is kept", nil, map[string]string{"BATON_IDENTITY_DATABASE_URL": "sqlite:/elsewhere.db"},
-			map[string]string{"BATON_RUNS_DATABASE_URL": "runs.db", "BATON_TASKS_DATABASE_URL": "tasks.db"}},
+			map[string]string{"BATON_RUNS_DATABASE_URL": "runs.db", "BATON_TASKS_DATABASE_URL": "tasks.db", "BATON_WORKFLOWS_DATABASE_URL": "workflows.db"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
