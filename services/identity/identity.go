@@ -5,6 +5,7 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -26,7 +27,6 @@ import (
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
 	"github.com/baton-flow/baton/services/identity/internal/httpapi"
-	"github.com/baton-flow/baton/services/identity/internal/mongostore"
 )
 
 // Name is the service's name in discovery and in its database name.
@@ -51,6 +51,10 @@ type Config struct {
 	ActivationCodeFile string
 	// AutoActivate unlocks the installation at start (BATON_AUTO_ACTIVATE; standalone).
 	AutoActivate bool
+	// DatabaseURL picks the service's store (BATON_IDENTITY_DATABASE_URL): empty keeps it
+	// in the shared MongoDB (Deps.DB), sqlite:<path> a SQLite file of its own, which one
+	// replica serves.
+	DatabaseURL string
 }
 
 // DefaultActivationCodeFile is where a generated activation code is written.
@@ -69,6 +73,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("activationCode", hidden(c.ActivationCode)),
 		slog.String("activationCodeFile", c.ActivationCodeFile),
 		slog.Bool("autoActivate", c.AutoActivate),
+		slog.String("databaseURL", c.DatabaseURL),
 	)
 }
 
@@ -79,6 +84,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		SecretKey:          getenv(secrets.EnvKey),
 		ActivationCode:     getenv("BATON_ACTIVATION_CODE"),
 		ActivationCodeFile: strings.TrimSpace(getenv("BATON_ACTIVATION_CODE_FILE")),
+		DatabaseURL:        strings.TrimSpace(getenv(DatabaseURLEnv)),
+	}
+	if _, _, err := SQLitePath(cfg.DatabaseURL); err != nil {
+		return Config{}, err
 	}
 	if cfg.SecretKey == "" {
 		return Config{}, fmt.Errorf("%s is required: identity encrypts password parameters and secured settings with it "+
@@ -119,8 +128,10 @@ type Service struct {
 	// principals builds the principals of users, for token introspection and sign-ins.
 	principals *app.Principals
 	tokens     *app.Tokens // mints, lists and revokes tokens; authenticates their secrets
-	relay      *mongorelay.Relay
+	relay      relay
 	signer     *auth.Signer
+	// store is the service's database, closed once the service stopped if it is its own.
+	store stores
 	// params, system and activation: global parameters; settings, features, context and
 	// navigation; the installation's lock.
 	params     *app.Params
@@ -132,23 +143,20 @@ type Service struct {
 
 // New wires the service and prepares its database.
 func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
-	store, err := mongostore.NewTeams(ctx, deps.DB)
+	st, err := openStores(ctx, cfg, deps)
 	if err != nil {
-		return nil, fmt.Errorf("identity store: %w", err)
+		return nil, err
 	}
-	rcfg := cfg.Outbox
-	rcfg.Purge = mongostore.TombstoneFilter
-	rcfg.Logger = deps.Logger
-	relay := mongorelay.NewRelay(store.Collection(), deps.Publisher, rcfg)
-	userStore, err := mongostore.NewUsers(ctx, deps.DB)
-	if err != nil {
-		return nil, fmt.Errorf("identity user store: %w", err)
+	svc, err := newService(ctx, cfg, deps, st)
+	if err != nil && st.close != nil {
+		err = errors.Join(err, st.close())
 	}
+	return svc, err
+}
+
+// newService wires the use cases on their stores.
+func newService(ctx context.Context, cfg Config, deps Deps, st stores) (*Service, error) {
 	newID := func() string { return bson.NewObjectID().Hex() }
-	tokenStore, err := mongostore.NewTokens(ctx, deps.DB)
-	if err != nil {
-		return nil, fmt.Errorf("identity token store: %w", err)
-	}
 	var sealer app.Sealer = app.NoSealer{}
 	if cfg.SecretKey != "" {
 		box, err := secrets.FromString(cfg.SecretKey)
@@ -157,15 +165,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		}
 		sealer = box
 	}
-	system, params, activation, err := newSystem(ctx, cfg, deps, sealer)
+	system, params, activation, err := newSystem(ctx, cfg, deps, st, sealer)
 	if err != nil {
 		return nil, err
 	}
-	principals := app.NewPrincipals(userStore, store)
-	tokens := app.NewTokens(tokenStore, mongostore.NewTokenTeams(deps.DB), principals, newID)
-	users := app.NewUsers(userStore, store, newID)
+	principals := app.NewPrincipals(st.users, st.teams)
+	tokens := app.NewTokens(st.tokens, st.tokenTeams, principals, newID)
+	users := app.NewUsers(st.users, st.teams, newID)
 	users.OnUserDeleted = tokens.RevokeUserTokens
-	teams := app.NewTeams(store, userStore, relay, newID)
+	teams := app.NewTeams(st.teams, st.users, st.relay, newID)
 	// Team password parameters are sealed like global ones, and the quotas of teams
 	// without their own come from the settings.
 	teams.Secrets = sealer
@@ -189,7 +197,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		users:       users,
 		principals:  principals,
 		tokens:      tokens,
-		relay:       relay,
+		relay:       st.relay,
+		store:       st,
 		signer:      deps.Signer,
 		params:      params,
 		system:      system,
@@ -220,9 +229,8 @@ func (s *Service) Routes(r fiber.Router) {
 // newSystem wires the global parameters, settings and activation: it seeds the settings
 // and, for a locked installation without a configured code, generates one and writes it
 // to the configured file (never to a log).
-func newSystem(ctx context.Context, cfg Config, deps Deps, sealer app.Sealer) (*app.System, *app.Params, *app.Activation, error) {
-	systemStore := mongostore.NewSystem(deps.DB)
-	system := app.NewSystem(systemStore, sealer, host.Version)
+func newSystem(ctx context.Context, cfg Config, deps Deps, st stores, sealer app.Sealer) (*app.System, *app.Params, *app.Activation, error) {
+	system := app.NewSystem(st.system, sealer, host.Version)
 	if err := system.SeedSettings(ctx); err != nil {
 		return nil, nil, nil, err
 	}
@@ -235,7 +243,7 @@ func newSystem(ctx context.Context, cfg Config, deps Deps, sealer app.Sealer) (*
 			return nil
 		}
 	}
-	activation := app.NewActivation(systemStore, acfg)
+	activation := app.NewActivation(st.system, acfg)
 	generated, err := activation.Prepare(ctx)
 	if err != nil {
 		return nil, nil, nil, err
@@ -244,11 +252,18 @@ func newSystem(ctx context.Context, cfg Config, deps Deps, sealer app.Sealer) (*
 		deps.Logger.Warn("this installation is locked: unlock it with PUT /api/v2/activate and the one-time code written to the file",
 			"file", cfg.ActivationCodeFile)
 	}
-	return system, app.NewParams(mongostore.NewParams(deps.DB), sealer), activation, nil
+	return system, app.NewParams(st.params, sealer), activation, nil
 }
 
-// Run publishes owed team events until ctx ends.
-func (s *Service) Run(ctx context.Context) error { return s.relay.Run(ctx) }
+// Run publishes owed team events until ctx ends, then closes the service's own database
+// file, if it has one.
+func (s *Service) Run(ctx context.Context) error {
+	err := s.relay.Run(ctx)
+	if s.store.close != nil {
+		err = errors.Join(err, s.store.close())
+	}
+	return err
+}
 
 // Build makes identity's unit from a connected platform, for mains and the standalone
 // launcher.
@@ -261,7 +276,13 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
+	checks := p.Checks()
+	if svc.store.ping != nil {
+		// The service's own file answers for its data; the shared MongoDB's check stays, as
+		// the process's other services need it.
+		checks["sqlite"] = svc.store.ping
+	}
+	return host.Unit{Name: Name, Service: svc, Checks: checks, Discoverable: true}, nil
 }
 
 // workflowCount asks the workflows service, which owns the count, how many workflows a

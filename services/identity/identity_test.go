@@ -43,6 +43,13 @@ func newFixture(t *testing.T) *fixture { return newFixtureWith(t, nil) }
 // resolver) before it starts.
 func newFixtureWith(t *testing.T, with func(*identity.Deps)) *fixture {
 	t.Helper()
+	return newFixtureOn(t, "", with)
+}
+
+// newFixtureOn is newFixtureWith on the store databaseURL picks (Config.DatabaseURL):
+// "" is the test's MongoDB database.
+func newFixtureOn(t *testing.T, databaseURL string, with func(*identity.Deps)) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	client, err := mongox.Connect(ctx, testkit.MongoURI(t))
 	require.NoError(t, err)
@@ -61,7 +68,10 @@ func newFixtureWith(t *testing.T, with func(*identity.Deps)) *fixture {
 	if with != nil {
 		with(&deps)
 	}
-	svc, err := identity.New(ctx, identity.Config{SecretKey: key}, deps)
+	if databaseURL != "" {
+		deps.DB = nil // the service's own file holds everything
+	}
+	svc, err := identity.New(ctx, identity.Config{SecretKey: key, DatabaseURL: databaseURL}, deps)
 	require.NoError(t, err)
 	app := httpx.NewApp(httpx.Config{Name: "identity", Logger: logger})
 	svc.Routes(app)
@@ -105,7 +115,10 @@ func (f *fixture) call(t *testing.T, method, path, body string) (int, map[string
 
 func TestTeamsLifecycle(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	teamsLifecycle(t, newFixture(t))
+}
+
+func teamsLifecycle(t *testing.T, f *fixture) {
 
 	code, team := f.call(t, http.MethodPost, "/api/v2/team", `{"name":"Platform Team","labels":{"org":"infra"}}`)
 	require.Equal(t, http.StatusCreated, code, team)

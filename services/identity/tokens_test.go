@@ -74,7 +74,10 @@ func mintToken(t *testing.T, f *fixture, p auth.Principal, body string) (id, sec
 
 func TestTokensLifecycle(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	tokensLifecycle(t, newFixture(t))
+}
+
+func tokensLifecycle(t *testing.T, f *fixture) {
 	for _, name := range []string{"infra", "ops"} {
 		r := tokenCall(t, f, &admin, http.MethodPost, "/api/v2/team", fmt.Sprintf(`{"name":%q}`, name))
 		require.Equal(t, http.StatusCreated, r.code, r.raw)
@@ -239,7 +242,10 @@ func TestTokenRequestsRefused(t *testing.T) {
 
 func TestInternalAuthenticateEndpoint(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	internalAuthenticate(t, newFixture(t))
+}
+
+func internalAuthenticate(t *testing.T, f *fixture) {
 	_, secret := mintToken(t, f, admin, `{"type":"global","permissions":["**/read"]}`)
 	body := fmt.Sprintf(`{"token":%q}`, secret)
 	user := auth.Principal{Type: auth.TypeUser, ID: "65a1b2c3d4e5f60718293a4b", Roles: []string{"admin"}}
@@ -282,7 +288,10 @@ func TestInternalAuthenticateEndpoint(t *testing.T) {
 
 func TestUserTokens(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	userTokens(t, newFixture(t))
+}
+
+func userTokens(t *testing.T, f *fixture) {
 	r := tokenCall(t, f, &admin, http.MethodPost, "/api/v2/team", `{"name":"infra"}`)
 	require.Equal(t, http.StatusCreated, r.code, r.raw)
 	// A first sign-in (a session principal with a verified email) registers the user.

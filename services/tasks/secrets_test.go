@@ -1,8 +1,11 @@
 package tasks_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -69,6 +72,18 @@ func (f *fixture) resolved(t *testing.T, query string) map[string]any {
 func (f *fixture) storedBodies(t *testing.T) string {
 	t.Helper()
 	var all strings.Builder
+	if path, ok, err := tasks.SQLitePath(f.databaseURL); ok {
+		// The service's own file and its write-ahead log, byte for byte.
+		require.NoError(t, err)
+		for _, file := range []string{path, path + "-wal"} {
+			raw, err := os.ReadFile(file)
+			if !errors.Is(err, fs.ErrNotExist) {
+				require.NoError(t, err)
+			}
+			all.Write(raw)
+		}
+		return all.String()
+	}
 	for _, coll := range []string{mongostore.HeadsCollection, mongostore.VersionsCollection} {
 		cur, err := f.db.Collection(coll).Find(t.Context(), bson.M{})
 		require.NoError(t, err)
@@ -83,7 +98,10 @@ func (f *fixture) storedBodies(t *testing.T) string {
 
 func TestPasswordParamsAreSealedMaskedAndKept(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	passwordParamsAreSealedMaskedAndKept(t, newFixture(t))
+}
+
+func passwordParamsAreSealedMaskedAndKept(t *testing.T, f *fixture) {
 	const path = "/api/v2/team/infra/task/deploy"
 
 	code, created := f.call(t, editor, http.MethodPost, "/api/v2/team/infra/task", deployTask)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -24,7 +25,6 @@ import (
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
 	"github.com/baton-flow/baton/services/tasks/internal/eventsub"
 	"github.com/baton-flow/baton/services/tasks/internal/httpapi"
-	"github.com/baton-flow/baton/services/tasks/internal/mongostore"
 	"github.com/baton-flow/baton/services/tasks/internal/usage"
 )
 
@@ -40,11 +40,18 @@ type Config struct {
 	// (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity, workflows and
 	// runs use).
 	SecretKey string
+	// DatabaseURL picks the service's store (BATON_TASKS_DATABASE_URL): empty keeps it in
+	// the shared MongoDB (Deps.DB), sqlite:<path> a SQLite file of its own, which one
+	// replica serves.
+	DatabaseURL string
 }
 
 // ConfigFromEnv reads the service's configuration.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg := Config{GroupID: "baton-" + Name, SecretKey: getenv(secrets.EnvKey)}
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: getenv(secrets.EnvKey), DatabaseURL: strings.TrimSpace(getenv(DatabaseURLEnv))}
+	if _, _, err := SQLitePath(cfg.DatabaseURL); err != nil {
+		return Config{}, err
+	}
 	if cfg.SecretKey == "" {
 		return Config{}, fmt.Errorf("%s is required: the key that seals password parameters at rest "+
 			"(32 bytes, hex or base64, e.g. `openssl rand -hex 32`), the same as identity's", secrets.EnvKey)
@@ -81,6 +88,8 @@ type Service struct {
 	signer *auth.Signer
 	// teamEvents follows team deletions; nil without brokers.
 	teamEvents *kafkax.Consumer
+	// store is the service's database, closed once the service stopped if it is its own.
+	store storeHandle
 }
 
 // New wires the service, prepares its database and seeds the global catalogue (tasks that
@@ -102,19 +111,23 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tasks: %s: %w", secrets.EnvKey, err)
 	}
-	store, err := mongostore.NewTasks(ctx, deps.DB, box)
+	store, handle, err := openStore(ctx, cfg, deps, box)
 	if err != nil {
-		return nil, fmt.Errorf("tasks store: %w", err)
+		return nil, err
 	}
 	tasks := app.NewTasks(store, checker)
 	created, err := tasks.Seed(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("seed the task catalogue: %w", err)
+		err = fmt.Errorf("seed the task catalogue: %w", err)
+		if handle.close != nil {
+			err = errors.Join(err, handle.close())
+		}
+		return nil, err
 	}
 	if created > 0 && deps.Logger != nil {
 		deps.Logger.Info("seeded the task catalogue", "tasks", created)
 	}
-	svc := &Service{tasks: tasks, signer: deps.Signer}
+	svc := &Service{tasks: tasks, signer: deps.Signer, store: handle}
 	if len(deps.Kafka.Brokers) > 0 {
 		if cfg.GroupID == "" {
 			cfg.GroupID = "baton-" + Name
@@ -140,13 +153,19 @@ func (s *Service) Routes(r fiber.Router) {
 	httpapi.InternalRoutes(r.Group(tasksapi.Prefix, fiberauth.Middleware(s.signer), fiberauth.ServiceOnly()), s.tasks)
 }
 
-// Run follows the team topic until ctx ends.
+// Run follows the team topic until ctx ends, then closes the service's own database file,
+// if it has one.
 func (s *Service) Run(ctx context.Context) error {
+	var err error
 	if s.teamEvents == nil {
 		<-ctx.Done()
-		return nil
+	} else {
+		err = s.teamEvents.Run(ctx)
 	}
-	return s.teamEvents.Run(ctx)
+	if s.store.close != nil {
+		err = errors.Join(err, s.store.close())
+	}
+	return err
 }
 
 // Build makes the service's unit from a connected platform.
@@ -161,5 +180,9 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
+	checks := p.Checks()
+	if svc.store.ping != nil {
+		checks["sqlite"] = svc.store.ping
+	}
+	return host.Unit{Name: Name, Service: svc, Checks: checks, Discoverable: true}, nil
 }

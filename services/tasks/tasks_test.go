@@ -66,14 +66,20 @@ type fixture struct {
 	signer *auth.Signer
 	db     *mongo.Database
 	usage  *fakeUsage
+	// databaseURL is the service's store (Config.DatabaseURL); "" is db.
+	databaseURL string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureOn(t, "") }
+
+// newFixtureOn is newFixture on the store databaseURL picks (Config.DatabaseURL): "" is the
+// test's MongoDB database.
+func newFixtureOn(t *testing.T, databaseURL string) *fixture {
 	t.Helper()
 	client, err := mongox.Connect(t.Context(), testkit.MongoURI(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	f := &fixture{db: client.Database(testkit.Database(t)), usage: &fakeUsage{users: map[string][]string{}}}
+	f := &fixture{db: client.Database(testkit.Database(t)), usage: &fakeUsage{users: map[string][]string{}}, databaseURL: databaseURL}
 	f.signer, err = auth.NewSigner([]byte("tasks-test-key-0123456789"))
 	require.NoError(t, err)
 	f.app = f.start(t)
@@ -84,8 +90,22 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) start(t *testing.T) *fiber.App {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc, err := tasks.New(t.Context(), tasks.Config{SecretKey: testSecretKey}, tasks.Deps{DB: f.db, Signer: f.signer, Logger: logger, Usage: f.usage})
+	deps := tasks.Deps{DB: f.db, Signer: f.signer, Logger: logger, Usage: f.usage}
+	if f.databaseURL != "" {
+		deps.DB = nil // the service's own file holds everything
+	}
+	svc, err := tasks.New(t.Context(), tasks.Config{SecretKey: testSecretKey, DatabaseURL: f.databaseURL}, deps)
 	require.NoError(t, err)
+	if f.databaseURL != "" {
+		// Run ends, closing the file, with the test.
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- svc.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			assert.NoError(t, <-done)
+		})
+	}
 	app := httpx.NewApp(httpx.Config{Name: "tasks", Logger: logger, NoTracing: true})
 	svc.Routes(app)
 	return app
@@ -154,7 +174,10 @@ const buildTask = `{"name":"build","displayName":"Build","description":"Builds i
 
 func TestTeamTaskLifecycle(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	teamTaskLifecycle(t, newFixture(t))
+}
+
+func teamTaskLifecycle(t *testing.T, f *fixture) {
 
 	r := f.do(t, request{as: editor, method: http.MethodPost, path: "/api/v2/team/infra/task", body: buildTask})
 	require.Equal(t, http.StatusCreated, r.code, string(r.raw))
@@ -557,7 +580,10 @@ spec:
 
 func TestQuery(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	query(t, newFixture(t))
+}
+
+func query(t *testing.T, f *fixture) {
 	for _, body := range []string{
 		`{"name":"a1","labels":{"env":"prod","tier":"1"},"spec":{"image":"x"}}`,
 		`{"name":"a2","labels":{"env":"dev"},"spec":{"image":"x"}}`,
@@ -672,7 +698,10 @@ func TestAuthorization(t *testing.T) {
 
 func TestCatalogueSeeding(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	catalogueSeeding(t, newFixture(t))
+}
+
+func catalogueSeeding(t *testing.T, f *fixture) {
 	wantTypes := map[string]string{
 		"switch": "decision", "wait-for-event": "eventwait", "manual-approval": "approval", "manual-task": "manual",
 		"set-result-parameter": "setwfproperty", "set-workflow-result-status": "setwfstatus", "sleep": "sleep",
@@ -799,7 +828,10 @@ func TestResolve(t *testing.T) {
 // exactly one version, and each version holds what its writer sent.
 func TestConcurrentVersionsAreNotLost(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	concurrentVersionsAreNotLost(t, newFixture(t))
+}
+
+func concurrentVersionsAreNotLost(t *testing.T, f *fixture) {
 	code, out := f.call(t, editor, http.MethodPost, "/api/v2/team/infra/task", `{"name":"busy","spec":{"image":"v0"}}`)
 	require.Equal(t, http.StatusCreated, code, out)
 

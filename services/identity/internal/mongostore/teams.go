@@ -210,7 +210,9 @@ func (s *Teams) CreateTeam(ctx context.Context, t domain.Team, owed []outbox.Ent
 	if err != nil {
 		return err
 	}
-	doc.Outbox = owed
+	if owed != nil {
+		doc.Outbox = owed // nil would store null, which a later $push refuses
+	}
 	if _, err := s.coll.InsertOne(ctx, doc); err != nil {
 		if mongox.IsDuplicateKey(err) {
 			return domain.TeamNameTaken(t.Name)
