@@ -157,6 +157,9 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		if err := ownDatabaseURLs(getenv, overrides, dataDir, filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_")); err != nil {
 			return err
 		}
+		if err := schedulesDatabase(dataDir, filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_"), getenv, overrides); err != nil {
+			return fmt.Errorf("schedules database: %w", err)
+		}
 		progress(Step{Kind: StepStoreStarting, Detail: filepath.Join(dataDir, "mongo")})
 		m, err := embedded.StartMongo(ctx, embedded.MongoConfig{Dir: filepath.Join(dataDir, "mongo"), Addr: "127.0.0.1:0", Logger: quiet})
 		if err != nil {
@@ -165,10 +168,8 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		defer m.Close()
 		overrides["BATON_MONGO_URI"] = m.URI()
 		progress(Step{Kind: StepStoreReady, Detail: m.URI()})
-		// The embedded database is this process's alone, and so are its one runs replica
-		// and its one schedules replica.
+		// The embedded database is this process's alone, and so is its one runs replica.
 		overrides["BATON_RUNS_ALONE"] = "true"
-		overrides["BATON_SCHEDULES_ALONE"] = "true"
 	}
 	if getenv("BATON_KAFKA_BROKERS") == "" {
 		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)
