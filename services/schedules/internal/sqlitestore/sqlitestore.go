@@ -67,10 +67,23 @@ func Open(ctx context.Context, path string, box secrets.Sealer) (*Store, error) 
 	return s, nil
 }
 
-// New returns the store over db, its schema brought up to date.
+// New returns the store over db, its schema brought up to date, and lets go of the claims
+// an earlier process left in it.
+//
+// A file serves one schedules replica: claims found at the start are those of the process
+// before, which is gone. Let go, their schedules fire at once rather than when their
+// leases lapse (up to a lease after their due times). Were two replicas pointed at one
+// file all the same, a fire submitted twice is still one run: its key makes it the same.
 func New(ctx context.Context, db *sqlitex.DB, box secrets.Sealer) (*Store, error) {
 	if err := db.Migrate(ctx, migrations); err != nil {
 		return nil, fmt.Errorf("schedules store: %w", err)
+	}
+	err := db.Write(ctx, func(tx *sqlitex.Tx) error {
+		_, err := tx.Exec(qLetGo)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedules store: let go of the claims of the process before: %w", err)
 	}
 	return &Store{db: db, box: box}, nil
 }
@@ -230,6 +243,8 @@ const (
 	qDue        = `SELECT rowid FROM schedules WHERE due IS NOT NULL AND due <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY due LIMIT ?`
 	qWorkflow   = `SELECT ` + columns + ` FROM schedules WHERE team = ? AND workflow = ?`
 	qDeleteTeam = `DELETE FROM schedules WHERE team = ?`
+	// qLetGo lets go of every claim, once, at the start: not a path of the scheduler's.
+	qLetGo = `UPDATE schedules SET claim = NULL, lease_until = NULL WHERE claim IS NOT NULL`
 )
 
 // CreateSchedule stores a new schedule at version 1.
