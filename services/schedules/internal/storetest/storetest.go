@@ -325,7 +325,7 @@ func claimsAreExclusive(t *testing.T, s Store) {
 	}
 }
 
-// savesAreExclusive has writers race on one version, by save and by keep: one of each
+// savesAreExclusive has writers race to save one version, round after round: one of each
 // race wins, the others are told of the conflict, and nothing they wrote is lost or mixed.
 func savesAreExclusive(t *testing.T, s Store) {
 	ctx := context.Background()
