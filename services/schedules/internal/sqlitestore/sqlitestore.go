@@ -239,7 +239,7 @@ const (
 			ORDER BY due LIMIT ?)
 		RETURNING ` + columns + `, due`
 	qNudge = `UPDATE schedules SET recheck = ?, due = ? WHERE id = ? AND last_run = ? AND buffered IS NOT NULL`
-	// qDue is the lookup inside qClaim, on its own for its plan.
+	// qDue is the lookup inside qClaim, on its own: whether any schedule is due and free.
 	qDue        = `SELECT rowid FROM schedules WHERE due IS NOT NULL AND due <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY due LIMIT ?`
 	qWorkflow   = `SELECT ` + columns + ` FROM schedules WHERE team = ? AND workflow = ?`
 	qDeleteTeam = `DELETE FROM schedules WHERE team = ?`
@@ -426,6 +426,14 @@ func (s *Store) ClaimDue(ctx context.Context, token string, horizon, now, until 
 	type claimed struct {
 		r   row
 		due int64
+	}
+	// Most polls find nothing due: a read on the index answers them, with no write.
+	var rowid int64
+	switch err := s.db.QueryRow(ctx, qDue, horizon.UnixNano(), now.UnixNano(), 1).Scan(&rowid); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read the schedules due: %w", err)
 	}
 	var got []claimed
 	err := s.db.Write(ctx, func(tx *sqlitex.Tx) error {
