@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/baton-flow/baton/libs/page"
@@ -12,21 +11,7 @@ import (
 
 // Plan answers the query plan of a statement, a line a step.
 func (s *Store) Plan(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.db.Query(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			return nil, err
-		}
-		out = append(out, strings.TrimSpace(detail))
-	}
-	return out, rows.Err()
+	return s.db.QueryPlan(ctx, query, args...)
 }
 
 // HotQuery is a statement with arguments of the right kinds. SortsFound allows it to sort
