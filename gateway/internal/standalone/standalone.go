@@ -157,9 +157,6 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		if err := ownDatabaseURLs(getenv, overrides, dataDir, filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_")); err != nil {
 			return err
 		}
-		if err := schedulesDatabase(dataDir, filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_"), getenv, overrides); err != nil {
-			return fmt.Errorf("schedules database: %w", err)
-		}
 		progress(Step{Kind: StepStoreStarting, Detail: filepath.Join(dataDir, "mongo")})
 		m, err := embedded.StartMongo(ctx, embedded.MongoConfig{Dir: filepath.Join(dataDir, "mongo"), Addr: "127.0.0.1:0", Logger: quiet})
 		if err != nil {
