@@ -25,8 +25,9 @@ CONTRACT_LOG := $(CURDIR)/.tools/contract.log
 
 ## test: lint, then every test of every module (builds the tools first when missing), then
 ## the crash test alone: 200 runs while the engine's processes are killed and restarted;
-## then the schedules kill test alone: two schedules replicas killed and restarted for two
-## minutes while schedules fire every second, each planned fire made once;
+## then the schedules kill tests alone: two schedules replicas on MongoDB, then one on its
+## SQLite file, killed and restarted for two minutes while schedules fire every second, each
+## planned fire made once;
 ## then the web UI's browser tests alone (web-e2e);
 ## last, how many answers the tests checked against the OpenAPI document
 test: tools lint web-check
@@ -35,7 +36,7 @@ test: tools lint web-check
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CONSUL_BIN=$(CONSUL) $(GO) test $(TEST_FLAGS) $(PKGS)
 	$(MAKE) --no-print-directory web-e2e
 	BATON_CONTRACT_LOG=$(CONTRACT_LOG) BATON_CRASH_TEST=1 $(GO) test $(TEST_FLAGS) -timeout 40m -run '^TestCrashSafety(Alone)?$$' -v ./gateway/internal/crashtest/
-	BATON_SCHEDULE_KILL_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestSchedulesUnderKills$$' -v ./services/schedules/internal/killtest/
+	BATON_SCHEDULE_KILL_TEST=1 $(GO) test $(TEST_FLAGS) -run '^TestSchedulesUnderKills(SQLite)?$$' -v ./services/schedules/internal/killtest/
 	@awk '{r += $$2; s += $$3; q += $$4} END {printf "contract: %d responses validated against openapi.yaml (%d streams by status and content type; %d requests) by %d test binaries\n", r, s, q, NR}' $(CONTRACT_LOG)
 
 ## test-integration: the end-to-end tests only (gateway → services → Mongo → Kafka)

@@ -31,11 +31,11 @@ import (
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/schedulesapi"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/sqlitex"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/schedules/internal/app"
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
 	"github.com/baton-flow/baton/services/schedules/internal/httpapi"
-	"github.com/baton-flow/baton/services/schedules/internal/mongostore"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
@@ -43,11 +43,6 @@ const Name = "schedules"
 
 // self is the principal the schedules service acts as on its own behalf.
 var self = auth.Principal{Type: auth.TypeService, ID: Name, Name: Name}
-
-// aloneLookahead is how far ahead of their due times the only replica claims schedules
-// (see Config.Alone): far enough that one firing every minute or more often stays
-// claimed from fire to fire, held in memory rather than read again for each.
-const aloneLookahead = 65 * time.Second
 
 // Config is the service's own configuration.
 type Config struct {
@@ -58,12 +53,11 @@ type Config struct {
 	SecretKey string
 	// Scheduler tunes the replica's scheduler.
 	Scheduler app.SchedulerConfig
-	// Alone says this replica is the service's only one and the only writer of its
-	// database (BATON_SCHEDULES_ALONE, default false; standalone mode sets it on its
-	// embedded database). Its store then keeps the schedules' due times, versions and
-	// claims in memory and checks its writes' conditions itself, which the embedded
-	// database cannot do by index. Never set it where two replicas share a database.
-	Alone bool
+	// DatabaseURL picks the service's store (BATON_SCHEDULES_DATABASE_URL): empty keeps it
+	// in the shared MongoDB (BATON_MONGO_URI, the database <prefix>schedules);
+	// sqlite:<path> or file:<path> keeps it in a SQLite file of its own at path, for one
+	// replica alone (standalone mode's default).
+	DatabaseURL string
 }
 
 // ConfigFromEnv reads the service's configuration.
@@ -72,8 +66,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg := Config{GroupID: "baton-" + Name, SecretKey: key}
-	if cfg.Alone, err = host.Flag(getenv, "BATON_SCHEDULES_ALONE"); err != nil {
+	cfg := Config{GroupID: "baton-" + Name, SecretKey: key, DatabaseURL: getenv(DatabaseURLEnv)}
+	if _, _, err := sqlitex.PathOfURL(DatabaseURLEnv, cfg.DatabaseURL); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -91,6 +85,8 @@ type (
 
 // Deps are what the service needs from its process.
 type Deps struct {
+	// DB is the service's database in the shared MongoDB, used unless Config.DatabaseURL
+	// names a SQLite file.
 	DB     *mongo.Database
 	Kafka  kafkax.Config
 	Signer *auth.Signer
@@ -111,7 +107,7 @@ type Deps struct {
 type Service struct {
 	schedules      *app.Schedules
 	scheduler      *app.Scheduler
-	store          *mongostore.Store
+	store          storeHandle
 	teamEvents     *kafkax.Consumer
 	workflowEvents *kafkax.Consumer
 	runEvents      *kafkax.Consumer
@@ -143,26 +139,19 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schedules: %s: %w", secrets.EnvKey, err)
 	}
-	var opts []mongostore.Option
-	if cfg.Alone {
-		opts = append(opts, mongostore.Exclusive())
-	}
-	store := mongostore.New(deps.DB, box, opts...)
-	if err := store.EnsureIndexes(ctx); err != nil {
+	store, handle, err := openStore(ctx, cfg, deps, box)
+	if err != nil {
 		return nil, err
 	}
 	if deps.Meter == nil {
 		deps.Meter = otel.GetMeterProvider()
 	}
 	firer := &app.Firer{Store: store, Runs: deps.Runs, Log: deps.Logger, Now: deps.Now, Metrics: app.NewFireMetrics(deps.Meter)}
-	if cfg.Alone && cfg.Scheduler.Lookahead == 0 {
-		cfg.Scheduler.Lookahead = aloneLookahead
-	}
 	scheduler := app.NewScheduler(bson.NewObjectID().Hex(), cfg.Scheduler, store, firer, deps.Logger)
 	schedules := app.NewSchedules(app.Deps{Store: store, Workflows: deps.Workflows, Runs: deps.Runs, Saved: scheduler.Poke,
 		NewID: func() string { return bson.NewObjectID().Hex() }, Now: deps.Now})
 	return &Service{
-		schedules: schedules, scheduler: scheduler, store: store, signer: deps.Signer, now: deps.Now,
+		schedules: schedules, scheduler: scheduler, store: handle, signer: deps.Signer, now: deps.Now,
 		teamEvents: kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 			GroupID: cfg.GroupID, Topic: events.TeamEvents, Handler: teamEvents(schedules), Logger: deps.Logger,
 		}),
@@ -195,7 +184,12 @@ func (s *Service) Run(ctx context.Context) error {
 		wg.Go(func() { errs[i] = run(ctx) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if s.store.close != nil {
+		// The service's own file: nothing writes to it once its work has stopped.
+		err = errors.Join(err, s.store.close())
+	}
+	return err
 }
 
 // Build makes the service's unit from a connected platform.
@@ -209,7 +203,13 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
+	checks := p.Checks()
+	if svc.store.ping != nil {
+		// Its database is a file of its own, not the process's MongoDB.
+		delete(checks, "mongo")
+		checks["sqlite"] = svc.store.ping
+	}
+	return host.Unit{Name: Name, Service: svc, Checks: checks, Discoverable: true}, nil
 }
 
 // teamEvents removes a deleted team's schedules.

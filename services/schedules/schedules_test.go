@@ -35,28 +35,28 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnvAlone(t *testing.T) {
+func TestConfigFromEnvDatabaseURL(t *testing.T) {
 	t.Parallel()
 	key := strings.Repeat("ab", secrets.KeySize)
 	tests := []struct {
 		give string
-		want bool
 		ok   bool
 	}{
-		{"", false, true},
-		{"false", false, true},
-		{"true", true, true},
-		{"yes", false, false},
+		{"", true},
+		{"sqlite:/var/lib/baton/schedules.db", true},
+		{"file:schedules.db", true},
+		{"sqlite:/var/lib/baton/schedules.db?_pragma=synchronous(OFF)", false},
+		{"mongodb://localhost:27017", false},
 	}
 	for _, tt := range tests {
-		env := map[string]string{secrets.EnvKey: key, "BATON_SCHEDULES_ALONE": tt.give}
+		env := map[string]string{secrets.EnvKey: key, DatabaseURLEnv: tt.give}
 		cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
 		if !tt.ok {
 			require.Error(t, err, tt.give)
-			assert.Contains(t, err.Error(), "BATON_SCHEDULES_ALONE")
+			assert.Contains(t, err.Error(), DatabaseURLEnv)
 			continue
 		}
 		require.NoError(t, err, tt.give)
-		assert.Equal(t, tt.want, cfg.Alone, tt.give)
+		assert.Equal(t, tt.give, cfg.DatabaseURL, tt.give)
 	}
 }

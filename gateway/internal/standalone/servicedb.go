@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-flow/baton/services/identity"
 	"github.com/baton-flow/baton/services/runs"
+	"github.com/baton-flow/baton/services/schedules"
 	"github.com/baton-flow/baton/services/tasks"
 	"github.com/baton-flow/baton/services/workflows"
 )
@@ -27,6 +28,7 @@ var ownDatabases = []ownDatabase{
 	{identity.DatabaseURLEnv, identity.Name, identity.Name + ".db"},
 	{tasks.DatabaseURLEnv, tasks.Name, tasks.Name + ".db"},
 	{workflows.DatabaseURLEnv, workflows.Name, workflowsDBFile},
+	{schedules.DatabaseURLEnv, schedules.Name, schedules.Name + ".db"},
 }
 
 // serviceDatabaseURL is where standalone mode keeps a service's data when the process runs

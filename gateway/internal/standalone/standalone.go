@@ -165,10 +165,8 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		defer m.Close()
 		overrides["BATON_MONGO_URI"] = m.URI()
 		progress(Step{Kind: StepStoreReady, Detail: m.URI()})
-		// The embedded database is this process's alone, and so are its one runs replica
-		// and its one schedules replica.
+		// The embedded database is this process's alone, and so is its one runs replica.
 		overrides["BATON_RUNS_ALONE"] = "true"
-		overrides["BATON_SCHEDULES_ALONE"] = "true"
 	}
 	if getenv("BATON_KAFKA_BROKERS") == "" {
 		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)

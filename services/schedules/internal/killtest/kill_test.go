@@ -6,7 +6,6 @@ package killtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -25,7 +24,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/host"
@@ -36,6 +34,7 @@ import (
 	"github.com/baton-flow/baton/services/schedules/internal/app"
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
 	"github.com/baton-flow/baton/services/schedules/internal/mongostore"
+	"github.com/baton-flow/baton/services/schedules/internal/sqlitestore"
 )
 
 // Environment variables of the test.
@@ -59,10 +58,8 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	team     = "ops"
-	workflow = "tick"
-	// replicas run at once, each in a slot of its own.
-	replicas   = 2
+	team       = "ops"
+	workflow   = "tick"
 	serviceKey = "schedule-kill-test-service-key-0123"
 	secretKey  = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 	// overdueLimit holds the kills off while a schedule is due longer ago than this, until
@@ -130,6 +127,35 @@ var fleet = []struct {
 // planned. A fire submitted again after a kill is expected and harmless: its key makes it
 // the same run, as in the runs service; the test counts them.
 func TestSchedulesUnderKills(t *testing.T) {
+	underKills(t, onMongo)
+}
+
+// TestSchedulesUnderKillsSQLite is TestSchedulesUnderKills on the store of a single-process
+// Baton: one replica, on a SQLite file of its own (BATON_SCHEDULES_DATABASE_URL), killed
+// and started again, at times none running. Its steps on the database are not seen (no
+// proxy stands in front of a file): the kills aimed at a step are aimed at its submits,
+// the others come at random moments. What it writes it writes through its file's writer,
+// which answers once the commit is on disk; what a kill cuts short is not written at all.
+func TestSchedulesUnderKillsSQLite(t *testing.T) {
+	underKills(t, onSQLite)
+}
+
+// storeKind is where the replicas keep the schedules.
+type storeKind struct {
+	// replicas run at once, each in a slot of its own.
+	replicas int
+	// sqlite gives them one SQLite file, rather than one MongoDB database.
+	sqlite bool
+	// phases are the steps of the firing the kills can be aimed at.
+	phases []phase
+}
+
+var (
+	onMongo  = storeKind{replicas: 2, phases: []phase{phaseClaim, phasePlan, phaseSubmit, phaseStore}}
+	onSQLite = storeKind{replicas: 1, sqlite: true, phases: []phase{phaseSubmit}}
+)
+
+func underKills(t *testing.T, kind storeKind) {
 	if os.Getenv(envGate) == "" {
 		// make test runs it on its own, after the other tests, so that how late the fires
 		// are depends on the kills rather than on what else the machine runs.
@@ -149,15 +175,26 @@ func TestSchedulesUnderKills(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
 	prefix := testkit.Database(t) + "_"
-	db := client.Database(prefix + schedules.Name)
 	box, err := secrets.FromString(secretKey)
 	require.NoError(t, err)
-	store := mongostore.New(db, box)
-	require.NoError(t, store.EnsureIndexes(ctx))
+	var store app.Store
+	var storeEnv []string
+	if kind.sqlite {
+		// Opened before any replica starts: each opening lets go of the claims it finds.
+		file := fmt.Sprintf("%s/%s.db", t.TempDir(), schedules.Name)
+		s, err := sqlitestore.Open(ctx, file, box)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		store, storeEnv = s, []string{schedules.DatabaseURLEnv + "=sqlite:" + file}
+	} else {
+		s := mongostore.New(client.Database(prefix+schedules.Name), box)
+		require.NoError(t, s.EnsureIndexes(ctx))
+		store = s
+	}
 	signer, err := auth.NewSigner([]byte(serviceKey))
 	require.NoError(t, err)
 
-	c := &cluster{t: t, bin: bin, procs: make([]*proc, replicas), gens: make([]int, replicas),
+	c := &cluster{t: t, bin: bin, procs: make([]*proc, kind.replicas), gens: make([]int, kind.replicas), phases: kind.phases,
 		sprung: make(chan int, 1), killsBy: map[string]int{}}
 	runs := newRunsStandIn(c, signer)
 	srv := httptest.NewServer(runs.routes())
@@ -167,7 +204,7 @@ func TestSchedulesUnderKills(t *testing.T) {
 	brokers, topics := strings.Join(testkit.KafkaBrokers(t), ","), testkit.TopicPrefix(t)
 	var links []*dbLink
 	logDir := t.TempDir()
-	for slot := range replicas {
+	for slot := range kind.replicas {
 		l, err := newDBLink(c, slot, upstream.Host)
 		require.NoError(t, err)
 		links = append(links, l)
@@ -177,16 +214,19 @@ func TestSchedulesUnderKills(t *testing.T) {
 	}
 	c.env = func(slot, gen int) []string {
 		uri := *upstream
-		uri.Host = links[slot].addr()
-		q := uri.Query()
-		q.Set("directConnection", "true") // the proxy's address, whatever the server says of itself
-		uri.RawQuery = q.Encode()
+		if !kind.sqlite {
+			uri.Host = links[slot].addr()
+			q := uri.Query()
+			q.Set("directConnection", "true") // the proxy's address, whatever the server says of itself
+			uri.RawQuery = q.Encode()
+		}
 		var env []string
 		for _, kv := range os.Environ() {
 			if !strings.HasPrefix(kv, "BATON_") {
 				env = append(env, kv)
 			}
 		}
+		env = append(env, storeEnv...)
 		return append(env, envReplica+"=1",
 			"BATON_HTTP_ADDR=127.0.0.1:0", "BATON_ADMIN_ADDR="+host.AdminOff, "BATON_LOG_LEVEL=warn",
 			"BATON_MONGO_URI="+uri.String(), "BATON_MONGO_DB_PREFIX="+prefix,
@@ -206,7 +246,7 @@ func TestSchedulesUnderKills(t *testing.T) {
 			c.dump()
 		}
 	})
-	for slot := range replicas {
+	for slot := range kind.replicas {
 		require.NoError(t, c.start(slot))
 	}
 
@@ -233,15 +273,19 @@ func TestSchedulesUnderKills(t *testing.T) {
 	defer stopChaos()
 	var restarts sync.WaitGroup
 	overdue := func() bool {
-		err := db.Collection("schedules").FindOne(ctx, bson.M{"due": bson.M{"$lt": time.Now().Add(-overdueLimit)}}).Err()
-		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		all, err := store.FindWorkflowSchedules(ctx, team, workflow)
+		if err != nil {
 			t.Logf("cannot tell whether schedules are overdue: %v", err)
+			return false
 		}
-		return err == nil
+		return slices.ContainsFunc(all, func(s *domain.Schedule) bool {
+			due := s.Due()
+			return !due.IsZero() && due.Before(time.Now().Add(-overdueLimit))
+		})
 	}
 	c.chaos(chaosCtx, &restarts, overdue)
 	restarts.Wait()
-	for slot := range replicas {
+	for slot := range kind.replicas {
 		if c.current(slot, 0) == nil {
 			require.NoError(t, c.start(slot))
 		}
@@ -401,7 +445,7 @@ func diff(want, got []time.Time) (missing, extra []time.Time) {
 
 // behind answers the schedules whose fires up to cutoff the store does not yet show made,
 // one line each.
-func behind(ctx context.Context, store *mongostore.Store, plans map[string]plan, cutoff time.Time) ([]string, error) {
+func behind(ctx context.Context, store app.Store, plans map[string]plan, cutoff time.Time) ([]string, error) {
 	all, err := store.FindWorkflowSchedules(ctx, team, workflow)
 	if err != nil {
 		return nil, err
@@ -467,6 +511,8 @@ type cluster struct {
 	bin  string
 	env  func(slot, gen int) []string
 	logs []*os.File
+	// phases are the steps kills are aimed at.
+	phases []phase
 	// armed is the trap set for the next step of any replica, taken is the one sprung;
 	// sprung tells the chaos loop which slot it killed (-1: none).
 	armed, taken atomic.Pointer[trap]
@@ -631,7 +677,7 @@ func (c *cluster) chaos(ctx context.Context, restarts *sync.WaitGroup, overdue f
 		slot := -1
 		if rand.IntN(5) > 0 {
 			if len(traps) == 0 {
-				for ph := phaseClaim; ph <= phaseStore; ph++ {
+				for _, ph := range c.phases {
 					traps = append(traps, trap{phase: ph}, trap{phase: ph, after: true})
 				}
 				rand.Shuffle(len(traps), func(i, j int) { traps[i], traps[j] = traps[j], traps[i] })

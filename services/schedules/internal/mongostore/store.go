@@ -16,6 +16,7 @@ import (
 	"github.com/baton-flow/baton/libs/page"
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/services/schedules/internal/app"
+	"github.com/baton-flow/baton/services/schedules/internal/atrest"
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
 )
 
@@ -23,8 +24,6 @@ import (
 type Store struct {
 	schedules *mongo.Collection
 	box       secrets.Sealer
-	// lone is what an exclusive store keeps in memory (see Exclusive); nil otherwise.
-	lone *lone
 }
 
 var (
@@ -33,12 +32,8 @@ var (
 )
 
 // New returns the store over db; box seals the params of schedules at rest.
-func New(db *mongo.Database, box secrets.Sealer, opts ...Option) *Store {
-	s := &Store{schedules: db.Collection("schedules"), box: box}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
+func New(db *mongo.Database, box secrets.Sealer) *Store {
+	return &Store{schedules: db.Collection("schedules"), box: box}
 }
 
 // EnsureIndexes creates the indexes of the query and firing paths.
@@ -96,10 +91,7 @@ type initiatorDoc struct {
 
 // toDoc answers s as stored, its params sealed: they may hold the workflow's secrets.
 func (s *Store) toDoc(sch *domain.Schedule) (scheduleDoc, error) {
-	params, err := jsonText(sch.Params)
-	if err == nil && params != "" {
-		params, err = s.box.Seal(params)
-	}
+	params, err := atrest.SealParams(s.box, sch.Params)
 	if err != nil {
 		return scheduleDoc{}, fmt.Errorf("params of schedule %s: %w", sch.ID, err)
 	}
@@ -114,14 +106,7 @@ func (s *Store) toDoc(sch *domain.Schedule) (scheduleDoc, error) {
 }
 
 func (s *Store) schedule(d scheduleDoc) (*domain.Schedule, error) {
-	text := d.Params
-	if secrets.IsSealed(text) {
-		var err error
-		if text, err = s.box.Open(text); err != nil {
-			return nil, fmt.Errorf("params of schedule %s: %w", d.ID, err)
-		}
-	}
-	params, err := fromJSONText(text)
+	params, err := atrest.OpenParams(s.box, d.Params)
 	if err != nil {
 		return nil, fmt.Errorf("params of schedule %s: %w", d.ID, err)
 	}
@@ -154,14 +139,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sch *domain.Schedule) error 
 	if err != nil {
 		return err
 	}
-	insert := func() error {
-		_, err := s.schedules.InsertOne(ctx, d)
-		return err
-	}
-	if s.lone != nil {
-		insert = func() error { return s.createAlone(ctx, d) }
-	}
-	if err := insert(); err != nil {
+	if _, err := s.schedules.InsertOne(ctx, d); err != nil {
 		if mongox.IsDuplicateKey(err) {
 			return fmt.Errorf("create schedule %s: %w", sch.ID, domain.ErrConflict)
 		}
@@ -171,7 +149,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sch *domain.Schedule) error 
 }
 
 // FindSchedule reads one of team's schedules. It is read by _id alone, the one lookup the
-// embedded database makes by its index, and its team checked here.
+// embedded FerretDB makes by its index, and its team checked here.
 func (s *Store) FindSchedule(ctx context.Context, team, id string) (*domain.Schedule, error) {
 	d, err := mongox.FindOne[scheduleDoc](ctx, s.schedules, bson.M{"_id": id})
 	if errors.Is(err, mongox.ErrNotFound) || err == nil && d.Team != team {
@@ -190,15 +168,9 @@ func (s *Store) SaveSchedule(ctx context.Context, sch *domain.Schedule) error {
 		return err
 	}
 	d.Version = sch.Version + 1
-	var saved bool
-	if s.lone != nil {
-		// A save lets the claim go.
-		saved, err = s.replaceAlone(ctx, d, func(e entry) bool { return e.version == sch.Version }, "", time.Time{})
-	} else {
-		var res *mongo.UpdateResult
-		res, err = s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "version": sch.Version}, d)
-		saved = err == nil && res.MatchedCount == 1
-	}
+	// The replacement holds no claim: a save lets the claim go.
+	res, err := s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "version": sch.Version}, d)
+	saved := err == nil && res.MatchedCount == 1
 	if err != nil {
 		return fmt.Errorf("save schedule %s: %w", sch.ID, err)
 	}
@@ -232,14 +204,7 @@ func (s *Store) FindSchedules(ctx context.Context, f app.Filter, r page.Request)
 
 // DeleteTeamSchedules removes a team's schedules.
 func (s *Store) DeleteTeamSchedules(ctx context.Context, team string) error {
-	del := func() error {
-		_, err := s.schedules.DeleteMany(ctx, bson.M{"team": team})
-		return err
-	}
-	if s.lone != nil {
-		del = func() error { return s.deleteTeamAlone(ctx, team) }
-	}
-	if err := del(); err != nil {
+	if _, err := s.schedules.DeleteMany(ctx, bson.M{"team": team}); err != nil {
 		return fmt.Errorf("delete the schedules of %s: %w", team, err)
 	}
 	return nil
@@ -263,9 +228,6 @@ func lapsed(now time.Time) bson.M {
 // them by the due index, claims those still free in one update, and reads back those the
 // token got (another replica may have taken some in between).
 func (s *Store) ClaimDue(ctx context.Context, token string, horizon, now, until time.Time, limit int) ([]*domain.Schedule, error) {
-	if s.lone != nil {
-		return s.claimDueAlone(ctx, token, horizon, now, until, limit)
-	}
 	free := lapsed(now)
 	filter := bson.M{"due": bson.M{"$lte": horizon}, "$or": free["$or"]}
 	ids, err := mongox.FindAll[struct {
@@ -298,21 +260,11 @@ func (s *Store) Keep(ctx context.Context, sch *domain.Schedule, token string, un
 		return err
 	}
 	d.Version = sch.Version + 1
-	var kept bool
-	if s.lone != nil {
-		claim := ""
-		if !until.IsZero() {
-			claim = token
-		}
-		kept, err = s.replaceAlone(ctx, d, func(e entry) bool { return e.claim == token }, claim, until)
-	} else {
-		if !until.IsZero() {
-			d.Claim, d.LeaseUntil = token, until
-		}
-		var res *mongo.UpdateResult
-		res, err = s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "claim": token}, d)
-		kept = err == nil && res.MatchedCount == 1
+	if !until.IsZero() {
+		d.Claim, d.LeaseUntil = token, until
 	}
+	res, err := s.schedules.ReplaceOne(ctx, bson.M{"_id": sch.ID, "claim": token}, d)
+	kept := err == nil && res.MatchedCount == 1
 	if err != nil {
 		return fmt.Errorf("store schedule %s: %w", sch.ID, err)
 	}
@@ -325,13 +277,6 @@ func (s *Store) Keep(ctx context.Context, sch *domain.Schedule, token string, un
 
 // NudgeBuffered makes schedule id due at now when it keeps a buffered fire behind run.
 func (s *Store) NudgeBuffered(ctx context.Context, id, run string, now time.Time) (bool, error) {
-	if s.lone != nil {
-		nudged, err := s.nudgeAlone(ctx, id, run, now)
-		if err != nil {
-			return false, fmt.Errorf("nudge schedule %s: %w", id, err)
-		}
-		return nudged, nil
-	}
 	res, err := s.schedules.UpdateOne(ctx, bson.M{"_id": id, "lastRun": run, "buffered": bson.M{"$exists": true}},
 		bson.M{"$set": bson.M{"recheck": now, "due": now}})
 	if err != nil {
@@ -342,13 +287,6 @@ func (s *Store) NudgeBuffered(ctx context.Context, id, run string, now time.Time
 
 // Holds reports whether token still holds its claim of schedule id.
 func (s *Store) Holds(ctx context.Context, id, token string) (bool, error) {
-	if s.lone != nil {
-		if err := s.load(ctx); err != nil {
-			return false, err
-		}
-		e, ok := s.lone.look(id)
-		return ok && e.claim == token, nil
-	}
 	_, err := mongox.FindOne[struct {
 		ID string `bson:"_id"`
 	}](ctx, s.schedules, bson.M{"_id": id, "claim": token}, options.FindOne().SetProjection(bson.M{"_id": 1}))
