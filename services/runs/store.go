@@ -51,11 +51,7 @@ func openStores(ctx context.Context, cfg Config, deps Deps, box mongostore.Seale
 	if deps.DB == nil {
 		return app.Stores{}, storeHandle{}, fmt.Errorf("runs: a MongoDB database, or %s naming a SQLite file, is required", DatabaseURLEnv)
 	}
-	var opts []mongostore.Option
-	if cfg.Alone {
-		opts = append(opts, mongostore.Exclusive())
-	}
-	s := mongostore.New(deps.DB, box, opts...)
+	s := mongostore.New(deps.DB, box)
 	if err := s.EnsureIndexes(ctx); err != nil {
 		return app.Stores{}, storeHandle{}, err
 	}

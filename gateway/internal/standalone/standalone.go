@@ -165,8 +165,6 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		defer m.Close()
 		overrides["BATON_MONGO_URI"] = m.URI()
 		progress(Step{Kind: StepStoreReady, Detail: m.URI()})
-		// The embedded database is this process's alone, and so is its one runs replica.
-		overrides["BATON_RUNS_ALONE"] = "true"
 	}
 	if getenv("BATON_KAFKA_BROKERS") == "" {
 		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)
