@@ -124,9 +124,11 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}, {Key: "creationDate", Value: 1}}}))
 	}
 	// The engine asks for the runs in flight of a replica (a dead one's; its own due
-	// soon), and for the queued ones, rarely for all of them.
+	// soon; its child runs, at every reconcile), and for the queued ones, rarely for all
+	// of them.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live,
 		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}, {Key: "wakeAt", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}, {Key: "depth", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "queued", Value: 1}, {Key: "team", Value: 1}}}))
 	// The runs put away that still owe events, by when they were last sent.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.runs, mongo.IndexModel{Keys: bson.D{{Key: "owedAt", Value: 1}}}))
