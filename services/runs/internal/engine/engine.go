@@ -343,11 +343,11 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 // unpark takes up run id with the state it was parked with, when that was kept, and
 // reports whether it did. Another replica may have moved the run since (a decision or a
 // callback taken there, a takeover), so the state is used as a run held in memory is:
-// whatever a step decides on it ends in a write conditional on the versions it was
+// what a step decides on it is stored by a write conditional on the versions it was
 // parked at, which a move elsewhere makes refused (ErrConflict: the run is loaded again
 // and the step decided anew), and a refusal decided on it (ErrStale) is decided again on
-// a load. A step that would write nothing is the timer's, which looks at the stored
-// version first (refresh).
+// a load. A timer's step, whose moves may write nothing, looks at the stored version
+// before it starts (refresh).
 func (e *Engine) unpark(id string, a *actor) bool {
 	st := e.parked.takeState(id)
 	if st == nil {
