@@ -53,7 +53,7 @@ func TestIntegrationRunsKeptInTheEmbeddedDatabase(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, done = b.call(t, http.MethodGet, "/api/v2/team/eng/workflowrun/"+id, b.token, "")
 		return done["phase"] == "completed"
-	}, 60*time.Second, 50*time.Millisecond, "the run ends: %v", done)
+	}, 60*time.Second, 50*time.Millisecond, "the run ends, not queued behind the slots left counted")
 	assert.Equal(t, "succeeded", done["status"], done)
 	_, err = os.Stat(filepath.Join(dir, "runs.db"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "the runs stay in the embedded database")
