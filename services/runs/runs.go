@@ -65,12 +65,6 @@ type Config struct {
 	// runners (BATON_SECRET_KEY, required: 32 bytes, hex or base64; the key identity
 	// seals with, shared with the runners).
 	SecretKey string
-	// Alone says this replica is the service's only one and the only writer of its
-	// database (BATON_RUNS_ALONE, default false; standalone mode sets it on its embedded
-	// database). Its store then checks its writes' conditions itself, which the embedded
-	// database cannot do by index, and its reconciler looks for other replicas' work only
-	// now and then. Never set it where two replicas share a database.
-	Alone bool
 	// DatabaseURL picks the service's store (BATON_RUNS_DATABASE_URL): empty keeps it in
 	// the shared MongoDB (BATON_MONGO_URI, the database <prefix>runs); sqlite:<path> or
 	// file:<path> keeps it in a SQLite file of its own at path, for one replica alone
@@ -107,9 +101,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			}
 			*d.into = v
 		}
-	}
-	if cfg.Alone, err = host.Flag(getenv, "BATON_RUNS_ALONE"); err != nil {
-		return Config{}, err
 	}
 	return cfg, nil
 }
@@ -225,7 +216,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}
 	stores.Runs = storemetrics.New(stores.Runs, meter)
 	a := app.New(app.Config{
-		Engine: engine.Config{Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout, Alone: cfg.Alone,
+		Engine: engine.Config{Replica: cfg.Replica, Lease: cfg.RunnerLease, ReplicaTimeout: cfg.ReplicaTimeout,
 			Reconcile: cfg.Reconcile, Logger: deps.Logger, Meter: meter,
 			MetricLabels: engine.MetricLabels{Team: cfg.MetricLabels.Team, Workflow: cfg.MetricLabels.Workflow}},
 		PublicURL: cfg.PublicURL, Logger: deps.Logger,

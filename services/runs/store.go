@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/baton-flow/baton/libs/sqlitex"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
@@ -51,14 +53,18 @@ func openStores(ctx context.Context, cfg Config, deps Deps, box mongostore.Seale
 	if deps.DB == nil {
 		return app.Stores{}, storeHandle{}, fmt.Errorf("runs: a MongoDB database, or %s naming a SQLite file, is required", DatabaseURLEnv)
 	}
-	var opts []mongostore.Option
-	if cfg.Alone {
-		opts = append(opts, mongostore.Exclusive())
-	}
-	s := mongostore.New(deps.DB, box, opts...)
+	s := mongostore.New(deps.DB, box)
 	if err := s.EnsureIndexes(ctx); err != nil {
 		return app.Stores{}, storeHandle{}, err
 	}
 	return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s, Queues: s},
 		storeHandle{}, nil
+}
+
+// RecountSlots writes the teams' concurrency slots in the service's MongoDB database again
+// from its runs in flight, and answers how many runs hold one. Only while no replica of
+// the service runs on db: standalone mode calls it at start on a data directory whose
+// embedded database holds the runs of an earlier version, which kept the slots in memory.
+func RecountSlots(ctx context.Context, db *mongo.Database) (int, error) {
+	return mongostore.New(db, nil).RecountSlots(ctx)
 }

@@ -99,8 +99,8 @@ func (p *process) kill() {
 
 type cluster struct {
 	t *testing.T
-	// alone runs one runs replica as the only writer of its database, as standalone mode
-	// does (runs.Config.Alone); otherwise two share it.
+	// alone runs one runs replica on a SQLite file of its own, as standalone mode does;
+	// otherwise two share the MongoDB database.
 	alone bool
 	// runsDB is the runs replica's SQLite file when it is alone, as standalone mode gives
 	// it one; empty keeps the runs in the shared MongoDB (db).
@@ -167,7 +167,7 @@ func (c *cluster) startRuns(i int) *process {
 	svc, err := runs.New(ctx, runs.Config{
 		GroupID: c.kafka.TopicPrefix + "runs", Replica: replica,
 		RunnerLease: 30 * time.Second, ReplicaTimeout: 5 * time.Second, Reconcile: 200 * time.Millisecond,
-		SecretKey: secretKey, Alone: c.alone, DatabaseURL: c.runsDatabaseURL(),
+		SecretKey: secretKey, DatabaseURL: c.runsDatabaseURL(),
 	}, runs.Deps{DB: c.db, Kafka: c.kafka, Publisher: g, Signer: c.signer, Logger: c.log,
 		Definitions: c.defs, Catalogue: noCatalogue{}, Contexts: contexts{}})
 	require.NoError(c.t, err)
@@ -289,9 +289,8 @@ func TestCrashSafety(t *testing.T) {
 	crashSafety(t, false)
 }
 
-// TestCrashSafetyAlone is TestCrashSafety with the one runs replica of standalone mode,
-// which keeps what it wrote in memory (versions, concurrency slots) and is killed and
-// restarted as the other.
+// TestCrashSafetyAlone is TestCrashSafety with the one runs replica of standalone mode, on
+// a SQLite file of its own, killed and restarted as the other.
 func TestCrashSafetyAlone(t *testing.T) {
 	crashSafety(t, true)
 }
@@ -553,7 +552,7 @@ func crashSafety(t *testing.T, alone bool) {
 		require.FailNow(t, "runs left in flight", "%d", len(left))
 	}
 	if alone {
-		return // its slots are the runs in flight it holds: none
+		return // its slots are in its SQLite file: they are looked at on MongoDB
 	}
 	var slots struct {
 		N int `bson:"n"`

@@ -1,6 +1,10 @@
 package standalone
 
 import (
+	"context"
+	"fmt"
+
+	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/services/runs"
 )
 
@@ -10,4 +14,21 @@ const runsDBFile = "runs.db"
 // runsDatabaseURL is serviceDatabaseURL for the runs service.
 func runsDatabaseURL(dataDir, mongoDir, dbPrefix string) (url string, ok bool, err error) {
 	return serviceDatabaseURL(dataDir, mongoDir, dbPrefix, runs.Name, runsDBFile)
+}
+
+// recountRunsSlots writes the runs service's concurrency slots in the embedded MongoDB
+// again from its runs in flight, before the service starts: a data directory that keeps
+// runs there was made by a version whose runs service, the database's only writer, kept
+// them in memory, and the service now keeps them in the database as it does on a shared
+// MongoDB.
+func recountRunsSlots(ctx context.Context, uri, dbPrefix string) error {
+	client, err := mongox.Connect(ctx, uri)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
+	if _, err := runs.RecountSlots(ctx, client.Database(dbPrefix+runs.Name)); err != nil {
+		return fmt.Errorf("runs' concurrency slots: %w", err)
+	}
+	return nil
 }

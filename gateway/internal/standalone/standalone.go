@@ -157,6 +157,8 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		if err := ownDatabaseURLs(getenv, overrides, dataDir, filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_")); err != nil {
 			return err
 		}
+		// A data directory from an earlier version keeps its runs in the embedded MongoDB.
+		runsOnMongo := getenv(runs.DatabaseURLEnv) == "" && overrides[runs.DatabaseURLEnv] == ""
 		progress(Step{Kind: StepStoreStarting, Detail: filepath.Join(dataDir, "mongo")})
 		m, err := embedded.StartMongo(ctx, embedded.MongoConfig{Dir: filepath.Join(dataDir, "mongo"), Addr: "127.0.0.1:0", Logger: quiet})
 		if err != nil {
@@ -164,9 +166,12 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		}
 		defer m.Close()
 		overrides["BATON_MONGO_URI"] = m.URI()
+		if runsOnMongo {
+			if err := recountRunsSlots(ctx, m.URI(), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_")); err != nil {
+				return fmt.Errorf("embedded mongo: %w", err)
+			}
+		}
 		progress(Step{Kind: StepStoreReady, Detail: m.URI()})
-		// The embedded database is this process's alone, and so is its one runs replica.
-		overrides["BATON_RUNS_ALONE"] = "true"
 	}
 	if getenv("BATON_KAFKA_BROKERS") == "" {
 		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)

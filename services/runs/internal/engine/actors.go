@@ -134,10 +134,10 @@ func (h *actors) holds(id string) bool {
 // with the versions it left them at, its run's and its task runs': a run loaded again as
 // it was left needs no settling.
 //
-// The last keep of them also keep their state (see Config.Alone): a decision or a callback
-// often comes soon after its run began to wait, and the run is then taken up again
-// without reading it back. Older ones keep only their versions: memory stays bounded
-// whatever the number of waiting runs.
+// The last keep of them also keep their state: a decision or a callback often comes soon
+// after its run began to wait, and the run is then taken up again without reading it back
+// (Engine.unpark, which says why that holds with other replicas writing too). Older ones
+// keep only their versions: memory stays bounded whatever the number of waiting runs.
 type parkedRuns struct {
 	mu   sync.Mutex
 	m    map[string]*parkedRun
@@ -242,6 +242,16 @@ func (p *parkedRuns) has(id string) bool {
 	defer p.mu.Unlock()
 	_, ok := p.m[id]
 	return ok
+}
+
+// keptVersion answers the version of run id's run as parked, when its state is kept.
+func (p *parkedRuns) keptVersion(id string) (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.m[id]; r != nil && r.st != nil {
+		return r.version, true
+	}
+	return 0, false
 }
 
 // takeState forgets run id and answers its state when it was kept.

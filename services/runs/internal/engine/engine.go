@@ -51,11 +51,7 @@ type Config struct {
 	ResendOwed time.Duration
 	// PublicURL is the gateway's base URL, for the callback URLs given to tasks.
 	PublicURL string
-	// Alone says this replica is the service's only one (the standalone process): the
-	// reconciler then looks for queued runs and orphaned children at its sweeps only, and
-	// the last runs put out of memory keep their state (parkedRuns).
-	Alone  bool
-	Logger *slog.Logger
+	Logger    *slog.Logger
 	// Meter makes the engine's instruments (metrics.go); default the global provider.
 	// MetricLabels adds a run's team and workflow to them.
 	Meter        metric.MeterProvider
@@ -134,7 +130,8 @@ type Engine struct {
 	metrics   *metrics
 
 	held actors
-	// parked are the runs put out of memory (park), by the versions they were left at.
+	// parked are the runs put out of memory (park), by the versions they were left at, the
+	// last of them with their state.
 	parked parkedRuns
 	// queueLooks has a team's entry while its queued runs are being looked at, true when
 	// another look is wanted after (see kickQueued).
@@ -164,7 +161,7 @@ func New(cfg Config, deps Deps) *Engine {
 		cfg: cfg, runs: deps.Runs, slots: deps.Slots, replicas: deps.Replicas, beats: deps.Heartbeats,
 		actions: deps.Actions, locks: deps.Locks, queues: deps.Queues,
 		starter: deps.Starter, sched: deps.Schedules, limits: deps.Limits, box: deps.Sealer, log: cfg.Logger, now: time.Now,
-		held: actors{m: map[string]*actor{}}, parked: newParkedRuns(keptParked(cfg)), queueLooks: map[string]*bool{}, ready: make(chan struct{}),
+		held: actors{m: map[string]*actor{}}, parked: newParkedRuns(parkedKept), queueLooks: map[string]*bool{}, ready: make(chan struct{}),
 		recorded: newRecordedEvents(), metrics: newMetrics(cfg.Meter, cfg.MetricLabels, time.Now),
 	}
 	e.metrics.now = func() time.Time { return e.now() }
@@ -173,16 +170,9 @@ func New(cfg Config, deps Deps) *Engine {
 	return e
 }
 
-// parkedKept is how many of the runs put out of memory a lone replica keeps the state of
-// (parkedRuns): a few MiB at most, whatever the number of waiting runs.
+// parkedKept is how many of the runs put out of memory keep their state (parkedRuns): a
+// few MiB at most, whatever the number of waiting runs.
 const parkedKept = 512
-
-func keptParked(cfg Config) int {
-	if cfg.Alone {
-		return parkedKept
-	}
-	return 0
-}
 
 // forget drops a run from memory, and its timer; the caller may hold the run's own lock.
 func (e *Engine) forget(id string) {
@@ -224,7 +214,7 @@ func (e *Engine) Step(ctx context.Context, id string, fn func(m *domain.Machine)
 	var span trace.Span
 	defer func() { endSpan(span, err) }()
 	for try := 0; ; try++ {
-		if a.st == nil {
+		if a.st == nil && !e.unpark(id, a) {
 			revalidated = true
 			if err := e.load(ctx, id, a); err != nil {
 				return err
@@ -283,13 +273,6 @@ func (e *Engine) putAway(id string, a *actor) {
 // load reads run id into a and, when the run is this replica's, settles whatever a
 // previous holder left half done.
 func (e *Engine) load(ctx context.Context, id string, a *actor) error {
-	if st := e.parked.takeState(id); st != nil {
-		// Parked here as stored, and nobody else writes the run (Config.Alone). A write
-		// refused all the same (ErrConflict) loads it again, from the store.
-		a.st = st
-		_, a.idle = domain.NewMachine(st, e.now()).Wake(e.cfg.Lease)
-		return nil
-	}
 	for try := 0; ; try++ {
 		r, err := e.runs.FindRun(ctx, id)
 		if err == nil {
@@ -355,6 +338,24 @@ func (e *Engine) load(ctx context.Context, id string, a *actor) error {
 		}
 		return nil
 	}
+}
+
+// unpark takes up run id with the state it was parked with, when that was kept, and
+// reports whether it did. Another replica may have moved the run since (a decision or a
+// callback taken there, a takeover), so the state is used as a run held in memory is:
+// what a step decides on it is stored by a write conditional on the versions it was
+// parked at, which a move elsewhere makes refused (ErrConflict: the run is loaded again
+// and the step decided anew), and a refusal decided on it (ErrStale) is decided again on
+// a load. A timer's step, whose moves may write nothing, looks at the stored version
+// before it starts (refresh).
+func (e *Engine) unpark(id string, a *actor) bool {
+	st := e.parked.takeState(id)
+	if st == nil {
+		return false
+	}
+	a.st = st
+	_, a.idle = domain.NewMachine(st, e.now()).Wake(e.cfg.Lease)
+	return true
 }
 
 // errStoredInPart marks a failed step whose task runs were stored, but not its run.

@@ -374,8 +374,9 @@ func (s *queueLooks) ListInFlight(ctx context.Context, f domain.InFlightFilter) 
 func TestEngineLooksForQueuedRunsOnlyWhenSomeMayBe(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	// Alone, the reconciler does not look at queued runs on its own between sweeps.
-	h.alone, h.maxConcurrent = true, 1
+	// The reconciler looks at queued runs on its own at every reconcile: only the first
+	// one, at start, is let run here.
+	h.reconcile, h.maxConcurrent = time.Hour, 1
 	looks := &queueLooks{Store: h.store}
 	h.runs = looks
 	e := h.start("a")

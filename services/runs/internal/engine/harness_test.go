@@ -103,8 +103,6 @@ type harness struct {
 	// LockStore.
 	runs  RunStore
 	locks LockStore
-	// alone starts replicas as a lone one (Config.Alone).
-	alone bool
 	clock *clock
 	pub   *published
 	// defs are the workflows child runs start, by name.
@@ -150,7 +148,7 @@ func (h *harness) start(name string) *Engine {
 // owe again after resend (0: the default).
 func (h *harness) startWith(name string, pub Publisher, resend time.Duration) *Engine {
 	h.t.Helper()
-	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Alone: h.alone, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Meter: h.meter,
+	e := New(Config{Replica: name, Reconcile: h.reconcile, ResendOwed: resend, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Meter: h.meter,
 		TracerProvider: h.tracer},
 		Deps{Runs: h.runStore(), Slots: h.store, Replicas: h.store, Heartbeats: h.store, Actions: h.store, Locks: h.lockStore(),
 			Publisher: pub, Starter: h, Schedules: h.schedules, Limits: h, Queues: h.queueStore()})

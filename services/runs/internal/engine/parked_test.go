@@ -25,15 +25,14 @@ func (s *countingStore) FindRun(ctx context.Context, id string) (*domain.Run, er
 	return s.Store.FindRun(ctx, id)
 }
 
-// A lone replica takes up a run it parked without reading it back, unless another writer
-// moved it meanwhile; the decision applies either way.
-func TestEngineAloneKeepsParkedRuns(t *testing.T) {
+// A replica takes up a run it parked without reading it back, unless another writer moved
+// it meanwhile; the decision applies either way.
+func TestEngineKeepsParkedRuns(t *testing.T) {
 	t.Parallel()
 	for _, moved := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unchanged", true: "moved meanwhile"}[moved], func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			h.alone = true
 			counting := &countingStore{Store: h.store}
 			h.runs = counting
 			e := h.start("a")

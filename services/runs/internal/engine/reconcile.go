@@ -159,12 +159,6 @@ func (e *Engine) reconcile(ctx context.Context) {
 			e.metrics.repaired(repairReload)
 		}
 	}
-	if e.cfg.Alone && !sweep {
-		// Nothing but this replica steps its runs, queues runs or starts child runs: its
-		// own timers, kicks and cascades need no looking after between sweeps.
-		e.reconcileGates(ctx)
-		return
-	}
 	e.wakeSoon(ctx, now)
 	if queued, err := e.runs.ListInFlight(ctx, domain.InFlightFilter{Queued: true}); err == nil {
 		teams := map[string]bool{}
@@ -245,11 +239,17 @@ func (e *Engine) cancelOrphans(ctx context.Context, held []domain.InFlight) {
 	}
 }
 
-// refresh drops a run held in memory when the stored run has moved on: another replica
-// applied a claim or a report to it. A timer's step must see that, since its own moves
-// (sending a dispatch again, calling a runner lost) may write nothing that a stale copy
-// would be refused on.
+// refresh drops a run held in memory, or parked with its state, when the stored run has
+// moved on: another replica applied a claim, a report or a decision to it, or took it
+// over. A timer's step must see that, since its own moves (sending a dispatch again,
+// calling a runner lost, timing out a gate) may write nothing that a stale copy would be
+// refused on, and a step that writes nothing would park the stale copy again.
 func (e *Engine) refresh(ctx context.Context, id string) {
+	if v, ok := e.parked.keptVersion(id); ok {
+		if r, err := e.runs.FindRun(ctx, id); err != nil || r.Version != v {
+			e.parked.drop(id)
+		}
+	}
 	a, ok := e.held.cached(id)
 	if !ok {
 		return

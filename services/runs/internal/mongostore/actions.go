@@ -187,9 +187,6 @@ func (s *Store) findActionDoc(ctx context.Context, id string) (actionDoc, error)
 // version, reading again and applying fn anew when another writer took that version first.
 // An error from fn stores nothing and is returned as it is.
 func (s *Store) UpdateAction(ctx context.Context, id string, fn func(*domain.Action) error) (*domain.Action, error) {
-	if s.exclusive {
-		return s.updateActionAlone(ctx, id, fn)
-	}
 	wait := waitMin
 	lost := int64(-1) // the version a write of ours lost to another writer
 	for tries := 0; ; {
@@ -232,45 +229,6 @@ func (s *Store) UpdateAction(ctx context.Context, id string, fn func(*domain.Act
 			return nil, err
 		}
 		lost = next.Version
-	}
-}
-
-// updateActionAlone is UpdateAction in an exclusive store: the only writer checks the
-// version itself (replaceIf) and needs no claim of each version. fn runs with no lock
-// held: it may itself update the action, which the next try then sees.
-func (s *Store) updateActionAlone(ctx context.Context, id string, fn func(*domain.Action) error) (*domain.Action, error) {
-	for tries := 0; ; tries++ {
-		d, err := s.findActionDoc(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		a := d.action(s.box)
-		if err := fn(a); err != nil {
-			return nil, err
-		}
-		a.ID, a.Version = id, d.Version+1
-		next := toActionDoc(a, s.box)
-		if next.unapplied() && !d.unapplied() {
-			if err := s.markUnapplied(ctx, next); err != nil {
-				return nil, err
-			}
-		}
-		ok, err := s.replaceIf(ctx, s.actions, id, bson.M{"version": d.Version}, next)
-		if err != nil {
-			return nil, fmt.Errorf("write action %s: %w", id, err)
-		}
-		if ok {
-			if next.Applied && !d.Applied {
-				// A mark left over by a crash here is dropped by FindUnapplied.
-				if _, err := s.unapplied.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
-					return nil, fmt.Errorf("unmark action %s: %w", id, err)
-				}
-			}
-			return a, nil
-		}
-		if tries+1 >= updateTries {
-			return nil, fmt.Errorf("update action %s: %w", id, domain.ErrConflict)
-		}
 	}
 }
 

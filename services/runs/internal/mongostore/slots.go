@@ -12,8 +12,7 @@ import (
 	"github.com/baton-flow/baton/libs/mongox"
 )
 
-// A team's concurrency slots are a count and a set (an exclusive store keeps them in
-// memory instead: memslots.go). The count is a counter document
+// A team's concurrency slots are a count and a set. The count is a counter document
 // ("slots/<team>": n), the set one small document per run holding a slot (the slots
 // collection, "<team>/<run>"): a set kept in one document would be read and written whole
 // at every run's start and end, thousands of ids when runs wait on people.
@@ -50,9 +49,6 @@ func pendingKey(run string) string { return "pending." + run }
 // AcquireSlot gives run one of team's max concurrency slots; false when all are taken.
 // Acquiring twice holds one slot.
 func (s *Store) AcquireSlot(ctx context.Context, team, run string, max int) (bool, error) {
-	if s.exclusive {
-		return s.acquireMemSlot(ctx, team, run, max)
-	}
 	mu := s.slotLocks.of(slotID(team, run))
 	mu.Lock()
 	defer mu.Unlock()
@@ -153,9 +149,6 @@ func (s *Store) holdsSlot(ctx context.Context, team, run string) (bool, error) {
 
 // ReleaseSlot frees run's slot, if it holds one; releasing twice is harmless.
 func (s *Store) ReleaseSlot(ctx context.Context, team, run string) error {
-	if s.exclusive {
-		return s.releaseMemSlot(ctx, team, run)
-	}
 	mu := s.slotLocks.of(slotID(team, run))
 	mu.Lock()
 	defer mu.Unlock()
@@ -199,9 +192,6 @@ func (s *Store) slotCounter(ctx context.Context, team string) (slotCounter, erro
 
 // SlotsTaken reads how many of team's concurrency slots are held.
 func (s *Store) SlotsTaken(ctx context.Context, team string) (int, error) {
-	if s.exclusive {
-		return s.memSlotsTaken(ctx, team)
-	}
 	c, err := s.slotCounter(ctx, team)
 	return c.N, err
 }

@@ -61,13 +61,6 @@ type Store struct {
 	locks                                *mongo.Collection
 	queued                               *mongo.Collection
 	box                                  Sealer
-	// exclusive and writeLocks are an exclusive store's (see exclusive.go).
-	exclusive  bool
-	writeLocks idLocks
-	// versions are what an exclusive store knows of its live documents' versions.
-	versions knownVersions
-	// mem are an exclusive store's concurrency slots (memslots.go).
-	mem memSlots
 	// slotLocks take the slot calls of one run one at a time (see slots.go).
 	slotLocks idLocks
 
@@ -88,7 +81,7 @@ type Store struct {
 
 // New returns the store over db. box seals, for storage, every value a run holds that came
 // from a secret, and opens them on reading (see seal.go).
-func New(db *mongo.Database, box Sealer, opts ...Option) *Store {
+func New(db *mongo.Database, box Sealer) *Store {
 	s := &Store{
 		box:  box,
 		live: db.Collection("live"),
@@ -102,9 +95,6 @@ func New(db *mongo.Database, box Sealer, opts ...Option) *Store {
 	}
 	for i := range s.pages {
 		s.pages[i] = db.Collection(fmt.Sprintf("pages_%02d", i))
-	}
-	for _, o := range opts {
-		o(s)
 	}
 	s.createLive = mongox.NewCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.live, cs) })
 	s.createArchived = mongox.NewCombiner(combineMax, func(ctx context.Context, cs []creation) []error { return createRuns(ctx, s.runs, cs) })
@@ -134,9 +124,11 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 			mongox.EnsureIndexes(ctx, coll, mongo.IndexModel{Keys: bson.D{{Key: "team", Value: 1}, {Key: "workflow", Value: 1}, {Key: "creationDate", Value: 1}}}))
 	}
 	// The engine asks for the runs in flight of a replica (a dead one's; its own due
-	// soon), and for the queued ones, rarely for all of them.
+	// soon; its child runs, at every reconcile), and for the queued ones, rarely for all
+	// of them.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.live,
 		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}, {Key: "wakeAt", Value: 1}}},
+		mongo.IndexModel{Keys: bson.D{{Key: "owner", Value: 1}, {Key: "depth", Value: 1}}},
 		mongo.IndexModel{Keys: bson.D{{Key: "queued", Value: 1}, {Key: "team", Value: 1}}}))
 	// The runs put away that still owe events, by when they were last sent.
 	errs = append(errs, mongox.EnsureIndexes(ctx, s.runs, mongo.IndexModel{Keys: bson.D{{Key: "owedAt", Value: 1}}}))
@@ -200,16 +192,7 @@ func (s *Store) CreateRun(ctx context.Context, r *domain.Run, tasks []*domain.Ta
 		create, pages = s.createArchived, s.archivedPages
 		r.Owner, r.Queued = "", false
 	}
-	err := create.Do(ctx, creation{run: toRunDoc(r, s.box), pages: pages, docs: pageDocs(r.ID, tasks, s.box)})
-	if err == nil && s.exclusive && !r.Phase.Ended() {
-		// Inserted now (a run found there is a conflict), with pages inserted now or by an
-		// attempt of this same create: their versions are known.
-		s.versions.set(s.live, r.ID, r.Version)
-		for p := range pageCount(len(tasks)) {
-			s.versions.set(pages, pageID(r.ID, p), tasks[p*PageSize].Version)
-		}
-	}
-	return err
+	return create.Do(ctx, creation{run: toRunDoc(r, s.box), pages: pages, docs: pageDocs(r.ID, tasks, s.box)})
 }
 
 // pageDocs builds every page of tasks, each at the version its task runs have.
@@ -473,28 +456,10 @@ func (s *Store) SaveStep(ctx context.Context, r *domain.Run, all []*domain.TaskR
 	return s.saveRun(ctx, r)
 }
 
-// SaveTasks stores a step that leaves the run as stored (see SaveStep): the pages of the
-// changed task runs, each on its version, once the run is still at r.Version. Only an
-// exclusive store spares the run's write: it knows the run's version without reading it
-// (replaceAt), and no one else writes the run meanwhile — the engine holds a run's lock
-// across its step, and this process is the database's only writer. Others write the run
-// as SaveStep does, which is what orders the steps of several replicas.
+// SaveTasks stores a step that leaves the run as stored (see SaveStep): it writes the run
+// too, as SaveStep does, which is what orders the steps of several replicas.
 func (s *Store) SaveTasks(ctx context.Context, r *domain.Run, all []*domain.TaskRun, changed []int) error {
-	if !s.exclusive {
-		return s.SaveStep(ctx, r, all, changed)
-	}
-	known, ok := s.versions.get(s.live, r.ID)
-	if !ok {
-		held, err := s.holds(ctx, s.live, r.ID, bson.M{"version": r.Version})
-		if err != nil {
-			return fmt.Errorf("save task runs of %s: %w", r.ID, err)
-		}
-		known, ok = r.Version, held
-	}
-	if !ok || known != r.Version {
-		return fmt.Errorf("save task runs of %s: %w", r.ID, domain.ErrConflict)
-	}
-	return s.savePages(ctx, r, all, changed)
+	return s.SaveStep(ctx, r, all, changed)
 }
 
 // savePages writes the pages of the changed task runs, each on its version.
@@ -506,19 +471,13 @@ func (s *Store) savePages(ctx context.Context, r *domain.Run, all []*domain.Task
 	slices.Sort(pages)
 	pages = slices.Compact(pages)
 	if len(pages) > 0 {
-		var matched int
-		var err error
-		if s.exclusive {
-			matched, err = s.replacePages(ctx, r, all, pages)
-		} else {
-			models := make([]mongo.WriteModel, len(pages))
-			for k, p := range pages {
-				v := all[p*PageSize].Version
-				models[k] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": pageID(r.ID, p), "version": v}).
-					SetReplacement(pageOf(r.ID, all, p, v+1, s.box))
-			}
-			matched, err = bulkWrite(ctx, s.livePages(r.ID), models)
+		models := make([]mongo.WriteModel, len(pages))
+		for k, p := range pages {
+			v := all[p*PageSize].Version
+			models[k] = mongo.NewReplaceOneModel().SetFilter(bson.M{"_id": pageID(r.ID, p), "version": v}).
+				SetReplacement(pageOf(r.ID, all, p, v+1, s.box))
 		}
+		matched, err := bulkWrite(ctx, s.livePages(r.ID), models)
 		if err != nil {
 			return fmt.Errorf("save task runs of %s: %w", r.ID, err)
 		}
@@ -566,12 +525,10 @@ func (s *Store) Archive(ctx context.Context, r *domain.Run, tasks []*domain.Task
 		return fmt.Errorf("archive run %s: %w", r.ID, err)
 	}
 	for p := range pageCount(len(tasks)) {
-		s.versions.forget(s.livePages(r.ID), pageID(r.ID, p))
 		if _, err := s.livePages(r.ID).DeleteOne(ctx, bson.M{"_id": pageID(r.ID, p)}); err != nil {
 			return fmt.Errorf("remove live task runs of %s: %w", r.ID, err)
 		}
 	}
-	s.versions.forget(s.live, r.ID)
 	if _, err := s.live.DeleteOne(ctx, bson.M{"_id": r.ID}); err != nil {
 		return fmt.Errorf("remove live run %s: %w", r.ID, err)
 	}

@@ -32,7 +32,7 @@ func newStore(t *testing.T) *mongostore.Store {
 }
 
 // newStoreDB is newStore with the database under it.
-func newStoreDB(t testing.TB, opts ...mongostore.Option) (*mongostore.Store, *mongo.Database) {
+func newStoreDB(t testing.TB) (*mongostore.Store, *mongo.Database) {
 	t.Helper()
 	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))
 	require.NoError(t, err)
@@ -40,7 +40,7 @@ func newStoreDB(t testing.TB, opts ...mongostore.Option) (*mongostore.Store, *mo
 	box, err := secrets.FromString("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
 	require.NoError(t, err)
 	db := client.Database(testkit.Database(t))
-	s := mongostore.New(db, box, opts...)
+	s := mongostore.New(db, box)
 	require.NoError(t, s.EnsureIndexes(context.Background()))
 	return s, db
 }
@@ -464,51 +464,4 @@ func TestSearchesCountARunBeingPutAwayOnce(t *testing.T) {
 	counts, err := s.CountRuns(ctx, domain.RunFilter{Team: "infra"})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"running": 2}, counts)
-}
-
-// An exclusive store keeps slots in memory and reads a team's set, at its first use, from
-// the team's runs in flight: started ones hold a slot; queued ones, children in their
-// tree's slot and runs whose end is stored do not.
-func TestExclusiveSlotsAreReadFromTheRunsInFlight(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, db := newStoreDB(t, mongostore.Exclusive())
-	at := time.Now().UTC().Truncate(time.Millisecond)
-	run := func(id, team string, phase domain.Phase, edit func(*domain.Run)) *domain.Run {
-		r := &domain.Run{ID: id, Team: team, Workflow: "w", Status: domain.Running, Phase: phase, CreationDate: at, StartTime: at, Owner: "replica-a"}
-		if edit != nil {
-			edit(r)
-		}
-		require.NoError(t, s.CreateRun(ctx, r, nil))
-		return r
-	}
-	run("running", "infra", domain.PhaseRunning, nil)
-	run("waiting", "infra", domain.Queued, func(r *domain.Run) { r.Status, r.Queued = domain.Ready, true })
-	run("child", "infra", domain.PhaseRunning, func(r *domain.Run) { r.SharesSlot = true })
-	run("elsewhere", "other", domain.PhaseRunning, nil)
-	ended := run("ended", "infra", domain.PhaseRunning, nil)
-	ended.Status, ended.Phase, ended.EndTime = domain.Succeeded, domain.Completed, at
-	require.NoError(t, s.SaveStep(ctx, ended, nil, nil))
-
-	// Another process over the same database, as the standalone process started again.
-	again := mongostore.New(db, nil, mongostore.Exclusive())
-	n, err := again.SlotsTaken(ctx, "infra")
-	require.NoError(t, err)
-	assert.Equal(t, 1, n)
-	for _, step := range []struct {
-		run  string
-		want bool
-	}{{"new", true}, {"more", false}, {"running", true}} {
-		ok, err := again.AcquireSlot(ctx, "infra", step.run, 2)
-		require.NoError(t, err)
-		assert.Equal(t, step.want, ok, step.run)
-	}
-	require.NoError(t, again.ReleaseSlot(ctx, "infra", "running"))
-	ok, err := again.AcquireSlot(ctx, "infra", "more", 2)
-	require.NoError(t, err)
-	assert.True(t, ok, "a slot given back is free")
-	require.NoError(t, again.DeleteTeamQuotas(ctx, "infra"))
-	n, err = again.SlotsTaken(ctx, "infra")
-	require.NoError(t, err)
-	assert.Equal(t, 1, n, "a team's set forgotten is read again from its runs in flight")
 }

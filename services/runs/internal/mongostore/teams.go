@@ -64,7 +64,6 @@ func (s *Store) DeleteTeamQuotas(ctx context.Context, team string) error {
 		return fmt.Errorf("delete the slots of %s: %w", team, err)
 	}
 	s.slotDocs.Delete(slotCounterID(team))
-	s.forgetMemSlots(team)
 	return nil
 }
 

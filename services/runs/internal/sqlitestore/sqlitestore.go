@@ -260,6 +260,10 @@ CREATE TABLE queued (
 	doc   BLOB NOT NULL
 );
 CREATE INDEX queued_queue ON queued (team, queue, at, id);
+`, `
+-- The child runs of a replica, which its reconciler looks at every few seconds for those
+-- whose tree was stopped above them: a few, among the many runs waiting.
+CREATE INDEX runs_owner_children ON runs (owner) WHERE live = 1 AND depth > 0;
 `}
 
 // nanos is t as stored in a time column: nanoseconds since the epoch, NULL for the zero
