@@ -86,7 +86,6 @@ func NewApp(cfg Config) *fiber.App {
 	// same provider for the app's life.
 	tracer := otel.GetTracerProvider().Tracer(tracerName)
 	app.Server().ErrorHandler = readErrorHandler(app, errorHandler, tracer, cfg.HeaderLimit)
-	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(requestid.New(requestid.Config{Header: HeaderRequestID}))
 	if !cfg.NoTracing {
 		meter := cfg.Meter
@@ -95,6 +94,9 @@ func NewApp(cfg Config) *fiber.App {
 		}
 		app.Use(newObserver(cfg.Name, meter).handle)
 	}
+	// Inside the tracing and the request metrics: a handler's panic is answered, traced and
+	// counted as the 500 it is.
+	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	// Inside the trace, so that its 414 carries a trace ID like every other error.
 	app.Use(uriLimit(cfg.HeaderLimit / 2))
 	return app

@@ -114,6 +114,8 @@ func (o *observer) handle(c *fiber.Ctx) error {
 	key := labelKey{method: c.Method(), scheme: c.Protocol(), http11: c.Request().Header.IsHTTP11()}
 	inFlight := o.labels(key)
 	o.active.Add(parent, 1, inFlight)
+	// Deferred, so that nothing stays in flight whatever happens below.
+	defer o.active.Add(parent, -1, inFlight)
 
 	ctx := o.propagators.Extract(parent, requestCarrier{&c.Request().Header})
 	ctx, span := o.tracer.Start(ctx, c.Method(), trace.WithSpanKind(trace.SpanKindServer))
@@ -133,13 +135,12 @@ func (o *observer) handle(c *fiber.Ctx) error {
 	key.route, key.status = c.Route().Path, status
 	done := o.labels(key)
 	requestSize, responseSize := int64(len(c.Request().Body())), int64(len(c.Response().Body()))
-	o.active.Add(parent, -1, inFlight)
 	o.duration.Record(parent, float64(time.Since(start).Microseconds())/1000, done)
 	o.requestSize.Record(parent, requestSize, done)
 	o.responseSize.Record(parent, responseSize, done)
 
-	span.SetName(c.Method() + " " + spanRoute(c))
 	if span.IsRecording() {
+		span.SetName(c.Method() + " " + spanRoute(c))
 		span.SetAttributes(semconv.HTTPStatusCodeKey.Int(status), semconv.HTTPRouteKey.String(key.route),
 			semconv.HTTPResponseContentLengthKey.Int64(responseSize))
 		if status >= 500 {

@@ -22,8 +22,9 @@ import (
 
 // The request families have one series per service, route pattern, method and status,
 // whatever the path's ids or the Host a client sends (a catch-all is one route, whatever
-// operation it names for its spans); an error's status is the one its
-// answer has; the in-flight gauge comes back to zero; probes are not counted.
+// operation it names for its spans); an error's status is the one its answer has, and a
+// handler's panic counts as the 500 it is answered; the in-flight gauge comes back to zero;
+// probes are not counted.
 func TestRequestMetricsByRoute(t *testing.T) {
 	t.Parallel()
 	reader := sdkmetric.NewManualReader()
@@ -35,11 +36,12 @@ func TestRequestMetricsByRoute(t *testing.T) {
 		}
 		return c.SendString("{}")
 	})
+	app.Get("/panic", func(*fiber.Ctx) error { panic("broken") })
 	app.All("/proxied/*", func(c *fiber.Ctx) error {
 		SpanRoute(c, "/api/v2/team/:team/workflow/:name/submit")
 		return c.SendStatus(fiber.StatusAccepted)
 	})
-	for _, target := range []string{"/api/v2/team/a", "/api/v2/team/b", "/api/v2/team/ghost", "/health",
+	for _, target := range []string{"/api/v2/team/a", "/api/v2/team/b", "/api/v2/team/ghost", "/health", "/panic",
 		"/proxied/team/a/workflow/w/submit", "/proxied/team/b/workflow/v/submit"} {
 		for _, host := range []string{"a.example", "b.example:8080"} {
 			req := httptest.NewRequest(http.MethodGet, target, nil)
@@ -73,6 +75,7 @@ func TestRequestMetricsByRoute(t *testing.T) {
 	assert.Equal(t, map[string]uint64{
 		"/api/v2/team/:team 200": 4,
 		"/api/v2/team/:team 404": 2,
+		"/panic 500":             2,
 		"/proxied/* 202":         4,
 	}, counts)
 }
