@@ -24,10 +24,10 @@ type ownDatabase struct {
 // ownDatabases are the services standalone mode gives a SQLite file, when it runs its
 // embedded database.
 var ownDatabases = []ownDatabase{
-	{runs.DatabaseURLEnv, runs.Name, runsDBFile},
+	{runs.DatabaseURLEnv, runs.Name, runs.Name + ".db"},
 	{identity.DatabaseURLEnv, identity.Name, identity.Name + ".db"},
 	{tasks.DatabaseURLEnv, tasks.Name, tasks.Name + ".db"},
-	{workflows.DatabaseURLEnv, workflows.Name, workflowsDBFile},
+	{workflows.DatabaseURLEnv, workflows.Name, workflows.Name + ".db"},
 	{schedules.DatabaseURLEnv, schedules.Name, schedules.Name + ".db"},
 }
 

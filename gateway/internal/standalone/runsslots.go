@@ -8,14 +8,6 @@ import (
 	"github.com/baton-flow/baton/services/runs"
 )
 
-// runsDBFile is the runs service's SQLite file in the data directory.
-const runsDBFile = "runs.db"
-
-// runsDatabaseURL is serviceDatabaseURL for the runs service.
-func runsDatabaseURL(dataDir, mongoDir, dbPrefix string) (url string, ok bool, err error) {
-	return serviceDatabaseURL(dataDir, mongoDir, dbPrefix, runs.Name, runsDBFile)
-}
-
 // recountRunsSlots writes the runs service's concurrency slots in the embedded MongoDB
 // again from its runs in flight, before the service starts: a data directory that keeps
 // runs there was made by a version whose runs service, the database's only writer, kept
