@@ -314,3 +314,23 @@ func BenchmarkConditionalUpdate(b *testing.B) {
 		})
 	}
 }
+
+// OpenStore gives the store the database opened, and closes it when the store cannot be
+// made; the database answers Ping.
+func TestOpenStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	var kept *DB
+	_, err := OpenStore(ctx, path, func(db *DB) (*DB, error) {
+		kept = db
+		return nil, errors.New("no store")
+	})
+	require.EqualError(t, err, "no store")
+	require.Error(t, kept.Ping(ctx), "closed when the store could not be made")
+
+	db, err := OpenStore(ctx, path, func(db *DB) (*DB, error) { return db, db.Migrate(ctx, []string{`CREATE TABLE t (x INTEGER)`}) })
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	require.NoError(t, db.Ping(ctx))
+}

@@ -61,13 +61,8 @@ type Store struct {
 // Open opens (creating it if need be) the database file at path and brings its schema up
 // to date. Close closes it.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitex.Open(ctx, path, sqlitex.Options{})
+	s, err := sqlitex.OpenStore(ctx, path, func(db *sqlitex.DB) (*Store, error) { return New(ctx, db) })
 	if err != nil {
-		return nil, err
-	}
-	s, err := New(ctx, db)
-	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	s.own = true
@@ -91,10 +86,7 @@ func (s *Store) Close() error {
 }
 
 // Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error {
-	var one int
-	return s.db.QueryRow(ctx, `SELECT 1`).Scan(&one)
-}
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 // migrations are the schema's versions (sqlitex.DB.Migrate); a new version is a new
 // entry, never an edit of one released.

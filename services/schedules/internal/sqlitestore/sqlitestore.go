@@ -54,13 +54,8 @@ var (
 // Open opens (creating it if need be) the database file at path and brings its schema up
 // to date; box seals the params of schedules at rest. Close closes it.
 func Open(ctx context.Context, path string, box secrets.Sealer) (*Store, error) {
-	db, err := sqlitex.Open(ctx, path, sqlitex.Options{})
+	s, err := sqlitex.OpenStore(ctx, path, func(db *sqlitex.DB) (*Store, error) { return New(ctx, db, box) })
 	if err != nil {
-		return nil, err
-	}
-	s, err := New(ctx, db, box)
-	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	s.own = true
@@ -97,10 +92,7 @@ func (s *Store) Close() error {
 }
 
 // Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error {
-	var one int
-	return s.db.QueryRow(ctx, `SELECT 1`).Scan(&one)
-}
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 // Path is the database file's path.
 func (s *Store) Path() string { return s.db.Path() }
