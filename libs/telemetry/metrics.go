@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 )
 
 // MetricLabelsEnv names the variable that adds team and workflow labels to the workflow
@@ -43,6 +44,9 @@ func ParseMetricLabels(raw string) (MetricLabels, error) {
 // their meters from it rather than from the global one, which a test process starting
 // several instances sets again for each.
 func (t *Telemetry) MeterProvider() metric.MeterProvider {
+	if t != nil && t.off {
+		return metricnoop.NewMeterProvider()
+	}
 	if t == nil || t.meter == nil {
 		return otel.GetMeterProvider()
 	}

@@ -56,6 +56,8 @@ type Telemetry struct {
 	tracer   *sdktrace.TracerProvider
 	meter    *sdkmetric.MeterProvider
 	registry *prometheus.Registry
+	// off is Config.Disabled.
+	off bool
 }
 
 // Setup creates the providers and installs them, with the TraceContext and Baggage
@@ -73,7 +75,7 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if cfg.Disabled {
 		otel.SetTracerProvider(tracenoop.NewTracerProvider())
 		otel.SetMeterProvider(metricnoop.NewMeterProvider())
-		return &Telemetry{registry: reg}, nil
+		return &Telemetry{registry: reg, off: true}, nil
 	}
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if cfg.OTLPEndpoint != "" {
