@@ -56,12 +56,15 @@ type AttemptLog struct {
 }
 
 // AttemptEnd ends an attempt: StatusSucceeded with Results, or failed or cancelled with a
-// Message.
+// Message. ClaimNext asks, in the same call, for the worker's next attempt, waiting up to
+// WaitSeconds for one (EndAttemptAndClaim).
 type AttemptEnd struct {
-	Worker  string            `json:"worker"`
-	Status  string            `json:"status"`
-	Message string            `json:"message,omitempty"`
-	Results map[string]string `json:"results,omitempty"`
+	Worker      string            `json:"worker"`
+	Status      string            `json:"status"`
+	Message     string            `json:"message,omitempty"`
+	Results     map[string]string `json:"results,omitempty"`
+	ClaimNext   bool              `json:"claimNext,omitempty"`
+	WaitSeconds int               `json:"waitSeconds,omitempty"`
 }
 
 // ClaimQueuedAttempt claims the oldest attempt waiting in queue of team for req.Worker,
@@ -95,6 +98,21 @@ func (c *Client) AppendAttemptLog(ctx context.Context, team, queue, id string, r
 func (c *Client) EndAttempt(ctx context.Context, team, queue, id string, req *AttemptEnd) error {
 	_, err := c.call(ctx, http.MethodPost, p("team", team, "queue", queue, "attempt", id, "end"), nil, req, nil)
 	return err
+}
+
+// EndAttemptAndClaim ends attempt id as EndAttempt does and claims for req.Worker, in the
+// same call, the queue's oldest attempt waiting, waiting up to req.WaitSeconds for one as
+// ClaimQueuedAttempt does: nil when none came. A worker that ends each attempt this way
+// makes one call per attempt instead of two.
+func (c *Client) EndAttemptAndClaim(ctx context.Context, team, queue, id string, req *AttemptEnd) (*WorkerAttempt, error) {
+	end := *req
+	end.ClaimNext = true
+	var out WorkerAttempt
+	status, err := c.call(ctx, http.MethodPost, p("team", team, "queue", queue, "attempt", id, "end"), nil, &end, &out)
+	if err != nil || status == http.StatusNoContent {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // ReleaseAttempt gives attempt id back to its queue, unworked: another claim takes it, and

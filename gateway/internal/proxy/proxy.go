@@ -147,6 +147,9 @@ func (p *Proxy) Forward(c *fiber.Ctx, route *routes.Route, params *routes.Params
 	}
 	now := time.Now()
 	deadline := now.Add(p.timeout)
+	if route.LongPoll {
+		deadline = deadline.Add(routes.LongPollWait)
+	}
 
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)

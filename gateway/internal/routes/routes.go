@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
@@ -50,6 +51,9 @@ func (a Access) String() string {
 }
 
 // Route is one method and path pattern of the surface, with the service that answers it.
+// LongPollWait is the longest wait of a LongPoll route (a worker's waitSeconds).
+const LongPollWait = 60 * time.Second
+
 type Route struct {
 	// Method is the HTTP method, upper case. A GET route also answers HEAD.
 	Method string
@@ -70,6 +74,10 @@ type Route struct {
 	// Feed routes, Streaming ones, always answer with a stream (Server-Sent Events): a
 	// run's changes, followed until it ends.
 	Feed bool
+	// LongPoll routes may hold their answer while they wait for something to come (a
+	// worker's claim, up to LongPollWait): the upstream timeout runs from the end of that
+	// wait.
+	LongPoll bool
 	// Deprecated marks the compatibility paths of older clients.
 	Deprecated bool
 	// Extension marks what Baton serves beyond the seed's interface (API.md names each).

@@ -72,10 +72,10 @@ var declared = []Route{
 
 	// Workers of generic tasks over HTTP: the team's queue {queue}, for a principal that may
 	// work it (queue:<name>/action, queue/action or more).
-	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/claim", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
+	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/claim", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true, LongPoll: true},
 	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/heartbeat", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
 	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/log", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
-	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/end", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
+	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/end", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true, LongPoll: true},
 	{Method: post, Pattern: "/api/v2/team/{team}/queue/{queue}/attempt/{attemptId}/release", Service: Runs, Resource: "queue", Action: "action", Named: true, Extension: true},
 
 	// Tasks, team-scoped.

@@ -13,11 +13,11 @@ import (
 
 // httpWorker runs, until b ends, an SDK worker of queue of the bench team over HTTP
 // through the gateway, answering each attempt succeeded at once, concurrency attempts at a
-// time.
+// time, its claims waiting as long as the SDK's do by default.
 func (r *rig) httpWorker(b *testing.B, queue string, concurrency int) {
 	c, err := client.New(r.url, client.WithToken(r.token), client.WithHTTPClient(r.client))
 	require.NoError(b, err)
-	w := worker.New(c, benchTeam, queue).Concurrency(concurrency).Wait(time.Second).
+	w := worker.New(c, benchTeam, queue).Concurrency(concurrency).
 		Handle(func(context.Context, *worker.Task) (map[string]string, error) { return nil, nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -179,3 +179,70 @@ func TestIntegrationACancelReachesTheWorker(t *testing.T) {
 	_, r := b.call(t, http.MethodGet, "/api/v2/team/stop/workflowrun/"+runID, b.token, "")
 	assert.Equal(t, "cancelled", r["status"])
 }
+
+// An end with claimNext claims the worker's next attempt in the same call: the queue's
+// oldest waiting, answered as a claim answers it; none waiting, it answers 204, the end
+// taken all the same.
+func TestIntegrationAnEndClaimsTheNextAttempt(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error", "BATON_RATE_LIMIT": "0"})
+	code, out := b.call(t, http.MethodPost, "/api/v2/team", b.token, `{"name":"pair"}`)
+	require.Equal(t, http.StatusCreated, code, out)
+	generic := func(name string) string {
+		return `{"name":"` + name + `","type":"generic","dependencies":[{"taskRef":"start"}],"params":[{"name":"queue","value":"jobs"}]}`
+	}
+	workflow := `{"name":"both","tasks":[{"name":"start","type":"start"},` + generic("left") + `,` + generic("right") + `,
+		{"name":"end","type":"end","dependencies":[{"taskRef":"left"},{"taskRef":"right"}]}]}`
+	require.Eventually(t, func() bool {
+		code, _ := b.call(t, http.MethodPost, "/api/v2/team/pair/workflow", b.token, workflow)
+		return code == http.StatusCreated
+	}, 30*time.Second, 20*time.Millisecond)
+	code, run := b.call(t, http.MethodPost, "/api/v2/team/pair/workflow/both/submit?start=true", b.token, `{}`)
+	require.Equal(t, http.StatusCreated, code, run)
+	runID := run["id"].(string)
+
+	w := &httpWorker{b: b, team: "pair", queue: "jobs", token: b.token, name: "w", t: t}
+	first := w.claim(10)
+	require.NotNil(t, first)
+	endNext := func(id string) (int, map[string]any) {
+		return b.call(t, http.MethodPost, w.path("/attempt/"+id+"/end"), w.token, `{"worker":"w","status":"succeeded","claimNext":true}`)
+	}
+	var second map[string]any
+	require.Eventually(t, func() bool {
+		// The other task's attempt may not be queued yet when the first is ended: an end
+		// said again is taken again.
+		code, second = endNext(first["id"].(string))
+		require.Contains(t, []int{http.StatusOK, http.StatusNoContent}, code, second)
+		return code == http.StatusOK
+	}, 30*time.Second, 20*time.Millisecond, "the end answers the next attempt")
+	assert.Equal(t, runID, second["runId"])
+	assert.NotEqual(t, first["name"], second["name"], "the other task's attempt")
+	assert.Positive(t, second["heartbeatSeconds"])
+	code, beat := w.beat(second["id"].(string))
+	require.Equal(t, http.StatusOK, code, "claimed for the worker: %v", beat)
+
+	code, out = endNext(second["id"].(string))
+	assert.Equal(t, http.StatusNoContent, code, "nothing waits: the end alone: %v", out)
+	require.Eventually(t, func() bool {
+		_, r := b.call(t, http.MethodGet, "/api/v2/team/pair/workflowrun/"+runID, b.token, "")
+		return r["status"] == "succeeded"
+	}, 30*time.Second, 20*time.Millisecond)
+}
+
+// A claim waits as long as it asks, past the gateway's upstream timeout: the timeout runs
+// from the end of the wait, for the claim and for an end that claims the next attempt.
+func TestIntegrationAClaimWaitsPastTheUpstreamTimeout(t *testing.T) {
+	t.Parallel()
+	b := start(t, map[string]string{"BATON_DATA_DIR": t.TempDir(), "BATON_GATEWAY_ADDR": "127.0.0.1:0", "BATON_LOG_LEVEL": "error",
+		"BATON_RATE_LIMIT": "0", "BATON_UPSTREAM_TIMEOUT": "3s"})
+	id := b.runTask(t, "patient", `{"name":"only","type":"generic","dependencies":[{"taskRef":"start"}],
+		"params":[{"name":"queue","value":"jobs"}]}`)
+	w := &httpWorker{b: b, team: "patient", queue: "jobs", token: b.token, name: "w", t: t}
+	a := w.claim(10)
+	require.NotNil(t, a)
+	require.Equal(t, id, a["taskRunId"])
+	assert.Nil(t, w.claim(4), "nothing else comes: 204, not a gateway timeout")
+	code, out := b.call(t, http.MethodPost, w.path("/attempt/"+a["id"].(string)+"/end"), w.token,
+		`{"worker":"w","status":"succeeded","claimNext":true,"waitSeconds":4}`)
+	assert.Equal(t, http.StatusNoContent, code, "the end, then no attempt within the wait: %v", out)
+}

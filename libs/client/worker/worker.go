@@ -110,14 +110,7 @@ func (w *Worker) serve(ctx context.Context, name string) error {
 		a, err := w.claim(ctx, name)
 		switch {
 		case a != nil && ctx.Err() != nil:
-			// Claimed as the worker stops: given back, for another worker, as no try.
-			release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			if err := w.c.ReleaseAttempt(release, w.team, w.queue, a.ID, &client.WorkerRequest{Worker: name}); err != nil {
-				w.log.Warn("cannot give an attempt back; it waits for its lease", "worker", name, "attempt", a.ID, "error", err)
-			} else {
-				w.log.Info("gave an attempt back, claimed as the worker stopped", "worker", name, "attempt", a.ID)
-			}
-			cancel()
+			w.release(ctx, name, a)
 			return nil
 		case ctx.Err() != nil:
 			return nil
@@ -132,11 +125,27 @@ func (w *Worker) serve(ctx context.Context, name string) error {
 			continue
 		}
 		backoff = 0
-		if a != nil {
-			w.run(ctx, name, a)
+		for a != nil {
+			if ctx.Err() != nil {
+				w.release(ctx, name, a)
+				return nil
+			}
+			a = w.run(ctx, name, a)
 		}
 	}
 	return nil
+}
+
+// release gives back attempt a, claimed as the worker stops, for another worker, as no
+// try.
+func (w *Worker) release(ctx context.Context, name string, a *client.WorkerAttempt) {
+	release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := w.c.ReleaseAttempt(release, w.team, w.queue, a.ID, &client.WorkerRequest{Worker: name}); err != nil {
+		w.log.Warn("cannot give an attempt back; it waits for its lease", "worker", name, "attempt", a.ID, "error", err)
+	} else {
+		w.log.Info("gave an attempt back, claimed as the worker stopped", "worker", name, "attempt", a.ID)
+	}
 }
 
 // claim asks for an attempt, waiting up to the worker's wait. The claim is not cut short
@@ -148,8 +157,9 @@ func (w *Worker) claim(ctx context.Context, name string) (*client.WorkerAttempt,
 	return w.c.ClaimQueuedAttempt(asked, w.team, w.queue, &client.ClaimRequest{Worker: name, WaitSeconds: int(w.wait / time.Second)})
 }
 
-// run does attempt a and ends it.
-func (w *Worker) run(parent context.Context, name string, a *client.WorkerAttempt) {
+// run does attempt a and ends it, claiming the slot's next attempt in the same call while
+// the worker goes on: that attempt, or nil when none waited.
+func (w *Worker) run(parent context.Context, name string, a *client.WorkerAttempt) *client.WorkerAttempt {
 	ctx, stop := context.WithCancelCause(context.WithoutCancel(parent))
 	defer stop(nil)
 	if a.Deadline != nil {
@@ -172,10 +182,10 @@ func (w *Worker) run(parent context.Context, name string, a *client.WorkerAttemp
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errLost):
 		w.log.Warn("lost an attempt: its lease lapsed", "worker", name, "attempt", a.ID)
-		return
+		return nil
 	case errors.Is(cause, context.DeadlineExceeded):
 		// Baton timed the attempt out itself.
-		return
+		return nil
 	case errors.Is(cause, errCancelled):
 		end = &client.AttemptEnd{Worker: name, Status: "cancelled", Message: "cancelled"}
 	case errors.Is(cause, errStopped):
@@ -184,18 +194,28 @@ func (w *Worker) run(parent context.Context, name string, a *client.WorkerAttemp
 		end = &client.AttemptEnd{Worker: name, Status: "failed", Message: err.Error()}
 	}
 	// Ended even when Run's context is over: a shutdown finishes what it started.
-	endCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), 30*time.Second)
+	endCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), w.wait+30*time.Second)
 	defer cancel()
 	for try := 0; ; try++ {
-		err := w.c.EndAttempt(endCtx, w.team, w.queue, a.ID, end)
+		var next *client.WorkerAttempt
+		var err error
+		if try == 0 && parent.Err() == nil {
+			// Only the first try claims: one sent again after a lost answer would claim
+			// another attempt while the first waits for its lease.
+			claim := *end
+			claim.WaitSeconds = int(w.wait / time.Second)
+			next, err = w.c.EndAttemptAndClaim(endCtx, w.team, w.queue, a.ID, &claim)
+		} else {
+			err = w.c.EndAttempt(endCtx, w.team, w.queue, a.ID, end)
+		}
 		if err == nil || client.IsConflict(err) || client.IsNotFound(err) || try == 4 {
 			if err != nil {
 				w.log.Warn("cannot end an attempt", "worker", name, "attempt", a.ID, "error", err)
 			}
-			return
+			return next
 		}
 		if !sleep(endCtx, time.Duration(try+1)*200*time.Millisecond) {
-			return
+			return nil
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/baton-flow/baton/libs/client"
+	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/httpx"
 	"github.com/baton-flow/baton/services/runs/internal/domain"
 )
@@ -28,6 +29,16 @@ func (h *handlers) claimQueued(c *fiber.Ctx) error {
 	if err := httpx.DecodeJSON(c, &b); err != nil {
 		return err
 	}
+	a, err := h.claimWaiting(c, b.Worker, b.WaitSeconds)
+	if err != nil {
+		return err
+	}
+	return h.sendAttempt(c, a)
+}
+
+// claimWaiting claims for worker the oldest attempt of the request's queue, waiting up to
+// waitSeconds for one; nil when none came.
+func (h *handlers) claimWaiting(c *fiber.Ctx, worker string, waitSeconds int) (*events.TaskAttempt, error) {
 	// The wait ends when the server begins shutting down, which waits for it otherwise.
 	ctx, cancel := context.WithCancel(c.UserContext())
 	defer cancel()
@@ -39,10 +50,11 @@ func (h *handlers) claimQueued(c *fiber.Ctx) error {
 		case <-ctx.Done():
 		}
 	}()
-	a, err := h.app.ClaimQueued(ctx, c.Params("team"), c.Params("queue"), b.Worker, time.Duration(b.WaitSeconds)*time.Second)
-	if err != nil {
-		return err
-	}
+	return h.app.ClaimQueued(ctx, c.Params("team"), c.Params("queue"), worker, time.Duration(waitSeconds)*time.Second)
+}
+
+// sendAttempt answers attempt a as its worker gets it, or 204 when a is nil.
+func (h *handlers) sendAttempt(c *fiber.Ctx, a *events.TaskAttempt) error {
 	if a == nil {
 		return c.SendStatus(http.StatusNoContent)
 	}
@@ -98,7 +110,16 @@ func (h *handlers) workerEnd(c *fiber.Ctx) error {
 		domain.Status(b.Status), b.Message, b.Results); err != nil {
 		return err
 	}
-	return c.SendStatus(http.StatusNoContent)
+	if !b.ClaimNext {
+		return c.SendStatus(http.StatusNoContent)
+	}
+	// The worker's next attempt, in the same round trip. A claim that fails leaves the end
+	// answered as one without: the worker then claims as usual.
+	a, err := h.claimWaiting(c, b.Worker, b.WaitSeconds)
+	if err != nil {
+		a = nil
+	}
+	return h.sendAttempt(c, a)
 }
 
 func (h *handlers) workerRelease(c *fiber.Ctx) error {
