@@ -83,18 +83,23 @@ func installations(t *testing.T, all Stores) {
 	assert.Empty(t, none)
 }
 
-// concurrentInstallationUpdates: updates racing on one installation are each applied
-// once, to what the others wrote.
+// concurrentInstallationUpdates: updates racing on one installation, the first of them
+// creating it (its first delivery and a landing of the install flow at once), are each
+// applied once, to what the others wrote: one creates it, and the others, finding its id
+// taken, read it and apply theirs again.
 func concurrentInstallationUpdates(t *testing.T, all Stores) {
 	s := all.CodeHost
 	ctx := context.Background()
-	_, err := s.UpdateInstallation(ctx, 5, link("ops"))
-	require.NoError(t, err)
 	const n = 12
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			_, err := s.UpdateInstallation(ctx, 5, func(in *domain.Installation) error {
+				if in.Version == 0 {
+					if err := link("ops")(in); err != nil {
+						return err
+					}
+				}
 				in.Events = append(in.Events, fmt.Sprint("e", i))
 				return nil
 			})
@@ -104,8 +109,9 @@ func concurrentInstallationUpdates(t *testing.T, all Stores) {
 	wg.Wait()
 	got, err := s.FindInstallation(ctx, 5)
 	require.NoError(t, err)
-	assert.Len(t, got.Events, 2+n, "no update lost")
-	assert.EqualValues(t, 1+n, got.Version)
+	assert.Len(t, got.Events, 2+n, "created once, no update lost")
+	assert.EqualValues(t, n, got.Version)
+	assert.Equal(t, "ops", got.Team)
 }
 
 func unlinkTeam(t *testing.T, all Stores) {
