@@ -304,7 +304,7 @@ func chatRunEvents(chat *app.Chat) kafkax.Handler {
 }
 
 // sweepEvery is how often the chat app's expired records are removed, where no TTL index
-// does it (the embedded database): replay records expire after minutes.
+// does it (the embedded MongoDB, a SQLite file): replay records expire after minutes.
 const sweepEvery = time.Minute
 
 // sweep runs fn every interval until ctx ends; a failure is logged and tried next time.
@@ -336,7 +336,7 @@ func codehostTeamEvents(c *app.CodeHost) kafkax.Handler {
 const triggerTTL = time.Second
 
 // purgeEvery is how often the event receipts and code-host delivery records past their
-// 24 hours are removed, where no TTL index does it (the embedded database).
+// 24 hours are removed, where no TTL index does it (the embedded MongoDB, a SQLite file).
 const purgeEvery = 10 * time.Minute
 
 // Routes registers the service's endpoints under /api/v2. Every one needs a signed
