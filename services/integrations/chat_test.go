@@ -68,7 +68,14 @@ func newChatFixture(t testing.TB) *chatFixture {
 	client, err := mongox.Connect(t.Context(), testkit.MongoURI(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	f := &chatFixture{db: client.Database(testkit.Database(t)), chat: newFakeChat(t), clock: testkit.NewClock(time.Now()),
+	return newChatFixtureOn(t, client.Database(testkit.Database(t)), "")
+}
+
+// newChatFixtureOn is the fixture on db, or on the SQLite file databaseURL names.
+func newChatFixtureOn(t testing.TB, db *mongo.Database, databaseURL string) *chatFixture {
+	t.Helper()
+	var err error
+	f := &chatFixture{db: db, chat: newFakeChat(t), clock: testkit.NewClock(time.Now()),
 		runs: &fakeRuns{keys: map[string]string{}}, actions: &fakeActions{approvers: map[string]bool{"u-ann": true}},
 		settings: &fakeSettings{st: identityapi.IntegrationSettings{Chat: identityapi.ChatSettings{
 			ClientID: "chat-client", ClientSecret: "chat-client-secret", SigningSecret: chatSigningSecret}}},
@@ -79,10 +86,13 @@ func newChatFixture(t testing.TB) *chatFixture {
 	workflows := fakeWorkflows{"rel": {{Name: "build", Status: "active"}, {Name: "old", Status: "inactive"}, {Name: "ship", Status: "active"}}}
 	params := fakeParams{"rel/ship": {{Name: "version", Label: "Version", Required: true}, {Name: "note", Default: json.RawMessage(`"none"`)}}}
 	f.svc, err = New(t.Context(), Config{SecretKey: chatTestKey, PublicURL: "https://baton.example.com", ChatAPIURL: f.chat.srv.URL,
-		ChatAuthorizeURL: "https://chat.example.com/oauth/v2/authorize"},
+		ChatAuthorizeURL: "https://chat.example.com/oauth/v2/authorize", DatabaseURL: databaseURL},
 		Deps{DB: f.db, Signer: f.signer, Logger: logger, Runs: f.runs, Workflows: workflows, Settings: f.settings, People: f.people,
 			Actions: f.actions, Params: params, Teams: knownTeams{"rel"}, Now: f.clock.Now})
 	require.NoError(t, err)
+	if f.svc.store.close != nil {
+		t.Cleanup(func() { _ = f.svc.store.close() })
+	}
 	f.app = f.serve(f.svc)
 	// The workspace's install, as the install flow leaves it.
 	require.NoError(t, f.svc.areas.Chat.Store.SaveChatInstall(t.Context(), domain.ChatInstall{WorkspaceID: "T1", WorkspaceName: "Acme", BotUserID: "UBOT", BotToken: fakeBotToken}))

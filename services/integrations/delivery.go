@@ -12,13 +12,11 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/baton-flow/baton/libs/events"
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/services/integrations/internal/app"
-	"github.com/baton-flow/baton/services/integrations/internal/mongostore"
 	"github.com/baton-flow/baton/services/integrations/internal/sinkhttp"
 )
 
@@ -56,11 +54,7 @@ const consumerConcurrency = 32
 
 // newDeliveries wires the delivery of status events: the consumer that records them and
 // the deliverer that sends them, both to be run.
-func newDeliveries(ctx context.Context, cfg Config, db *mongo.Database, kafka kafkax.Config, pub Producer, settings Settings, log *slog.Logger, now func() time.Time, meter metric.MeterProvider) ([]func(context.Context) error, error) {
-	store := mongostore.NewDeliveries(db)
-	if err := store.EnsureIndexes(ctx); err != nil {
-		return nil, err
-	}
+func newDeliveries(cfg Config, store app.DeliveryStore, kafka kafkax.Config, pub Producer, settings Settings, log *slog.Logger, now func() time.Time, meter metric.MeterProvider) ([]func(context.Context) error, error) {
 	sender, err := sinkhttp.New()
 	if err != nil {
 		return nil, err

@@ -34,7 +34,6 @@ import (
 	"github.com/baton-flow/baton/services/integrations/internal/chatapi"
 	"github.com/baton-flow/baton/services/integrations/internal/domain"
 	"github.com/baton-flow/baton/services/integrations/internal/httpapi"
-	"github.com/baton-flow/baton/services/integrations/internal/mongostore"
 )
 
 // Name is the service's name in discovery, consumer groups and its database name.
@@ -67,6 +66,11 @@ type Config struct {
 	// Delivery tunes the delivery of status events to the sinks of settings
 	// (BATON_SINK_TIMEOUT, BATON_SINK_RETRY_MAX, BATON_SINK_GIVE_UP_AFTER).
 	Delivery DeliveryConfig
+	// DatabaseURL picks the service's store (BATON_INTEGRATIONS_DATABASE_URL): empty keeps
+	// it in the shared MongoDB (BATON_MONGO_URI, the database <prefix>integrations);
+	// sqlite:<path> or file:<path> keeps it in a SQLite file of its own at path, for one
+	// replica alone (standalone mode's default).
+	DatabaseURL string
 }
 
 // Defaults of the chat platform's addresses.
@@ -84,6 +88,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{GroupID: "baton-" + Name, SecretKey: key, PublicURL: getenv("BATON_PUBLIC_URL"),
 		ChatAPIURL: or(getenv("BATON_CHAT_API_URL"), DefaultChatAPIURL), ChatAuthorizeURL: or(getenv("BATON_CHAT_AUTHORIZE_URL"), DefaultChatAuthorizeURL)}
 	cfg.CodeHostAppURL = getenv("BATON_CODEHOST_APP_URL")
+	cfg.DatabaseURL = getenv(DatabaseURLEnv)
+	if _, _, err := SQLitePath(cfg.DatabaseURL); err != nil {
+		return Config{}, err
+	}
 	for name, v := range map[string]string{"BATON_PUBLIC_URL": cfg.PublicURL, "BATON_CHAT_API_URL": cfg.ChatAPIURL, "BATON_CHAT_AUTHORIZE_URL": cfg.ChatAuthorizeURL,
 		"BATON_CODEHOST_APP_URL": cfg.CodeHostAppURL} {
 		if v == "" {
@@ -130,6 +138,8 @@ type (
 
 // Deps are what the service needs from its process.
 type Deps struct {
+	// DB is the service's database in the shared MongoDB, used unless Config.DatabaseURL
+	// names a SQLite file.
 	DB    *mongo.Database
 	Kafka kafkax.Config
 	// Publisher tells the runs service which status events are recorded; default a
@@ -158,6 +168,7 @@ type Deps struct {
 type Service struct {
 	areas  httpapi.Areas
 	signer *auth.Signer
+	store  storeHandle
 	// runs are the background loops Run starts.
 	runs []func(context.Context) error
 }
@@ -208,40 +219,42 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, fmt.Errorf("integrations: %s: %w", secrets.EnvKey, err)
 	}
 
-	codehostStore := mongostore.NewCodeHostStore(deps.DB)
-	if err := codehostStore.EnsureIndexes(ctx); err != nil {
+	store, handle, err := openStore(ctx, cfg, deps, box)
+	if err != nil {
 		return nil, err
 	}
+	// Once wired, the service closes its file when it stops; a failure before closes it
+	// here.
+	wired := false
+	defer func() {
+		if !wired && handle.close != nil {
+			_ = handle.close()
+		}
+	}()
 	codehost := app.NewCodeHost(app.CodeHostConfig{AppURL: cfg.CodeHostAppURL, StateKey: domain.CodeHostStateKey(key)}, app.CodeHostDeps{
-		Store: codehostStore, Runs: deps.Runs, Workflows: deps.Workflows, Settings: deps.Settings, Teams: deps.Teams, Now: deps.Now, Log: deps.Logger})
+		Store: store.codehost, Runs: deps.Runs, Workflows: deps.Workflows, Settings: deps.Settings, Teams: deps.Teams, Now: deps.Now, Log: deps.Logger})
 	codehostTeams := kafkax.NewConsumer(deps.Kafka, kafkax.ConsumerOptions{
 		GroupID: cfg.GroupID + "-codehost", Topic: events.TeamEvents, Handler: codehostTeamEvents(codehost), Logger: deps.Logger,
 	})
 
-	chatStore := mongostore.NewChatStore(deps.DB, box)
-	if err := chatStore.EnsureIndexes(ctx); err != nil {
-		return nil, err
-	}
-	chat := &app.Chat{Store: chatStore, Platform: chatapi.New(cmp.Or(cfg.ChatAPIURL, DefaultChatAPIURL), chatCallTimeout),
+	chat := &app.Chat{Store: store.chat, Platform: chatapi.New(cmp.Or(cfg.ChatAPIURL, DefaultChatAPIURL), chatCallTimeout),
 		Runs: deps.Runs, Workflows: deps.Workflows, Params: deps.Params, Settings: deps.Settings, People: deps.People, Actions: deps.Actions,
 		StateKey: app.ChatStateKey(key), PublicURL: cfg.PublicURL, AuthorizeURL: cmp.Or(cfg.ChatAuthorizeURL, DefaultChatAuthorizeURL),
 		Now: deps.Now, Log: deps.Logger.With("area", "chat")}
 	codehost.Chat = chat.Integration
-	receipts := mongostore.NewReceipts(deps.DB)
-	if err := receipts.EnsureIndexes(ctx); err != nil {
-		return nil, err
-	}
+	receipts := store.receipts
 	evs := app.NewEvents(deps.Runs, app.NewTriggerCache(deps.Workflows, triggerTTL, deps.Now), receipts, deps.Now, deps.Logger)
 	if deps.Publisher == nil {
 		deps.Publisher = kafkax.NewProducer(deps.Kafka)
 	}
-	deliveries, err := newDeliveries(ctx, cfg, deps.DB, deps.Kafka, deps.Publisher, deps.Settings, deps.Logger, deps.Now, deps.Meter)
+	deliveries, err := newDeliveries(cfg, store.deliveries, deps.Kafka, deps.Publisher, deps.Settings, deps.Logger, deps.Now, deps.Meter)
 	if err != nil {
 		return nil, fmt.Errorf("integrations: %w", err)
 	}
 
 	s := &Service{
 		signer: deps.Signer,
+		store:  handle,
 		areas:  httpapi.Areas{Events: evs, CodeHost: codehost, Chat: chat, Now: deps.Now},
 		runs: []func(context.Context) error{
 			sweep(purgeEvery, func(ctx context.Context, now time.Time) error { return receipts.Purge(ctx, now.Add(-app.ReceiptTTL)) }, deps.Now, deps.Logger),
@@ -255,7 +268,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		// Task runs' events are not even decoded: chat posts runs and actions.
 		Types:       []string{events.TypeStatusWorkflowRun, events.TypeStatusAction},
 		Concurrency: chatConcurrency, MaxAttempts: chatAttempts, Backoff: time.Second, MaxBackoff: 30 * time.Second, DisableDeadLetter: true,
-	}).Run, sweep(sweepEvery, chatStore.Sweep, deps.Now, deps.Logger))
+	}).Run, sweep(sweepEvery, store.chat.Sweep, deps.Now, deps.Logger))
+	wired = true
 	return s, nil
 }
 
@@ -290,7 +304,7 @@ func chatRunEvents(chat *app.Chat) kafkax.Handler {
 }
 
 // sweepEvery is how often the chat app's expired records are removed, where no TTL index
-// does it (the embedded database): replay records expire after minutes.
+// does it (the embedded MongoDB, a SQLite file): replay records expire after minutes.
 const sweepEvery = time.Minute
 
 // sweep runs fn every interval until ctx ends; a failure is logged and tried next time.
@@ -322,7 +336,7 @@ func codehostTeamEvents(c *app.CodeHost) kafkax.Handler {
 const triggerTTL = time.Second
 
 // purgeEvery is how often the event receipts and code-host delivery records past their
-// 24 hours are removed, where no TTL index does it (the embedded database).
+// 24 hours are removed, where no TTL index does it (the embedded MongoDB, a SQLite file).
 const purgeEvery = 10 * time.Minute
 
 // Routes registers the service's endpoints under /api/v2. Every one needs a signed
@@ -335,17 +349,21 @@ func (s *Service) Routes(r fiber.Router) {
 // Run does the service's background work until ctx ends: delivering status events and
 // following the topics it reacts to.
 func (s *Service) Run(ctx context.Context) error {
-	if len(s.runs) == 0 {
-		<-ctx.Done()
-		return nil
-	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(s.runs))
 	for i, run := range s.runs {
 		wg.Go(func() { errs[i] = run(ctx) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if len(s.runs) == 0 {
+		<-ctx.Done()
+	}
+	err := errors.Join(errs...)
+	if s.store.close != nil {
+		// The service's own file: nothing writes to it once its work has stopped.
+		err = errors.Join(err, s.store.close())
+	}
+	return err
 }
 
 // Build makes the service's unit from a connected platform.
@@ -359,5 +377,11 @@ func Build(ctx context.Context, p *host.Platform) (host.Unit, error) {
 	if err != nil {
 		return host.Unit{}, err
 	}
-	return host.Unit{Name: Name, Service: svc, Checks: p.Checks(), Discoverable: true}, nil
+	checks := p.Checks()
+	if svc.store.ping != nil {
+		// Its database is a file of its own, not the process's MongoDB.
+		delete(checks, "mongo")
+		checks["sqlite"] = svc.store.ping
+	}
+	return host.Unit{Name: Name, Service: svc, Checks: checks, Discoverable: true}, nil
 }

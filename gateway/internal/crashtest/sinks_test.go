@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -79,10 +80,16 @@ func (s *sinks) IntegrationSettings(context.Context) (identityapi.IntegrationSet
 
 // startIntegrations starts the integrations service, which records the runs' status
 // events and delivers them to the sinks. It is not killed: what this test kills is the
-// engine's processes, whose stored changes must reach the sinks all the same.
+// engine's processes, whose stored changes must reach the sinks all the same. Alone, as
+// in standalone mode, it keeps its records in a SQLite file of its own; else in the
+// shared MongoDB.
 func (c *cluster) startIntegrations(s *sinks) {
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := integrations.New(ctx, integrations.Config{GroupID: c.kafka.TopicPrefix + "integrations", SecretKey: secretKey},
+	var databaseURL string
+	if c.alone {
+		databaseURL = "sqlite:" + filepath.Join(c.t.TempDir(), "integrations.db")
+	}
+	svc, err := integrations.New(ctx, integrations.Config{GroupID: c.kafka.TopicPrefix + "integrations", SecretKey: secretKey, DatabaseURL: databaseURL},
 		integrations.Deps{DB: c.db.Client().Database(c.db.Name() + "-integrations"), Kafka: c.kafka, Publisher: c.producer,
 			Signer: c.signer, Resolver: c.static, Logger: c.log, Settings: s})
 	require.NoError(c.t, err)

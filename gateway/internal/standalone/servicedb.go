@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/baton-flow/baton/services/identity"
+	"github.com/baton-flow/baton/services/integrations"
 	"github.com/baton-flow/baton/services/runs"
 	"github.com/baton-flow/baton/services/schedules"
 	"github.com/baton-flow/baton/services/tasks"
@@ -29,6 +30,7 @@ var ownDatabases = []ownDatabase{
 	{tasks.DatabaseURLEnv, tasks.Name, tasks.Name + ".db"},
 	{workflows.DatabaseURLEnv, workflows.Name, workflows.Name + ".db"},
 	{schedules.DatabaseURLEnv, schedules.Name, schedules.Name + ".db"},
+	{integrations.DatabaseURLEnv, integrations.Name, integrations.Name + ".db"},
 }
 
 // serviceDatabaseURL is where standalone mode keeps a service's data when the process runs

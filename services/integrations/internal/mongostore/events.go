@@ -1,5 +1,6 @@
-// Package mongostore is the integrations service's storage on MongoDB (FerretDB embedded
-// in standalone mode and tests).
+// Package mongostore is the integrations service's storage on MongoDB: the shared one of
+// the distributed deployment, or the embedded FerretDB of the tests and of standalone data
+// directories made before the service had a SQLite file of its own (sqlitestore).
 package mongostore
 
 import (

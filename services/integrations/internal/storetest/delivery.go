@@ -1,4 +1,4 @@
-package mongostore_test
+package storetest
 
 import (
 	"context"
@@ -13,32 +13,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/baton-flow/baton/libs/mongox"
-	"github.com/baton-flow/baton/libs/testkit"
 	"github.com/baton-flow/baton/services/integrations/internal/domain"
-	"github.com/baton-flow/baton/services/integrations/internal/mongostore"
 )
-
-func newDeliveries(t *testing.T) *mongostore.Deliveries {
-	t.Helper()
-	client, err := mongox.Connect(context.Background(), testkit.MongoURI(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	s := mongostore.NewDeliveries(client.Database(testkit.Database(t)))
-	require.NoError(t, s.EnsureIndexes(context.Background()))
-	return s
-}
 
 const sink = "http://sink.example/events?token=t"
 
-// TestDeliveryQueue walks one queue through its life: recorded twice, claimed, held
-// against another replica, postponed, advanced to empty, and deleted only when nothing
-// was recorded since it was read.
-func TestDeliveryQueue(t *testing.T) {
-	t.Parallel()
-	s := newDeliveries(t)
+// deliveryQueue walks one queue through its life: recorded twice, claimed, held against
+// another replica, postponed, advanced to empty, and deleted only when nothing was
+// recorded since it was read.
+func deliveryQueue(t *testing.T, all Stores) {
+	s := all.Deliveries
 	ctx := context.Background()
-	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	now := at
 	qid := domain.QueueID(sink, "run1")
 
 	got, err := s.FindQueue(ctx, qid)
@@ -127,14 +113,13 @@ func TestDeliveryQueue(t *testing.T) {
 	assert.Nil(t, got)
 }
 
-// TestDeliveryTakeover: a replica that stopped holding a queue leaves it to another once
-// its lease lapses, or at once when it let go at shutdown; the other finds it by polling
-// and reads the events the first left.
-func TestDeliveryTakeover(t *testing.T) {
-	t.Parallel()
-	s := newDeliveries(t)
+// deliveryTakeover: a replica that stopped holding a queue leaves it to another once its
+// lease lapses, or at once when it let go at shutdown; the other finds it by polling and
+// reads the events the first left.
+func deliveryTakeover(t *testing.T, all Stores) {
+	s := all.Deliveries
 	ctx := context.Background()
-	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	now := at
 	for _, run := range []string{"r1", "r2"} {
 		qid := domain.QueueID(sink, run)
 		q := &domain.Queue{ID: qid, Sink: sink, Run: run, Gen: "g", Next: 1}
@@ -162,12 +147,11 @@ func TestDeliveryTakeover(t *testing.T) {
 	assert.Equal(t, q.Run+"-e1", ev.EventID)
 }
 
-// TestDeliveryClaimRace: of replicas claiming one queue at once, one holds it.
-func TestDeliveryClaimRace(t *testing.T) {
-	t.Parallel()
-	s := newDeliveries(t)
+// deliveryClaimRace: of replicas claiming one queue at once, one holds it.
+func deliveryClaimRace(t *testing.T, all Stores) {
+	s := all.Deliveries
 	ctx := context.Background()
-	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	now := at
 	qid := domain.QueueID(sink, "run")
 	require.NoError(t, s.CreateQueue(ctx, &domain.Queue{ID: qid, Sink: sink, Run: "run", Gen: "g", Next: 1}))
 	var wg sync.WaitGroup
@@ -190,13 +174,12 @@ func TestDeliveryClaimRace(t *testing.T) {
 	assert.Equal(t, 1, won)
 }
 
-// TestDeliveryDropAndPurge: a dropped queue takes its events with it; the purge removes
-// old failures and records left behind, and keeps the rest.
-func TestDeliveryDropAndPurge(t *testing.T) {
-	t.Parallel()
-	s := newDeliveries(t)
+// deliveryDropAndPurge: a dropped queue takes its events with it; the purge removes old
+// failures and records left behind, and keeps the rest.
+func deliveryDropAndPurge(t *testing.T, all Stores) {
+	s := all.Deliveries
 	ctx := context.Background()
-	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	now := at
 	qid := domain.QueueID(sink, "run")
 	require.NoError(t, s.CreateQueue(ctx, &domain.Queue{ID: qid, Sink: sink, Run: "run", Gen: "g", Next: 1, Last: 2}))
 	for seq := range int64(2) {
@@ -229,14 +212,13 @@ func TestDeliveryDropAndPurge(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-// TestDeliveryCombinedWrites: records and advances of many queues at once share commands,
-// and each still holds to its own condition: of two writes on one version, or two
-// advances past one event, one wins.
-func TestDeliveryCombinedWrites(t *testing.T) {
-	t.Parallel()
-	s := newDeliveries(t)
+// deliveryConcurrentWrites: records, advances and deletes of many queues at once (which
+// a store may write together) each still hold to their own condition: of two writes on
+// one version, or two advances past one event, one wins.
+func deliveryConcurrentWrites(t *testing.T, all Stores) {
+	s := all.Deliveries
 	ctx := context.Background()
-	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	now := at
 	const n = 24
 	queues := make([]*domain.Queue, n)
 	for i := range n {
@@ -312,4 +294,80 @@ func TestDeliveryCombinedWrites(t *testing.T) {
 	due, err := s.FindDueQueues(ctx, "a", now.Add(time.Hour), 100)
 	require.NoError(t, err)
 	assert.Empty(t, due)
+}
+
+// durable: what every store answered as written — a queue's count, its place, the events
+// it holds and those stored apart, failures, chat installs, links and signatures seen,
+// installations, delivery records and receipts — is what a process started anew finds.
+// A recorder or deliverer that died between two writes resumes from there.
+func durable(t *testing.T, h Harness) {
+	s := h.New(t)
+	ctx := context.Background()
+	now := at
+	qid := domain.QueueID(sink, "run")
+	q := &domain.Queue{ID: qid, Sink: sink, Run: "run", Gen: "g", Next: 1}
+	e1 := domain.Event{Queue: qid, Gen: "g", Seq: q.Append("e1"), EventID: "e1", Body: []byte(`{"id":"e1"}`), Recorded: now}
+	q.Inline = map[int64]domain.Event{1: e1}
+	require.NoError(t, s.Deliveries.CreateQueue(ctx, q))
+	e2 := domain.Event{Queue: qid, Gen: "g", Seq: q.Append("e2"), EventID: "e2", Body: []byte(`{"id":"e2"}`), Recorded: now}
+	require.NoError(t, s.Deliveries.SaveRecorded(ctx, q, &e2))
+	e3 := domain.Event{Queue: qid, Gen: "g", Seq: q.Append("e3"), EventID: "e3", Body: []byte(`{"id":"e3"}`), Recorded: now}
+	require.NoError(t, s.Deliveries.SaveRecorded(ctx, q, nil))
+	require.NoError(t, s.Deliveries.PutEvent(ctx, e3))
+	_, err := s.Deliveries.ClaimQueue(ctx, qid, "a", now, now.Add(time.Minute))
+	require.NoError(t, err)
+	before, err := s.Deliveries.AdvanceQueue(ctx, qid, "a", 1, now.Add(time.Second), now.Add(time.Minute))
+	require.NoError(t, err)
+	failure := domain.Failure{ID: domain.EventKey(qid, "old", 1), Sink: sink, Run: "run", EventID: "e0", Body: []byte(`{"id":"e0"}`),
+		Attempts: 7, Reason: "the sink answered 503", Recorded: now.Add(-time.Hour), GivenUp: now}
+	require.NoError(t, s.Deliveries.AddFailure(ctx, failure))
+
+	install := domain.ChatInstall{WorkspaceID: "T1", WorkspaceName: "Acme", BotUserID: "UBOT", BotToken: "xoxb-kept", Scope: "chat:write", InstalledAt: now}
+	require.NoError(t, s.Chat.SaveChatInstall(ctx, install))
+	fresh, err := s.Chat.FirstSignature(ctx, "v0=seen", now.Add(5*time.Minute))
+	require.NoError(t, err)
+	require.True(t, fresh)
+	linked, err := s.CodeHost.UpdateInstallation(ctx, 7, func(in *domain.Installation) error {
+		in.Known, in.Status, in.Team, in.LinkedBy, in.LinkedAt, in.Updated = true, domain.InstallationActive, "ops", "u1", now, now
+		return nil
+	})
+	require.NoError(t, err)
+	delivery := domain.Delivery{ID: "d1", Event: "push", Installation: 7, Received: now, Runs: []domain.DeliveryRun{{Team: "ops", Workflow: "build", Key: "k"}}}
+	require.NoError(t, s.CodeHost.CreateDelivery(ctx, delivery))
+	require.NoError(t, s.Receipts.CreateReceipt(ctx, receipt("event:k", "r1", now), now.Add(-time.Hour)))
+
+	r := h.Reopen(t, s)
+	after, err := r.Deliveries.FindQueue(ctx, qid)
+	require.NoError(t, err)
+	require.NotNil(t, after)
+	assert.Equal(t, before.Last, after.Last)
+	assert.Equal(t, before.Next, after.Next, "the place of its delivery")
+	assert.Equal(t, before.Recent, after.Recent)
+	assert.Equal(t, before.Version, after.Version)
+	assert.Equal(t, before.Due, after.Due)
+	assert.Equal(t, map[int64]domain.Event{2: e2}, after.Inline, "delivered e1 is gone, e2 is held")
+	got, err := r.Deliveries.FindEvent(ctx, qid, "g", 3)
+	require.NoError(t, err)
+	assert.Equal(t, e3, got)
+	fails, err := r.Deliveries.FindFailures(ctx, "run")
+	require.NoError(t, err)
+	assert.Equal(t, []domain.Failure{failure}, fails)
+
+	gotInstall, err := r.Chat.FindChatInstall(ctx, "T1")
+	require.NoError(t, err)
+	assert.Equal(t, install, gotInstall)
+	fresh, err = r.Chat.FirstSignature(ctx, "v0=seen", now.Add(5*time.Minute))
+	require.NoError(t, err)
+	assert.False(t, fresh, "a replay after a restart is still a replay")
+	gotLinked, err := r.CodeHost.FindInstallation(ctx, 7)
+	require.NoError(t, err)
+	assert.Equal(t, linked, gotLinked)
+	gotDelivery, found, err := r.CodeHost.FindDelivery(ctx, "d1")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, delivery, gotDelivery)
+	gotReceipt, found, err := r.Receipts.FindReceipt(ctx, "event:k", now.Add(-time.Hour))
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "r1", gotReceipt.Run.ID)
 }
