@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.opentelemetry.io/otel/metric"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
@@ -349,16 +349,16 @@ func (s *Service) Routes(r fiber.Router) {
 // Run does the service's background work until ctx ends: delivering status events and
 // following the topics it reacts to.
 func (s *Service) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(s.runs))
-	for i, run := range s.runs {
-		wg.Go(func() { errs[i] = run(ctx) })
+	// One that fails stops the others: a service working in part is worse than one
+	// stopped, which its host restarts.
+	g, gctx := errgroup.WithContext(ctx)
+	for _, run := range s.runs {
+		g.Go(func() error { return run(gctx) })
 	}
-	wg.Wait()
 	if len(s.runs) == 0 {
 		<-ctx.Done()
 	}
-	err := errors.Join(errs...)
+	err := g.Wait()
 	if s.store.close != nil {
 		// The service's own file: nothing writes to it once its work has stopped.
 		err = errors.Join(err, s.store.close())

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -20,6 +19,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/baton-flow/baton/libs/apperr"
 	"github.com/baton-flow/baton/libs/auth"
@@ -178,13 +178,13 @@ func (s *Service) Routes(r fiber.Router) {
 // topics, until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	runs := []func(context.Context) error{s.scheduler.Run, s.teamEvents.Run, s.workflowEvents.Run, s.runEvents.Run}
-	var wg sync.WaitGroup
-	errs := make([]error, len(runs))
-	for i, run := range runs {
-		wg.Go(func() { errs[i] = run(ctx) })
+	// One that fails stops the others: a service working in part is worse than one
+	// stopped, which its host restarts.
+	g, gctx := errgroup.WithContext(ctx)
+	for _, run := range runs {
+		g.Go(func() error { return run(gctx) })
 	}
-	wg.Wait()
-	err := errors.Join(errs...)
+	err := g.Wait()
 	if s.store.close != nil {
 		// The service's own file: nothing writes to it once its work has stopped.
 		err = errors.Join(err, s.store.close())

@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/baton-flow/baton/libs/auth"
 	"github.com/baton-flow/baton/libs/auth/fiberauth"
@@ -188,17 +188,18 @@ func (s *Service) Routes(r fiber.Router) {
 // workflow names any more, until ctx ends; then it closes a database of its own.
 func (s *Service) Run(ctx context.Context) error {
 	runs := []func(context.Context) error{s.teamEvents.Run, s.stores.relay.Run, s.stores.collect}
-	var wg sync.WaitGroup
-	errs := make([]error, len(runs)+1)
-	for i, run := range runs {
-		wg.Go(func() { errs[i] = run(ctx) })
+	// One that fails stops the others: a service working in part is worse than one
+	// stopped, which its host restarts.
+	g, gctx := errgroup.WithContext(ctx)
+	for _, run := range runs {
+		g.Go(func() error { return run(gctx) })
 	}
-	wg.Wait()
+	err := g.Wait()
 	if s.stores.close != nil {
 		// The service's own file: nothing writes to it once its work has stopped.
-		errs[len(runs)] = s.stores.close()
+		err = errors.Join(err, s.stores.close())
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // Build makes the service's unit from a connected platform.
