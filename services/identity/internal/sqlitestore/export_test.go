@@ -1,6 +1,10 @@
 package sqlitestore
 
-import "context"
+import (
+	"context"
+
+	"github.com/baton-flow/baton/libs/sqlitex/sqlitextest"
+)
 
 // Plan answers the query plan of a statement, a line a step.
 func (s *Store) Plan(ctx context.Context, query string, args ...any) ([]string, error) {
@@ -9,28 +13,22 @@ func (s *Store) Plan(ctx context.Context, query string, args ...any) ([]string, 
 
 // HotQueries are the statements asked for each request or each record, with arguments of
 // the right kinds.
-func HotQueries() map[string]struct {
-	Query string
-	Args  []any
-} {
-	type q = struct {
-		Query string
-		Args  []any
-	}
+func HotQueries() map[string]sqlitextest.Statement {
+	type q = sqlitextest.Statement
 	return map[string]q{
-		"authenticate a token by its hash": {qTokenByHash, []any{"h"}},
-		"find a token by id":               {qTokenByID, []any{"t"}},
-		"record a token's use":             {qTouchToken, []any{1, "h"}},
-		"revoke a token":                   {qRevokeToken, []any{1, "t"}},
-		"revoke its descendants":           {qRevokeBelow, []any{1, "h"}},
-		"revoke a user's tokens":           {qRevokeOfUser, []any{1, "u", "u", "user:u"}},
-		"find a team by name":              {qTeamByName, []any{"alpha"}},
-		"find a team by record id":         {qTeamByID, []any{"id"}},
-		"find a user's teams":              {qTeamsOf, []any{"u"}},
-		"check a team name":                {qTeamTaken, []any{"alpha"}},
-		"find a user by id":                {qUserByID, []any{"u"}},
-		"find a user by email":             {qUserByEmail, []any{"a@example.com"}},
-		"find a parameter":                 {qParam, []any{"p"}},
-		"read the settings":                {qSystem, []any{"settings"}},
+		"authenticate a token by its hash": {Query: qTokenByHash, Args: []any{"h"}},
+		"find a token by id":               {Query: qTokenByID, Args: []any{"t"}},
+		"record a token's use":             {Query: qTouchToken, Args: []any{1, "h"}},
+		"revoke a token":                   {Query: qRevokeToken, Args: []any{1, "t"}},
+		"revoke its descendants":           {Query: qRevokeBelow, Args: []any{1, "h"}},
+		"revoke a user's tokens":           {Query: qRevokeOfUser, Args: []any{1, "u", "u", "user:u"}},
+		"find a team by name":              {Query: qTeamByName, Args: []any{"alpha"}},
+		"find a team by record id":         {Query: qTeamByID, Args: []any{"id"}},
+		"find a user's teams":              {Query: qTeamsOf, Args: []any{"u"}},
+		"check a team name":                {Query: qTeamTaken, Args: []any{"alpha"}},
+		"find a user by id":                {Query: qUserByID, Args: []any{"u"}},
+		"find a user by email":             {Query: qUserByEmail, Args: []any{"a@example.com"}},
+		"find a parameter":                 {Query: qParam, Args: []any{"p"}},
+		"read the settings":                {Query: qSystem, Args: []any{"settings"}},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/baton-flow/baton/libs/page"
+	"github.com/baton-flow/baton/libs/sqlitex/sqlitextest"
 	"github.com/baton-flow/baton/services/schedules/internal/app"
 	"github.com/baton-flow/baton/services/schedules/internal/domain"
 )
@@ -14,17 +15,9 @@ func (s *Store) Plan(ctx context.Context, query string, args ...any) ([]string, 
 	return s.db.QueryPlan(ctx, query, args...)
 }
 
-// HotQuery is a statement with arguments of the right kinds. SortsFound allows it to sort
-// what it found by primary key (a list of ids the request gave), and nothing else.
-type HotQuery struct {
-	Query      string
-	Args       []any
-	SortsFound bool
-}
-
 // HotQueries are the statements of the scheduler's and the use cases' paths.
-func HotQueries() map[string]HotQuery {
-	type q = HotQuery
+func HotQueries() map[string]sqlitextest.Statement {
+	type q = sqlitextest.Statement
 	now := time.Now().UnixNano()
 	set := []any{"team", "wf", "cron", "active", now, "", nil, nil, now, []byte("{}"), 2, nil, nil}
 	out := map[string]q{
@@ -45,7 +38,7 @@ func HotQueries() map[string]HotQuery {
 		"a team's, by id":       {Team: "team", IDs: []string{"a", "b"}},
 	} {
 		query, args := searchQuery(f, page.Request{Size: 10})
-		out[name] = q{query, args, len(f.IDs) > 0}
+		out[name] = q{Query: query, Args: args}
 		count, args := countQuery(f)
 		out["count "+name] = q{Query: count, Args: args}
 	}

@@ -1,6 +1,10 @@
 package sqlitestore
 
-import "context"
+import (
+	"context"
+
+	"github.com/baton-flow/baton/libs/sqlitex/sqlitextest"
+)
 
 // Plan answers the query plan of a statement, a line a step.
 func (s *Store) Plan(ctx context.Context, query string, args ...any) ([]string, error) {
@@ -9,18 +13,12 @@ func (s *Store) Plan(ctx context.Context, query string, args ...any) ([]string, 
 
 // HotQueries are the statements asked for every task a workflow references and for the
 // catalogue's pages, with arguments of the right kinds.
-func HotQueries() map[string]struct {
-	Query string
-	Args  []any
-} {
-	type q = struct {
-		Query string
-		Args  []any
-	}
+func HotQueries() map[string]sqlitextest.Statement {
+	type q = sqlitextest.Statement
 	return map[string]q{
-		"find a task":           {qHead, []any{"team/alpha/build"}},
-		"find a version":        {qVersion, []any{"team/alpha/build", 1}},
-		"list the global tasks": {listQuery(" WHERE scope = ? AND team = ''", false), []any{"global", 20, 0}},
-		"list a team's tasks":   {listQuery(" WHERE scope = ? AND team IN (?)", true), []any{"team", "alpha", 20, 0}},
+		"find a task":           {Query: qHead, Args: []any{"team/alpha/build"}},
+		"find a version":        {Query: qVersion, Args: []any{"team/alpha/build", 1}},
+		"list the global tasks": {Query: listQuery(" WHERE scope = ? AND team = ''", false), Args: []any{"global", 20, 0}},
+		"list a team's tasks":   {Query: listQuery(" WHERE scope = ? AND team IN (?)", true), Args: []any{"team", "alpha", 20, 0}},
 	}
 }

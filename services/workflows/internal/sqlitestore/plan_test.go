@@ -1,13 +1,9 @@
 package sqlitestore_test
 
 import (
-	"context"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/baton-flow/baton/libs/sqlitex/sqlitextest"
 	"github.com/baton-flow/baton/services/workflows/internal/sqlitestore"
 )
 
@@ -17,16 +13,5 @@ import (
 func TestHotPathsUseIndexes(t *testing.T) {
 	t.Parallel()
 	s, _, _ := newStore(t)
-	for name, q := range sqlitestore.HotQueries() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			plan, err := s.Plan(context.Background(), q.Query, q.Args...)
-			require.NoError(t, err)
-			t.Log(plan)
-			for _, step := range plan {
-				assert.False(t, strings.HasPrefix(step, "SCAN "), "%s: %v", name, plan)
-				assert.NotContains(t, step, "TEMP B-TREE", "%s: %v", name, plan)
-			}
-		})
-	}
+	sqlitextest.UseIndexes(t, s.Plan, sqlitestore.HotQueries(), nil)
 }
