@@ -96,7 +96,7 @@ func (a *App) ClaimQueued(ctx context.Context, team, queue, worker string, wait 
 			if h.Claimed != nil {
 				return h.Claimed, nil
 			}
-			att, err := a.claimQueued(ctx, h.Q, runner, true)
+			att, err := a.claimQueued(ctx, h.Q, runner, !h.Stored)
 			if err != nil || att != nil {
 				return att, err
 			}
@@ -132,9 +132,20 @@ func (a *App) claimStored(ctx context.Context, team, queue, runner string) (att 
 		return nil, false, err
 	}
 	for k, q := range waiting {
-		if att, err := a.claimQueued(ctx, q, runner, false); err != nil || att != nil {
-			return att, k+1 < len(waiting), err
+		att, err := a.claimQueued(ctx, q, runner, false)
+		if err != nil {
+			return nil, k+1 < len(waiting), err
 		}
+		if att == nil {
+			continue
+		}
+		// The others read go to the claims waiting here, one each, rather than each of
+		// them reading the store again.
+		rest := waiting[k+1:]
+		for len(rest) > 0 && a.engine.HandStored(rest[0]) {
+			rest = rest[1:]
+		}
+		return att, len(rest) > 0 || len(waiting) == claimBatch, nil
 	}
 	return nil, len(waiting) == claimBatch, nil
 }
@@ -147,6 +158,11 @@ func (a *App) giveBack(ctx context.Context, runner string, h *engine.Handoff) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
+	if h.Stored {
+		// Still in the store's queue: the claims waiting read it again.
+		a.engine.QueueHasMore(h.Q.Team, h.Q.Queue)
+		return
+	}
 	if h.Claimed == nil {
 		a.engine.Requeue(ctx, h.Q)
 		return

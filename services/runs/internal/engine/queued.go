@@ -19,6 +19,9 @@ import (
 type Handoff struct {
 	Q       domain.QueuedAttempt
 	Claimed *events.TaskAttempt
+	// Stored is an attempt another claim read from the store's queue and handed on
+	// (HandStored): it stays there until claimed.
+	Stored bool
 }
 
 // dispatchClaim is a generic attempt a step claims for a waiting claim of this replica.
@@ -164,6 +167,12 @@ func (e *Engine) LookAtQueue(team, queue string, every time.Duration) bool {
 	return e.queueWake.look(team, queue, e.now(), every)
 }
 
+// HandStored hands q, which a claim read from the store's queue with the attempt it took,
+// to another claim of this replica waiting on its queue, so that the attempts one read
+// found go to the claims waiting rather than each claim reading them again; false when
+// none waits. q stays in the store's queue until claimed.
+func (e *Engine) HandStored(q domain.QueuedAttempt) bool { return e.queueWake.offerStored(q) }
+
 // QueueHasMore wakes the claims waiting on queue of team to look at the store: a claim
 // that looked left attempts there.
 func (e *Engine) QueueHasMore(team, queue string) { e.queueWake.fire(team, queue) }
@@ -282,8 +291,10 @@ func (s *queueSignals) take(team, queue string) *waiter {
 // hand gives h to w; the caller holds s.mu.
 func (s *queueSignals) hand(w *waiter, h Handoff) {
 	w.ch <- h // buffered, and handed one attempt at most: it left the waiters
-	if h.Claimed != nil {
-		return // never stored, and moved on from ready in the step that stored it
+	if h.Claimed != nil || h.Stored {
+		// Never stored, and moved on from ready in the step that stored it; or stored,
+		// to be taken out of the store's queue by the step that claims it.
+		return
 	}
 	if len(s.handedTo) >= maxHanded {
 		clear(s.handedTo)
@@ -300,6 +311,19 @@ func (s *queueSignals) offer(q domain.QueuedAttempt) bool {
 		return false
 	}
 	s.hand(w, Handoff{Q: q})
+	return true
+}
+
+// offerStored hands q, read from the store's queue, to the claim waiting longest on its
+// queue; false when none waits.
+func (s *queueSignals) offerStored(q domain.QueuedAttempt) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.take(q.Team, q.Queue)
+	if w == nil {
+		return false
+	}
+	s.hand(w, Handoff{Q: q, Stored: true})
 	return true
 }
 

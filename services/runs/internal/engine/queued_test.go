@@ -45,6 +45,24 @@ func TestQueueSignalsHandAttemptsToWaitingClaims(t *testing.T) {
 	assert.False(t, s.handed("c-1"))
 }
 
+// An attempt a claim read from the store's queue beside the one it took goes to another
+// claim waiting, as stored: the step that claims it takes it out of the store's queue.
+func TestQueueSignalsHandOnWhatAClaimRead(t *testing.T) {
+	t.Parallel()
+	var s queueSignals
+	q := domain.QueuedAttempt{ID: "a-1", Team: "infra", Queue: "deploy"}
+	assert.False(t, s.offerStored(q), "no claim waits")
+	ch, _, done := s.await("infra", "deploy", "w")
+	require.True(t, s.offerStored(q))
+	h := <-ch
+	assert.Equal(t, "a-1", h.Q.ID)
+	assert.True(t, h.Stored)
+	assert.Nil(t, h.Claimed)
+	assert.Nil(t, done(), "taken")
+	assert.False(t, s.handed("a-1"), "stored: its claim's step deletes it from the store's queue")
+	assert.False(t, s.offerStored(q), "the claim left the waiters")
+}
+
 // A claim is woken when an attempt of its queue is stored.
 func TestQueueSignalsWakeOnStore(t *testing.T) {
 	t.Parallel()
