@@ -203,10 +203,11 @@ func TestIntegrationNewDataDirectoryStartsNoMongo(t *testing.T) {
 	}
 }
 
-// A data directory made by an earlier version, whose embedded MongoDB holds every
-// service's data, starts that server again for them, and what they kept there is read:
-// the team, its workflow and its run; a new run goes through it. Its services check it
-// for their readiness.
+// A data directory made by an earlier version, whose embedded MongoDB holds the services'
+// data, starts that server again for them, and what they kept there is read: the team,
+// its workflow and its run; a new run goes through it. They check it for their
+// readiness; a service whose data is not there keeps a file of its own and checks no
+// MongoDB.
 func TestIntegrationEarlierDataDirectoryStartsItsMongo(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -226,18 +227,33 @@ func TestIntegrationEarlierDataDirectoryStartsItsMongo(t *testing.T) {
 	for _, svc := range []string{"identity", "workflows", "tasks", "runs", "schedules", "integrations"} {
 		require.FileExists(t, filepath.Join(dir, "mongo", "baton_"+svc+".sqlite"))
 	}
+	// The task catalogue, empty, dropped from the embedded MongoDB: the tasks service
+	// moves to a file of its own, and only it.
+	tasksDB, err := filepath.Glob(filepath.Join(dir, "mongo", "baton_tasks.sqlite*"))
+	require.NoError(t, err)
+	for _, f := range tasksDB {
+		require.NoError(t, os.Remove(f))
+	}
 
 	var s steps
 	b = startWith(t, vars, standalone.Options{Progress: s.tell})
-	assert.Empty(t, s.of(standalone.StepOwnDatabases), "no service moves to a file of its own")
+	own := s.of(standalone.StepOwnDatabases)
+	require.Len(t, own, 1)
+	assert.Equal(t, []string{"tasks"}, own[0].Services)
 	store := s.of(standalone.StepStoreStarting)
 	require.Len(t, store, 1, "the embedded MongoDB is started")
 	assert.Equal(t, filepath.Join(dir, "mongo"), store[0].Detail)
-	assert.Equal(t, []string{"runs", "identity", "tasks", "workflows", "schedules", "integrations"}, store[0].Services)
+	onMongo := []string{"runs", "identity", "workflows", "schedules", "integrations"}
+	assert.Equal(t, onMongo, store[0].Services)
 	ready := s.readiness(t)
-	for _, svc := range []string{"identity", "workflows", "tasks", "runs", "schedules", "integrations"} {
+	for _, svc := range onMongo {
 		assert.Equal(t, "UP", ready[svc]["mongo"], "%s checks the MongoDB it keeps its data in", svc)
+		assert.NotContains(t, ready[svc], "sqlite", svc)
 	}
+	for _, svc := range []string{"tasks", "runner", "gateway"} {
+		assert.NotContains(t, ready[svc], "mongo", "%s checks no MongoDB it does not use", svc)
+	}
+	assert.Equal(t, "UP", ready["tasks"]["sqlite"])
 
 	code, out := b.call(t, http.MethodGet, "/api/v2/team/kept/workflow/pipeline", b.token, "")
 	require.Equal(t, http.StatusOK, code, out)

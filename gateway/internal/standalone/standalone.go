@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,6 +218,10 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 			return err
 		}
 		progress(Step{Kind: StepServiceBuilt, Detail: u.Name})
+		if !slices.Contains(onMongo, u.Name) {
+			// Its readiness does not hang on a MongoDB only other services use.
+			delete(u.Checks, "mongo")
+		}
 		// Services listen on free loopback ports; only the gateway is public.
 		u.Addr, u.AdvertiseAddr = "127.0.0.1:0", ""
 		name := u.Name
