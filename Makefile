@@ -10,7 +10,7 @@ TEST_FLAGS ?= -count=1 -timeout 18m
 
 .PHONY: run build test test-integration lint bench tools up down clean web web-check web-e2e
 
-## run: start the gateway and every service in one process on embedded MongoDB and Kafka
+## run: start the gateway and every service in one process, on SQLite files of their own and an embedded Kafka
 run:
 	$(GO) run ./gateway/cmd/baton server
 

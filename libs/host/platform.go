@@ -49,7 +49,10 @@ func (p *Platform) AdminAddr() string {
 
 // Options adjust Connect.
 type Options struct {
-	// NoMongo and NoKafka skip connections a process does not need (the gateway).
+	// NoMongo and NoKafka skip connections a process does not need: the gateway's, the
+	// runner's, or the MongoDB of a standalone process whose services all keep their data
+	// in SQLite files of their own. Without a MongoDB, Database is nil and Checks has no
+	// "mongo".
 	NoMongo, NoKafka bool
 	// SpanProcessor, when set, is given every span of the process, all of them recorded
 	// (telemetry.Config): a test's in-memory exporter.
@@ -110,13 +113,18 @@ const DefaultPartitions = 6
 // Version is the build's version, set with -ldflags "-X .../host.Version=...".
 var Version = "dev"
 
-// Database returns the service's own database.
+// Database returns the service's own database, or nil when the process connects to no
+// MongoDB (Options.NoMongo): a service given none keeps its data in a store of its own, or
+// refuses to start.
 func (p *Platform) Database(service string) *mongo.Database {
+	if p.Mongo == nil {
+		return nil
+	}
 	return p.Mongo.Database(p.Env.MongoDBPrefix + service)
 }
 
 // Checks returns the readiness checks of a service using this platform: its database and
-// its broker must be reachable.
+// its broker must be reachable. What the process does not connect to is not checked.
 func (p *Platform) Checks() map[string]func(context.Context) error {
 	checks := map[string]func(context.Context) error{}
 	if p.Mongo != nil {

@@ -1,6 +1,6 @@
-// Command standalone runs the gateway and every Baton service in one process on embedded
-// MongoDB and Kafka: it is `baton server` under its former name, its arguments the
-// server's flags (see docs/cli.md).
+// Command standalone runs the gateway and every Baton service in one process, on SQLite
+// files of their own and an embedded Kafka: it is `baton server` under its former name, its
+// arguments the server's flags (see docs/cli.md).
 package main
 
 import (

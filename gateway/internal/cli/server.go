@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,15 +14,18 @@ import (
 )
 
 // newServerCmd is `baton server`: the standalone mode, every service in this process on
-// an embedded store and broker, telling each step of its start as it happens.
+// SQLite files of their own and an embedded broker, telling each step of its start as it
+// happens.
 func newServerCmd(env *Env) *cobra.Command {
 	var addr, adminAddr, dataDir, token string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run Baton on this machine: the API and every service in one process",
-		Long: `Runs the gateway and every Baton service in this process, on an embedded
-MongoDB-compatible store (under the data directory) and an in-process Kafka-protocol broker,
-unless BATON_MONGO_URI or BATON_KAFKA_BROKERS name real ones. It prints each step of its
+		Long: `Runs the gateway and every Baton service in this process, each service keeping its
+data in a SQLite file of its own in the data directory, on an in-process Kafka-protocol
+broker, unless BATON_MONGO_URI or BATON_KAFKA_BROKERS name real ones. A data directory made
+by an earlier version, whose embedded MongoDB-compatible store holds services' data, starts
+that store for them. It prints each step of its
 start, then where the API, its documentation and the operators' listener are, and the admin
 token, kept in the data directory so that it stays the same across restarts.
 
@@ -76,8 +80,11 @@ func tell(out io.Writer, now func() time.Time) standalone.Progress {
 				abs = s.Detail
 			}
 			line = "Data directory " + abs
+		case standalone.StepOwnDatabases:
+			line = "Data of " + sentenceList(s.Services) + " in SQLite files of their own (<service>.db)"
 		case standalone.StepStoreStarting:
-			line = "Starting the embedded store (MongoDB protocol, on SQLite) in " + s.Detail
+			line = "Starting the embedded store (MongoDB protocol, on SQLite) in " + s.Detail + " for " + sentenceList(s.Services) +
+				", whose data an earlier version kept there"
 		case standalone.StepStoreReady:
 			line = "Store ready"
 		case standalone.StepBrokerStarting:
@@ -85,7 +92,10 @@ func tell(out io.Writer, now func() time.Time) standalone.Progress {
 		case standalone.StepBrokerReady:
 			line = "Broker ready at " + s.Detail
 		case standalone.StepConnecting:
-			line = "Connecting to the store and the broker"
+			line = "Connecting to the broker"
+			if len(s.Services) > 0 {
+				line = "Connecting to the store and the broker"
+			}
 		case standalone.StepServiceBuilt:
 			line = "Service " + s.Detail + " set up"
 		case standalone.StepServiceReady:
@@ -102,4 +112,12 @@ func tell(out io.Writer, now func() time.Time) standalone.Progress {
 			fmt.Fprintf(out, "[%5.1fs] %s\n", at, more)
 		}
 	}
+}
+
+// sentenceList joins names as a sentence does: "a", "a and b", "a, b and c".
+func sentenceList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -1,7 +1,9 @@
-// Package standalone runs the gateway and every Baton service in one process: on embedded
-// FerretDB and an in-process Kafka-protocol broker unless real servers are configured. The
-// parts still talk over HTTP, the Mongo wire protocol and the Kafka protocol, so what works
-// here works distributed for the same reasons.
+// Package standalone runs the gateway and every Baton service in one process: each service
+// on a SQLite file of its own in the data directory and all on an in-process Kafka-protocol
+// broker, unless real servers are configured. The embedded MongoDB-wire server (FerretDB)
+// runs only for a data directory whose embedded MongoDB holds data from an earlier version.
+// The parts still talk over HTTP and the Kafka protocol, so what works here works
+// distributed for the same reasons.
 package standalone
 
 import (
@@ -10,11 +12,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,27 +153,30 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		"BATON_GATEWAY_ADDR":    valueOr(getenv("BATON_GATEWAY_ADDR"), DefaultGatewayAddr),
 		"BATON_ADMIN_ADDR":      valueOr(getenv("BATON_ADMIN_ADDR"), DefaultAdminAddr),
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	env := func(key string) string {
+		if v, ok := overrides[key]; ok {
+			return v
+		}
+		return getenv(key)
+	}
 
 	if getenv("BATON_MONGO_URI") == "" {
-		if err := ownDatabaseURLs(getenv, overrides, dataDir, filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_")); err != nil {
+		mongoDir, dbPrefix := filepath.Join(dataDir, "mongo"), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_")
+		if err := ownDatabaseURLs(getenv, overrides, dataDir, mongoDir, dbPrefix); err != nil {
 			return err
 		}
-		// A data directory from an earlier version keeps its runs in the embedded MongoDB.
-		runsOnMongo := getenv(runs.DatabaseURLEnv) == "" && overrides[runs.DatabaseURLEnv] == ""
-		progress(Step{Kind: StepStoreStarting, Detail: filepath.Join(dataDir, "mongo")})
-		m, err := embedded.StartMongo(ctx, embedded.MongoConfig{Dir: filepath.Join(dataDir, "mongo"), Addr: "127.0.0.1:0", Logger: quiet})
-		if err != nil {
-			return fmt.Errorf("embedded mongo: %w", err)
+		if own := servicesGivenFiles(overrides); len(own) > 0 {
+			progress(Step{Kind: StepOwnDatabases, Detail: dataDir, Services: own})
 		}
-		defer m.Close()
-		overrides["BATON_MONGO_URI"] = m.URI()
-		if runsOnMongo {
-			if err := recountRunsSlots(ctx, m.URI(), valueOr(getenv("BATON_MONGO_DB_PREFIX"), "baton_")); err != nil {
-				return fmt.Errorf("embedded mongo: %w", err)
+		// Only a data directory from an earlier version keeps services' data there.
+		if onMongo := servicesOnMongo(env); len(onMongo) > 0 {
+			m, err := startEmbeddedMongo(ctx, mongoDir, dbPrefix, onMongo, progress)
+			if err != nil {
+				return err
 			}
+			defer m.Close()
+			overrides["BATON_MONGO_URI"] = m.URI()
 		}
-		progress(Step{Kind: StepStoreReady, Detail: m.URI()})
 	}
 	if getenv("BATON_KAFKA_BROKERS") == "" {
 		prefix := valueOr(getenv("BATON_KAFKA_TOPIC_PREFIX"), events.DefaultTopicPrefix)
@@ -192,19 +197,15 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 		overrides["BATON_KAFKA_BROKERS"] = strings.Join(k.Brokers(), ",")
 		progress(Step{Kind: StepBrokerReady, Detail: overrides["BATON_KAFKA_BROKERS"]})
 	}
-	env := func(key string) string {
-		if v, ok := overrides[key]; ok {
-			return v
-		}
-		return getenv(key)
-	}
-
 	cfg, err := host.LoadEnv(env)
 	if err != nil {
 		return err
 	}
-	progress(Step{Kind: StepConnecting})
-	p, err := host.Connect(ctx, "baton", cfg, host.Options{SpanProcessor: opts.SpanProcessor})
+	// A MongoDB, embedded or the user's, is connected to only if a service keeps its data
+	// there.
+	onMongo := servicesOnMongo(env)
+	progress(Step{Kind: StepConnecting, Services: onMongo})
+	p, err := host.Connect(ctx, "baton", cfg, host.Options{NoMongo: len(onMongo) == 0, SpanProcessor: opts.SpanProcessor})
 	if err != nil {
 		return err
 	}
@@ -217,6 +218,10 @@ func RunWith(ctx context.Context, getenv func(string) string, stdout io.Writer, 
 			return err
 		}
 		progress(Step{Kind: StepServiceBuilt, Detail: u.Name})
+		if !slices.Contains(onMongo, u.Name) {
+			// Its readiness does not hang on a MongoDB only other services use.
+			delete(u.Checks, "mongo")
+		}
 		// Services listen on free loopback ports; only the gateway is public.
 		u.Addr, u.AdvertiseAddr = "127.0.0.1:0", ""
 		name := u.Name

@@ -222,9 +222,9 @@ func TestIntegrationTeams(t *testing.T) {
 	}
 }
 
-// TestIntegrationStandaloneDefaults runs what `make run` runs: embedded MongoDB and Kafka
-// under the data directory, a generated admin token, the runner's files there too, and data
-// kept across restarts.
+// TestIntegrationStandaloneDefaults runs what `make run` runs: each service's SQLite file
+// under the data directory and an embedded Kafka, a generated admin token, the runner's
+// files there too, and data kept across restarts.
 func TestIntegrationStandaloneDefaults(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -1,0 +1,4 @@
+package cli
+
+// Tell is tell, for the tests.
+var Tell = tell
