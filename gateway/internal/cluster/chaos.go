@@ -73,9 +73,6 @@ type Report struct {
 	Sunk, SunkRuns int
 	// Retries are API requests sent again after a process died under them.
 	Retries int64
-	// DecidedTwice counts approvals answered 409 "decided already" although the vote
-	// was this client's: the gateway sent the PUT again after the replica died.
-	DecidedTwice int
 	// Problems are what broke; none means the run passed.
 	Problems []string
 }
@@ -107,7 +104,6 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "processes killed: %d (%s); exited on their own: %d; API requests sent again: %d\n", kills, formatCounts(r.Kills), r.Crashes, r.Retries)
 	fmt.Fprintf(w, "script executions: %d; child runs: %d; approvals decided: %d; callbacks: %d; lock sections: %d\n",
 		r.Executions, r.ChildRuns, r.Decisions, r.Callbacks, r.LockHolds)
-	fmt.Fprintf(w, "approvals answered 409 though their vote was applied (the gateway sent the PUT again): %d\n", r.DecidedTwice)
 	fmt.Fprintf(w, "schedule: %d fires, %d runs; inbound CloudEvents: %d\n", r.Fires, r.ScheduledRuns, r.Events)
 	fmt.Fprintf(w, "sink: %d status events, every one of %d runs\n", r.Sunk, r.SunkRuns)
 	if len(r.Problems) == 0 {
@@ -599,15 +595,10 @@ func (ch *chaos) approve(ctx context.Context, id, run string) {
 	switch {
 	case err != nil:
 		return // the run is reported as not ended
-	case res.status == http.StatusNoContent, res.status == http.StatusConflict && (res.reached || ch.decidedBy(ctx, id)):
-		// Accepted. A conflict after a try that may have reached a dying process is the
-		// first try's vote, stored; so is one where the action shows this approver's
-		// vote: the gateway sends a PUT again to another replica when the one it went to
-		// died before answering, and the second answers that the action is decided.
+	case res.status == http.StatusNoContent:
+		// Accepted, also when sent again after a process died under the first try: the
+		// same decision by the same person is answered as applied.
 		ch.mu.Lock()
-		if res.status == http.StatusConflict {
-			ch.rep.DecidedTwice++
-		}
 		ch.votes[id]++
 		ch.rep.Decisions++
 		early := ch.early[run]
@@ -620,21 +611,6 @@ func (ch *chaos) approve(ctx context.Context, id, run string) {
 		ch.rep.problem("approval %s of run %s refused: %v", id, run, res)
 		ch.mu.Unlock()
 	}
-}
-
-// decidedBy reports whether action id shows the approver's vote.
-func (ch *chaos) decidedBy(ctx context.Context, id string) bool {
-	var a struct {
-		Actioners []struct {
-			Email string `json:"approverEmail"`
-			ID    string `json:"approverId"`
-			Name  string `json:"approverName"`
-		} `json:"actioners"`
-	}
-	if err := ch.api.get(ctx, "/team/"+chaosTeam+"/action/"+id, &a); err != nil {
-		return false
-	}
-	return len(a.Actioners) == 1
 }
 
 // callbackWhenWaiting sends run's callback once its eventwait task waits.

@@ -68,7 +68,11 @@ func (a *App) Decide(ctx context.Context, team string, by domain.Actioner, items
 	}
 	var groups []ApproverGroup
 	var tc *TeamContext
-	actions := make([]*domain.Action, len(items))
+	// todo are the items to apply, at their indexes in items; repeats the ids of those
+	// that repeat the person's decision as the action shows it already.
+	var todo []Decision
+	var at []int
+	var repeats []string
 	for i, d := range items {
 		act, err := a.acts.FindAction(ctx, d.ID)
 		if err == nil && act.Team != team {
@@ -93,33 +97,52 @@ func (a *App) Decide(ctx context.Context, team string, by domain.Actioner, items
 			}
 			tc = &c
 		}
-		if err := a.mayDecide(act, d, by, groups, tc); err != nil {
+		err = a.mayDecide(act, d, by, groups, tc)
+		switch {
+		case errors.Is(err, domain.ErrSameVote):
+			repeats = append(repeats, d.ID)
+			continue
+		case err != nil:
 			return itemError(i, err)
 		}
-		actions[i] = act
+		todo = append(todo, d)
+		at = append(at, i)
 	}
 	req := ""
-	if len(items) > 1 {
+	if len(todo) > 1 {
 		req = uuid.NewString()
-		if err := a.holdAll(ctx, req, items, by); err != nil {
+		if err := a.holdAll(ctx, req, todo, at, by); err != nil {
 			return err
 		}
 	}
 	var decided []*domain.Action
-	for i, d := range items {
+	for j, d := range todo {
 		stored, err := a.updateAction(ctx, d.ID, func(act *domain.Action) error {
 			return act.Decide(vote(d, by), req, a.now())
 		})
+		if errors.Is(err, domain.ErrSameVote) {
+			// The same decision sent at once by another request of this person's.
+			repeats = append(repeats, d.ID)
+			continue
+		}
 		if err != nil {
 			if req != "" {
-				a.unholdAll(ctx, req, items[i:])
+				a.unholdAll(ctx, req, todo[j:])
 			}
-			return itemError(i, err)
+			return itemError(at[j], err)
 		}
 		if !stored.Status.Open() {
 			decided = append(decided, stored)
 		}
-		actions[i] = stored
+	}
+	// A decision repeated (its first answer lost: a replica died before answering, and
+	// the request went to another) is answered as the success it was; one that closed its
+	// action and was not yet given to its task is given now, as the first would have.
+	for _, id := range repeats {
+		act, err := a.acts.FindAction(ctx, id)
+		if err == nil && !act.Status.Open() && !act.Applied {
+			decided = append(decided, act)
+		}
 	}
 	var errs []error
 	for _, act := range decided {
@@ -142,8 +165,9 @@ const (
 	busyWait = 2 * time.Second
 )
 
-// holdAll holds the actions of items for request req, in id order, or none of them.
-func (a *App) holdAll(ctx context.Context, req string, items []Decision, by domain.Actioner) error {
+// holdAll holds the actions of items for request req, in id order, or none of them; at
+// are the items' indexes in the request, for its errors.
+func (a *App) holdAll(ctx context.Context, req string, items []Decision, at []int, by domain.Actioner) error {
 	order := make([]int, len(items))
 	for i := range order {
 		order[i] = i
@@ -156,9 +180,14 @@ func (a *App) holdAll(ctx context.Context, req string, items []Decision, by doma
 			now := a.now()
 			return act.Reserve(vote(d, by), req, now.Add(holdFor), now)
 		})
+		if errors.Is(err, domain.ErrSameVote) {
+			// Decided so meanwhile by another request of this person's: deciding it
+			// finds the same, and answers it as a repeat.
+			continue
+		}
 		if err != nil {
 			a.unholdAll(ctx, req, held)
-			return itemError(i, err)
+			return itemError(at[i], err)
 		}
 		held = append(held, d)
 	}

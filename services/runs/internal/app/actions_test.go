@@ -60,9 +60,10 @@ func TestDecideAllOrNone(t *testing.T) {
 	// One unknown item: nothing applied, nothing left held.
 	err := a.Decide(ctx, "infra", ann, append(approve(ids[0], ids[1]), app.Decision{ID: ids[2] + "x", Approved: true}))
 	assert.True(t, apperr.HasReason(err, apperr.ActionNotFound), "%v", err)
-	// A voted already (checked while holding): nothing applied, and the holds let go.
+	// A voted already, otherwise (checked while holding): nothing applied, and the holds
+	// let go.
 	require.NoError(t, a.Decide(ctx, "infra", bob, approve(ids[2])))
-	err = a.Decide(ctx, "infra", bob, approve(ids[0], ids[2]))
+	err = a.Decide(ctx, "infra", bob, append(approve(ids[0]), app.Decision{ID: ids[2], Approved: false}))
 	assert.True(t, apperr.HasReason(err, apperr.ActionUnableToAction), "%v", err)
 	assert.Equal(t, 0, votes(ids[0]))
 	require.NoError(t, a.Decide(ctx, "infra", ann, approve(ids[0])), "no hold left behind")

@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -30,6 +32,10 @@ var (
 	ErrVotedAlready = errors.New("this person has decided on the action already")
 	// ErrActionBusy refuses a decision on an action another request holds.
 	ErrActionBusy = errors.New("another request is deciding the action")
+	// ErrSameVote answers a decision the person has made on the action already, as it
+	// stands: a request sent again (its answer lost) is not a second vote, and asks for
+	// nothing the action does not show. Callers answer it as the success it repeats.
+	ErrSameVote = errors.New("this person's decision on the action is this one already")
 )
 
 // MaxCommentBytes bounds a vote's comments.
@@ -67,6 +73,9 @@ func (a *Action) heldBy(req string, now time.Time) bool {
 }
 
 func (a *Action) check(v Vote, req string, now time.Time) (map[string]any, []string, error) {
+	if a.Repeats(v) {
+		return nil, nil, ErrSameVote
+	}
 	if !a.Status.Open() {
 		return nil, nil, ErrActionClosed
 	}
@@ -83,6 +92,32 @@ func (a *Action) check(v Vote, req string, now time.Time) (map[string]any, []str
 		return nil, nil, nil
 	}
 	return CheckForm(a.Form, v.Values)
+}
+
+// Repeats reports whether v is the decision its person has made on a already: the same
+// approval or rejection with the same comments and, completing a manual action, the same
+// values as the form kept them. It holds whether or not the action is still open.
+func (a *Action) Repeats(v Vote) bool {
+	i := slices.IndexFunc(a.Actioners, func(x Actioner) bool { return x.ID == v.By.ID })
+	if i < 0 {
+		return false
+	}
+	was := a.Actioners[i]
+	if was.Approved != v.Approved || was.Comments != v.Comments {
+		return false
+	}
+	if a.Type != ManualAction || !v.Approved {
+		return true
+	}
+	values, _, err := CheckForm(a.Form, v.Values)
+	if err != nil {
+		return false
+	}
+	// Compared as JSON: the stored values come back from the database with its types
+	// (an int32 for a number sent as 3).
+	give, err1 := json.Marshal(values)
+	kept, err2 := json.Marshal(a.Values)
+	return err1 == nil && err2 == nil && bytes.Equal(give, kept)
 }
 
 // Decide applies v to a at now, for request req (empty for a request of one decision): an

@@ -234,7 +234,8 @@ func TestDecide(t *testing.T) {
 	a := &Action{Type: ApprovalAction, Status: ActionSubmitted, Required: 2}
 	require.NoError(t, a.Decide(ann, "", t0))
 	assert.Equal(t, ActionSubmitted, a.Status)
-	assert.ErrorIs(t, a.Decide(ann, "", t0), ErrVotedAlready)
+	assert.ErrorIs(t, a.Decide(ann, "", t0), ErrSameVote, "the same vote again is a repeat")
+	assert.ErrorIs(t, a.Decide(Vote{By: ann.By}, "", t0), ErrVotedAlready)
 	require.NoError(t, a.Decide(bob, "", t0))
 	assert.Equal(t, ActionApproved, a.Status)
 	assert.ErrorIs(t, a.Decide(cy, "", t0), ErrActionClosed)
