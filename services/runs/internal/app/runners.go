@@ -181,7 +181,7 @@ func (a *App) Report(ctx context.Context, u events.TaskUpdate) error {
 			if i >= len(m.S.Tasks) {
 				return engine.ErrNoChange
 			}
-			if !m.Ended(i, u.Attempt, status, msg, results, secret) {
+			if !m.EndedLate(i, u.Attempt, u.Runner, status, msg, results, secret) && !m.Ended(i, u.Attempt, status, msg, results, secret) {
 				return refusal(m, i, u.Attempt)
 			}
 			return nil

@@ -301,6 +301,12 @@ func (a *App) WorkerEnd(ctx context.Context, team, queue, id, worker string, sta
 			ended = t.Status == status
 			return engine.ErrNoChange
 		}
+		if m.EndedLate(i, attempt, runner, status, msg, results, secret) {
+			// The lease took it from a worker whose beats did not get through, and
+			// its retry is not claimed yet: the step is not run again.
+			ended = true
+			return nil
+		}
 		if t.Runner != runner || t.Attempt != attempt {
 			if t.Attempt < attempt {
 				return engine.ErrStale

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/baton-flow/baton/libs/secrets"
@@ -549,13 +550,54 @@ func (m *Machine) Tick(lease time.Duration) {
 			m.eff.Schedule = append(m.eff.Schedule, i)
 		case t.Status == Running && t.Runner != "" && lease > 0 && m.Now.Sub(t.Heartbeat) > lease:
 			m.touch(i)
-			m.failAttempt(i, Failed, fmt.Sprintf("runner %s stopped reporting", t.Runner))
+			m.failAttempt(i, Failed, fmt.Sprintf("runner %s %s", t.Runner, stoppedReporting))
 		case t.Status == Ready && lease > 0 && RunsOnRunner(t.Type) && m.Now.Sub(t.DispatchedAt) > lease:
 			// No runner claimed it: the dispatch may be lost with a runner that stopped.
 			m.dispatch(i)
 		}
 	}
 	m.maybeFinish()
+}
+
+// stoppedReporting ends the message of an attempt the lease took from its runner.
+const stoppedReporting = "stopped reporting"
+
+// EndedLate applies the success of attempt of task i reported by runner after the lease
+// took the attempt from it (its beats did not reach the runs service, or its end came
+// late), while the attempt that retries it has not been claimed: it waits for its retry
+// delay or for a runner. The step ran and succeeded once; taking its end spares running it
+// a second time, and the retry, refused when claimed, never runs. It reports false, and
+// changes nothing, for any other report (Ended's to apply). A retry claimed already runs:
+// then the late end cannot spare it, and is dropped.
+func (m *Machine) EndedLate(i, attempt int, runner string, status Status, msg string, results map[string]string, secret []string) bool {
+	if status != Succeeded || m.S.Run.Phase.Ended() || !m.lostUnclaimed(i, attempt, runner) {
+		return false
+	}
+	t := m.S.Tasks[i]
+	t.Attempt, t.WakeAt, t.Status, t.Runner = attempt, time.Time{}, Running, runner
+	return m.Ended(i, attempt, status, msg, results, secret)
+}
+
+// lostUnclaimed reports whether attempt of task i was taken by the lease from runner (any
+// runner when empty), and its retry is not yet claimed.
+// The task's message says so until a claim clears it (failAttempt's "attempt <n> failed:
+// runner <name> stopped reporting; retrying in …").
+func (m *Machine) lostUnclaimed(i, attempt int, runner string) bool {
+	t := m.S.Tasks[i]
+	// Waiting for its retry delay, the task still counts the attempt lost; dispatched,
+	// the next.
+	waiting := t.Status == Waiting && t.Attempt == attempt
+	dispatched := t.Status == Ready && t.Attempt == attempt+1
+	if t.Runner != "" || (!waiting && !dispatched) {
+		return false
+	}
+	head, _, _ := strings.Cut(t.StatusMessage, ";")
+	who, ok := strings.CutPrefix(head, fmt.Sprintf("attempt %d %s: runner ", attempt, Failed))
+	if !ok {
+		return false
+	}
+	who, ok = strings.CutSuffix(who, " "+stoppedReporting)
+	return ok && (runner == "" || who == runner)
 }
 
 // NextWake is when Tick next has something to do; zero when nothing is timed.
