@@ -17,7 +17,9 @@
 // within the lease), or when Run's context ends. A cancelled attempt ends cancelled, a lost
 // or timed-out one is Baton's already, and one stopped by Run's end, like one whose
 // handler answered an error or panicked, ends failed and is retried as the task's retries
-// allow.
+// allow. An end Baton does not take at once is sent again, the worker beating for the
+// attempt meanwhile, until it is taken or the attempt is lost: a slow Baton does not make
+// the task run twice.
 package worker
 
 import (
@@ -193,31 +195,7 @@ func (w *Worker) run(parent context.Context, name string, a *client.WorkerAttemp
 	case err != nil:
 		end = &client.AttemptEnd{Worker: name, Status: "failed", Message: err.Error()}
 	}
-	// Ended even when Run's context is over: a shutdown finishes what it started.
-	endCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), w.wait+30*time.Second)
-	defer cancel()
-	for try := 0; ; try++ {
-		var next *client.WorkerAttempt
-		var err error
-		if try == 0 && parent.Err() == nil {
-			// Only the first try claims: one sent again after a lost answer would claim
-			// another attempt while the first waits for its lease.
-			claim := *end
-			claim.WaitSeconds = int(w.wait / time.Second)
-			next, err = w.c.EndAttemptAndClaim(endCtx, w.team, w.queue, a.ID, &claim)
-		} else {
-			err = w.c.EndAttempt(endCtx, w.team, w.queue, a.ID, end)
-		}
-		if err == nil || client.IsConflict(err) || client.IsNotFound(err) || try == 4 {
-			if err != nil {
-				w.log.Warn("cannot end an attempt", "worker", name, "attempt", a.ID, "error", err)
-			}
-			return next
-		}
-		if !sleep(endCtx, time.Duration(try+1)*200*time.Millisecond) {
-			return nil
-		}
-	}
+	return t.deliver(parent, name, end)
 }
 
 var (
