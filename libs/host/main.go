@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/baton-flow/baton/libs/startup"
 )
 
 // Builder makes the unit a process serves from its connected platform.
@@ -42,7 +44,7 @@ func Run(ctx context.Context, name string, getenv func(string) string, opts Opti
 		return err
 	}
 	defer p.Close(context.WithoutCancel(ctx))
-	unit, err := build(ctx, p)
+	unit, err := buildWithin(ctx, p, build, BuildWithin)
 	if err != nil {
 		return fmt.Errorf("build %s: %w", name, err)
 	}
@@ -80,4 +82,33 @@ func healthcheck(getenv func(string) string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// BuildWithin bounds a unit's build: its store's migrations, indexes and seeds, each
+// bounded by package startup, and whatever else it waits for. A build that has not
+// returned by then (a call into a store that does not answer, without a deadline) fails
+// the start, so that the process exits non-zero and is started again rather than hang
+// without ever becoming ready.
+var BuildWithin = 2*startup.Within + time.Minute
+
+// buildWithin runs build, failing when it has not returned within d; the build's
+// goroutine is left behind, for the process to exit.
+func buildWithin(ctx context.Context, p *Platform, build Builder, d time.Duration) (Unit, error) {
+	type built struct {
+		u   Unit
+		err error
+	}
+	done := make(chan built, 1)
+	go func() {
+		u, err := build(ctx, p)
+		done <- built{u, err}
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case b := <-done:
+		return b.u, b.err
+	case <-t.C:
+		return Unit{}, fmt.Errorf("not built within %s: a call at startup does not return", d)
+	}
 }

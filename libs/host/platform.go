@@ -17,6 +17,7 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/mongox"
 	"github.com/baton-flow/baton/libs/registry"
+	"github.com/baton-flow/baton/libs/startup"
 	"github.com/baton-flow/baton/libs/telemetry"
 )
 
@@ -91,14 +92,23 @@ func Connect(ctx context.Context, name string, env Env, opts Options) (_ *Platfo
 		p.Resolver = p.Static
 	}
 	if !opts.NoMongo {
-		if p.Mongo, err = mongox.Connect(ctx, env.MongoURI); err != nil {
+		// The store may be starting beside this process, or too loaded to answer at once.
+		err = startup.Do(ctx, p.Logger, "connect to MongoDB", func(ctx context.Context) error {
+			c, err := mongox.Connect(ctx, env.MongoURI)
+			p.Mongo = c
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
 	if !opts.NoKafka {
 		p.Kafka = kafkax.Config{Brokers: env.KafkaBrokers, TopicPrefix: env.TopicPrefix, ClientID: "baton-" + name,
 			MeterProvider: p.Telemetry.MeterProvider()}
-		if err = kafkax.EnsureTopics(ctx, p.Kafka, DefaultPartitions, events.AllTopics...); err != nil {
+		err = startup.Do(ctx, p.Logger, "ensure Kafka's topics", func(ctx context.Context) error {
+			return kafkax.EnsureTopics(ctx, p.Kafka, DefaultPartitions, events.AllTopics...)
+		})
+		if err != nil {
 			return nil, err
 		}
 		p.Producer = kafkax.NewProducer(p.Kafka)
