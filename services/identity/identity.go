@@ -23,6 +23,7 @@ import (
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/runsapi"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/startup"
 	"github.com/baton-flow/baton/libs/workflowsapi"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/domain"
@@ -231,7 +232,7 @@ func (s *Service) Routes(r fiber.Router) {
 // to the configured file (never to a log).
 func newSystem(ctx context.Context, cfg Config, deps Deps, st stores, sealer app.Sealer) (*app.System, *app.Params, *app.Activation, error) {
 	system := app.NewSystem(st.system, sealer, host.Version)
-	if err := system.SeedSettings(ctx); err != nil {
+	if err := startup.Do(ctx, deps.Logger, "seed the settings", system.SeedSettings); err != nil {
 		return nil, nil, nil, err
 	}
 	acfg := app.ActivationConfig{Code: cfg.ActivationCode, AutoActivate: cfg.AutoActivate}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/outbox/mongorelay"
 	"github.com/baton-flow/baton/libs/sqlitex"
+	"github.com/baton-flow/baton/libs/startup"
 	"github.com/baton-flow/baton/services/identity/internal/app"
 	"github.com/baton-flow/baton/services/identity/internal/mongostore"
 	"github.com/baton-flow/baton/services/identity/internal/sqlitestore"
@@ -67,17 +68,24 @@ func openStores(ctx context.Context, cfg Config, deps Deps) (stores, error) {
 	if deps.DB == nil {
 		return stores{}, fmt.Errorf("identity: a MongoDB database, or %s naming a SQLite file, is required", DatabaseURLEnv)
 	}
-	teams, err := mongostore.NewTeams(ctx, deps.DB)
+	var teams *mongostore.Teams
+	var users *mongostore.Users
+	var tokens *mongostore.Tokens
+	err = startup.Do(ctx, deps.Logger, "prepare the identity database", func(ctx context.Context) error {
+		var err error
+		if teams, err = mongostore.NewTeams(ctx, deps.DB); err != nil {
+			return fmt.Errorf("identity store: %w", err)
+		}
+		if users, err = mongostore.NewUsers(ctx, deps.DB); err != nil {
+			return fmt.Errorf("identity user store: %w", err)
+		}
+		if tokens, err = mongostore.NewTokens(ctx, deps.DB); err != nil {
+			return fmt.Errorf("identity token store: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return stores{}, fmt.Errorf("identity store: %w", err)
-	}
-	users, err := mongostore.NewUsers(ctx, deps.DB)
-	if err != nil {
-		return stores{}, fmt.Errorf("identity user store: %w", err)
-	}
-	tokens, err := mongostore.NewTokens(ctx, deps.DB)
-	if err != nil {
-		return stores{}, fmt.Errorf("identity token store: %w", err)
+		return stores{}, err
 	}
 	rcfg := cfg.Outbox
 	rcfg.Purge = mongostore.TombstoneFilter

@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/baton-flow/baton/libs/sqlitex"
+	"github.com/baton-flow/baton/libs/startup"
 	"github.com/baton-flow/baton/services/runs/internal/app"
 	"github.com/baton-flow/baton/services/runs/internal/mongostore"
 	"github.com/baton-flow/baton/services/runs/internal/sqlitestore"
@@ -54,7 +55,7 @@ func openStores(ctx context.Context, cfg Config, deps Deps, box mongostore.Seale
 		return app.Stores{}, storeHandle{}, fmt.Errorf("runs: a MongoDB database, or %s naming a SQLite file, is required", DatabaseURLEnv)
 	}
 	s := mongostore.New(deps.DB, box)
-	if err := s.EnsureIndexes(ctx); err != nil {
+	if err := startup.Do(ctx, deps.Logger, "ensure the runs database's indexes", s.EnsureIndexes); err != nil {
 		return app.Stores{}, storeHandle{}, err
 	}
 	return app.Stores{Runs: s, Quotas: s, Keys: s, Heartbeats: s, Logs: s, Replicas: s, Actions: s, Locks: s, Queues: s},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/sqlitex"
+	"github.com/baton-flow/baton/libs/startup"
 	"github.com/baton-flow/baton/services/schedules/internal/app"
 	"github.com/baton-flow/baton/services/schedules/internal/mongostore"
 	"github.com/baton-flow/baton/services/schedules/internal/sqlitestore"
@@ -51,7 +52,7 @@ func openStore(ctx context.Context, cfg Config, deps Deps, box secrets.Sealer) (
 		return nil, storeHandle{}, fmt.Errorf("schedules: a MongoDB database, or %s naming a SQLite file, is required", DatabaseURLEnv)
 	}
 	s := mongostore.New(deps.DB, box)
-	if err := s.EnsureIndexes(ctx); err != nil {
+	if err := startup.Do(ctx, deps.Logger, "ensure the schedules database's indexes", s.EnsureIndexes); err != nil {
 		return nil, storeHandle{}, err
 	}
 	return s, storeHandle{}, nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/baton-flow/baton/libs/sqlitex"
+	"github.com/baton-flow/baton/libs/startup"
 	"github.com/baton-flow/baton/services/tasks/internal/app"
 	"github.com/baton-flow/baton/services/tasks/internal/mongostore"
 	"github.com/baton-flow/baton/services/tasks/internal/sqlitestore"
@@ -49,7 +50,12 @@ func openStore(ctx context.Context, cfg Config, deps Deps, box mongostore.Sealer
 	if deps.DB == nil {
 		return nil, storeHandle{}, fmt.Errorf("tasks: a MongoDB database, or %s naming a SQLite file, is required", DatabaseURLEnv)
 	}
-	s, err := mongostore.NewTasks(ctx, deps.DB, box)
+	var s *mongostore.Tasks
+	err = startup.Do(ctx, deps.Logger, "prepare the tasks database", func(ctx context.Context) error {
+		var err error
+		s, err = mongostore.NewTasks(ctx, deps.DB, box)
+		return err
+	})
 	if err != nil {
 		return nil, storeHandle{}, fmt.Errorf("tasks store: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/baton-flow/baton/libs/kafkax"
 	"github.com/baton-flow/baton/libs/registry"
 	"github.com/baton-flow/baton/libs/secrets"
+	"github.com/baton-flow/baton/libs/startup"
 	"github.com/baton-flow/baton/libs/tasksapi"
 	"github.com/baton-flow/baton/services/tasks/internal/app"
 	"github.com/baton-flow/baton/services/tasks/internal/domain"
@@ -116,7 +117,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	tasks := app.NewTasks(store, checker)
-	created, err := tasks.Seed(ctx)
+	created := 0
+	// Seeding skips the tasks there are: a try cut short is taken up again.
+	err = startup.Do(ctx, deps.Logger, "seed the task catalogue", func(ctx context.Context) error {
+		n, err := tasks.Seed(ctx)
+		created += n
+		return err
+	})
 	if err != nil {
 		err = fmt.Errorf("seed the task catalogue: %w", err)
 		if handle.close != nil {
