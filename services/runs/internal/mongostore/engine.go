@@ -450,7 +450,21 @@ const KeyTTL = 24 * time.Hour
 // HoldKey reserves an idempotency key for run; it returns the run that holds the key,
 // which is run unless the key was used in the last KeyTTL.
 func (s *Store) HoldKey(ctx context.Context, key, run string, now time.Time) (string, error) {
-	_, err := s.idem.InsertOne(ctx, bson.M{"_id": key, "run": run, "created": now})
+	// A key held already is read, not written: a request sent again (its sender's answer
+	// lost, or cut by its deadline while the store is loaded) then costs reads alone, and
+	// does not queue behind the writes that slowed the first.
+	var held struct {
+		Run     string    `bson:"run"`
+		Created time.Time `bson:"created"`
+	}
+	err := s.idem.FindOne(ctx, bson.M{"_id": key}).Decode(&held)
+	switch {
+	case err == nil && !held.Created.Before(now.Add(-KeyTTL)):
+		return held.Run, nil
+	case err != nil && !errors.Is(err, mongo.ErrNoDocuments):
+		return "", fmt.Errorf("read idempotency key: %w", err)
+	}
+	_, err = s.idem.InsertOne(ctx, bson.M{"_id": key, "run": run, "created": now})
 	if err == nil {
 		return run, nil
 	}
@@ -465,9 +479,6 @@ func (s *Store) HoldKey(ctx context.Context, key, run string, now time.Time) (st
 	}
 	if res.MatchedCount == 1 {
 		return run, nil
-	}
-	var held struct {
-		Run string `bson:"run"`
 	}
 	if err := s.idem.FindOne(ctx, bson.M{"_id": key}).Decode(&held); err != nil {
 		return "", fmt.Errorf("read idempotency key: %w", err)
