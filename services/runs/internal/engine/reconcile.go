@@ -88,9 +88,11 @@ func (e *Engine) reconcile(ctx context.Context) {
 		return
 	}
 	now := e.now()
+	// read is when seen was read: alive judges a replica's last beat from then.
+	read := now
 	alive := func(r string) bool {
 		t, ok := seen[r]
-		return r == e.cfg.Replica || (ok && now.Sub(t) < e.cfg.ReplicaTimeout)
+		return r == e.cfg.Replica || (ok && read.Sub(t) < e.cfg.ReplicaTimeout)
 	}
 	var dead []string
 	for r := range seen {
@@ -129,6 +131,18 @@ func (e *Engine) reconcile(ctx context.Context) {
 			if !a.Queued && !e.held.holds(a.ID) {
 				e.adopt(ctx, a)
 			}
+			continue
+		}
+		// Taking runs over one by one takes a while on a loaded store: a replica judged
+		// dead at the start may have beaten since (it was slow, not dead). Its beats are
+		// read again once seen is older than a beat, and it keeps its runs.
+		if at := e.now(); at.Sub(read) > e.cfg.Beat {
+			if fresh, err := e.replicas.Replicas(ctx); err == nil {
+				seen, read = fresh, at
+			}
+		}
+		if alive(a.Owner) {
+			left[a.Owner] = true
 			continue
 		}
 		took, err := e.runs.TakeOver(ctx, a.ID, a.Owner, e.cfg.Replica)
