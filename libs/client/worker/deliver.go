@@ -25,16 +25,21 @@ const endGrace = 30 * time.Second
 // first: one sent again after a lost answer would claim another attempt while the first
 // waits for its lease.
 func (t *Task) deliver(parent context.Context, name string, end *client.AttemptEnd) *client.WorkerAttempt {
+	// ctx bounds the calls; leased ends too when the attempt is lost. A beat refused while
+	// an end is under way may be the end taken: the call is let finish (it may bring the
+	// next attempt), and only the next try is given up.
 	ctx, stop := context.WithCancelCause(context.WithoutCancel(parent))
 	defer stop(nil)
 	defer context.AfterFunc(parent, func() { time.AfterFunc(endGrace, func() { stop(errStopped) }) })()
+	leased, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
 	beats := make(chan struct{})
 	go func() {
 		defer close(beats)
-		t.keepLease(ctx, stop)
+		t.keepLease(leased, lose)
 	}()
 	defer func() {
-		stop(errDone)
+		lose(errDone)
 		<-beats
 	}()
 	for try := 0; ; try++ {
@@ -48,9 +53,8 @@ func (t *Task) deliver(parent context.Context, name string, end *client.AttemptE
 		}
 		wait := min(time.Duration(try+1)*200*time.Millisecond, 5*time.Second)
 		t.w.log.Warn("cannot end an attempt; trying again, beating for it meanwhile", "worker", name, "attempt", t.ID, "in", wait, "error", err)
-		if !sleep(ctx, wait) {
-			cause := context.Cause(ctx)
-			if errors.Is(cause, errLost) {
+		if !sleep(leased, wait) {
+			if errors.Is(context.Cause(leased), errLost) {
 				t.w.log.Warn("lost an attempt while ending it: its lease lapsed", "worker", name, "attempt", t.ID)
 			} else {
 				t.w.log.Warn("gave up ending an attempt as the worker stops", "worker", name, "attempt", t.ID)
@@ -77,9 +81,9 @@ func (t *Task) end(ctx context.Context, end *client.AttemptEnd, claim bool) (*cl
 	return t.w.c.EndAttemptAndClaim(ctx, t.w.team, t.w.queue, t.ID, &req)
 }
 
-// keepLease beats for an attempt whose end is being delivered, until ctx ends; it stops
-// the delivery (stop) when the attempt is not the worker's any more or its lease lapsed.
-func (t *Task) keepLease(ctx context.Context, stop context.CancelCauseFunc) {
+// keepLease beats for an attempt whose end is being delivered, until ctx ends; it ends
+// ctx (lose) when the attempt is not the worker's any more or its lease lapsed.
+func (t *Task) keepLease(ctx context.Context, lose context.CancelCauseFunc) {
 	every := time.Duration(max(1, t.HeartbeatSeconds)) * time.Second
 	lease := time.Duration(max(t.LeaseSeconds, t.HeartbeatSeconds)) * time.Second
 	lastBeat := time.Now()
@@ -90,10 +94,10 @@ func (t *Task) keepLease(ctx context.Context, stop context.CancelCauseFunc) {
 			// A cancel asked now changes nothing: the attempt is over, its end on its way.
 			lastBeat = time.Now()
 		case client.IsConflict(err) || client.IsNotFound(err):
-			stop(errLost)
+			lose(errLost)
 			return
 		case ctx.Err() == nil && time.Since(lastBeat) > lease:
-			stop(errLost)
+			lose(errLost)
 			return
 		}
 	}

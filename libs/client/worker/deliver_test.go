@@ -23,6 +23,9 @@ import (
 type queue struct {
 	refuseEnds int
 	lose       bool
+	// next, when set, is answered to the end that claims, once a beat of the ended
+	// attempt was refused (as Baton refuses one once the end is taken).
+	next bool
 
 	mu        sync.Mutex
 	claimed   bool
@@ -31,6 +34,8 @@ type queue struct {
 	beatsDone int  // beats after it returned
 	endTries  int
 	ended     string
+	// claimedNext is set once the next attempt was answered with the end.
+	claimedNext bool
 }
 
 func (q *queue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +54,11 @@ func (q *queue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(client.WorkerAttempt{ID: "a-1", TaskRunID: "r.1", Attempt: 1, HeartbeatSeconds: 1, LeaseSeconds: 60})
 	case strings.HasSuffix(r.URL.Path, "/heartbeat"):
+		if q.ended != "" && q.next {
+			q.beatsDone++
+			http.Error(w, `{"status":409,"message":"ended"}`, http.StatusConflict)
+			return
+		}
 		if q.done {
 			q.beatsDone++
 			if q.lose {
@@ -67,6 +77,23 @@ func (q *queue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var end client.AttemptEnd
 		_ = json.NewDecoder(r.Body).Decode(&end)
 		q.ended = end.Status
+		if q.next && end.ClaimNext && !q.claimedNext {
+			// The claim waits; a beat comes meanwhile and is refused.
+			for q.beatsDone == 0 {
+				q.mu.Unlock()
+				select {
+				case <-r.Context().Done():
+					q.mu.Lock()
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+				q.mu.Lock()
+			}
+			q.claimedNext = true
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(client.WorkerAttempt{ID: "a-2", TaskRunID: "r.2", Attempt: 1, HeartbeatSeconds: 1, LeaseSeconds: 60})
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.WriteHeader(http.StatusNoContent)
@@ -134,4 +161,43 @@ func TestEndDeliveredUnderLease(t *testing.T) {
 			assert.Empty(t, ended)
 		})
 	}
+}
+
+// A beat refused while the end that claims the next attempt waits (Baton took the end,
+// so the ended attempt is not the worker's any more) does not cut that call short: the
+// next attempt it brings is worked.
+func TestEndTakenWhileItsClaimWaits(t *testing.T) {
+	t.Parallel()
+	q := &queue{next: true}
+	srv := httptest.NewServer(q)
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, client.WithToken("t0k"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	var mu sync.Mutex
+	var worked []string
+	w := worker.New(c, "infra", "deploy").Wait(time.Second).
+		Handle(func(_ context.Context, task *worker.Task) (map[string]string, error) {
+			mu.Lock()
+			worked = append(worked, task.ID)
+			mu.Unlock()
+			q.mu.Lock()
+			q.done = true
+			q.mu.Unlock()
+			return nil, nil
+		})
+	go func() {
+		defer close(stopped)
+		_ = w.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-stopped })
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(worked) == 2
+	}, 20*time.Second, 10*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"a-1", "a-2"}, worked)
 }
