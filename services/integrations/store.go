@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-flow/baton/libs/secrets"
 	"github.com/baton-flow/baton/libs/sqlitex"
+	"github.com/baton-flow/baton/libs/startup"
 	"github.com/baton-flow/baton/services/integrations/internal/app"
 	"github.com/baton-flow/baton/services/integrations/internal/mongostore"
 	"github.com/baton-flow/baton/services/integrations/internal/sqlitestore"
@@ -72,7 +73,7 @@ func openStore(ctx context.Context, cfg Config, deps Deps, box *secrets.Box) (st
 	receipts := mongostore.NewReceipts(deps.DB)
 	deliveries := mongostore.NewDeliveries(deps.DB)
 	for _, ensure := range []func(context.Context) error{chat.EnsureIndexes, codehost.EnsureIndexes, receipts.EnsureIndexes, deliveries.EnsureIndexes} {
-		if err := ensure(ctx); err != nil {
+		if err := startup.Do(ctx, deps.Logger, "ensure the integrations database's indexes", ensure); err != nil {
 			return stores{}, storeHandle{}, fmt.Errorf("integrations: %w", err)
 		}
 	}
