@@ -19,9 +19,18 @@ import (
 // What runners ask and tell: they claim an attempt before executing it, beat while it
 // runs and report its log and end over the broker.
 
+// AttemptWithin bounds the work of one claim or heartbeat. A runner gives up on either
+// after as long (libs/runsapi) and asks again, so work on it past then is wasted; and the
+// HTTP server does not end a request's context when its client goes, so on a loaded store
+// the abandoned requests would pile up behind the runners' retries, each holding a run's
+// lock or a connection, and slow every request more.
+const AttemptWithin = 5 * time.Second
+
 // Claim gives a runner the current attempt of a task run; false when it is not to be had
 // (claimed already, cancelled, overtaken by a retry).
 func (a *App) Claim(ctx context.Context, taskRunID string, attempt int, runner string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, AttemptWithin)
+	defer cancel()
 	run, i, ok := domain.ParseTaskRunID(taskRunID)
 	if !ok {
 		return false, apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
@@ -57,6 +66,8 @@ func refusal(m *domain.Machine, i, attempt int) error {
 // Heartbeat records that runner still executes an attempt. cancel asks it to stop; ok is
 // false when the attempt is no longer the runner's.
 func (a *App) Heartbeat(ctx context.Context, taskRunID string, attempt int, runner string) (cancel, ok bool, err error) {
+	ctx, stop := context.WithTimeout(ctx, AttemptWithin)
+	defer stop()
 	run, i, valid := domain.ParseTaskRunID(taskRunID)
 	if !valid {
 		return false, false, apperr.New(apperr.TaskRunNotFound, "Task run '%s' was not found.", taskRunID)
