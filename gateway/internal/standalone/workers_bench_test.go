@@ -83,7 +83,7 @@ func BenchmarkEngineWorkerFanOutThroughput(b *testing.B) {
 		r.mustRun(b, "generic10http")
 	}
 	b.ResetTimer()
-	runs, ceiling := r.probe(b, "generic10http", []int{10, 20, 30, 40, 50, 60, 80})
+	runs, ceiling := r.probe(b, "generic10http", []int{10, 20, 30, 40, 50, 60, 70, 80})
 	b.StopTimer()
 	b.ReportMetric(width*runs, "tasks/s")
 	b.ReportMetric(500, "target-tasks/s")
