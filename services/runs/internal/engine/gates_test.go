@@ -58,6 +58,8 @@ func TestEngineApprovals(t *testing.T) {
 
 	h.decide(e, a.ID, true)
 	h.ends(run, domain.Succeeded)
+	// Published after the step that opened the action was stored, by the publisher.
+	require.Eventually(t, func() bool { return h.pub.count(a.ID+"/submitted") > 0 }, within, time.Millisecond)
 	assert.Equal(t, 1, h.pub.count(a.ID+"/submitted"), "a run parked here is loaded again without settling anew")
 	// A decision applied again (the reconciler after a crash) changes nothing. The action
 	// is marked applied after the decision is answered, not before.
